@@ -1,0 +1,1 @@
+"""Benchmarks: object catalogue, episode generation, metrics, baselines and runners."""

@@ -1,0 +1,1 @@
+"""Drivers: the only code that touches a robot (simulated or real)."""

@@ -1,0 +1,1 @@
+"""Perception: segmenters, scene graph, name grounding, grasp generation, push planning."""

@@ -1,0 +1,70 @@
+"""Data passed from perception to the tree: scene graphs and located objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from bt_grasp.drivers.base import Observation
+
+RELATIONS = ("left_of", "right_of", "in_front_of", "behind", "on_top_of", "partially_occluded_by",
+             "next_to")
+
+
+@dataclass
+class SceneObject:
+    """One perceived object. point2d is (u, v) normalised to [0, 1] by image width/height."""
+
+    id: int
+    name: str
+    description: str
+    point2d: tuple[float, float]
+    mask_id: int
+    attributes: dict[str, Any] = field(default_factory=dict)  # colour, size, category, ...
+    mask: np.ndarray | None = None  # HxW bool
+
+
+@dataclass
+class SceneGraph:
+    """Objects and binary relations (subject id, relation, object id)."""
+
+    objects: list[SceneObject]
+    relations: list[tuple[int, str, int]]
+    clock: float = 0.0
+
+    def by_id(self, oid: int) -> SceneObject | None:
+        return next((o for o in self.objects if o.id == oid), None)
+
+    def related(self, oid: int, relation: str) -> list[int]:
+        return [o for s, r, o in self.relations if s == oid and r == relation]
+
+    def summary(self) -> dict[str, Any]:
+        return {"objects": [{"id": o.id, "name": o.name, "point2d": list(o.point2d)}
+                            for o in self.objects],
+                "relations": [list(r) for r in self.relations]}
+
+
+@dataclass
+class Located:
+    """A grounded referring expression: the object's mask, bbox and 3D points in the base frame."""
+
+    object_id: int
+    name: str
+    mask: np.ndarray
+    bbox: tuple[int, int, int, int]  # u_min, v_min, u_max, v_max (pixels, inclusive)
+    points_base: np.ndarray  # Nx3
+    score: float = 1.0
+    occluded_by: list[int] = field(default_factory=list)
+
+
+@runtime_checkable
+class Perceiver(Protocol):
+    """A perception backend: `sim` (simulator annotator) or `geometric` (RGB-D only)."""
+
+    name: str
+
+    def survey(self, obs: Observation) -> SceneGraph: ...
+
+    def locate(self, obs: Observation, text: str, scene: SceneGraph | None) -> Located | None: ...

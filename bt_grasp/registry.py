@@ -1,0 +1,133 @@
+"""Node types as data: name, kind, typed ports, child arity and outcome alphabet.
+
+The spec validator, the compiler, the JSON Schema export, the BT.CPP exporter and the verifier all
+read this one table, so a node type is declared once. Leaves register their class here
+(`register_leaf`); user node types come from `module:Class` or the `bt_grasp.nodes` entry points.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Literal
+
+from bt_grasp.errors import UserError, did_you_mean
+
+Kind = Literal["perception", "primitive", "watchdog", "condition", "terminal", "composite",
+               "decorator", "action"]
+Arity = Literal["none", "one", "many", "cases"]
+PortType = Literal["str", "int", "float", "bool", "label", "key", "any", "list"]
+
+
+@dataclass(frozen=True)
+class Port:
+    """A node parameter. `key` ports name a blackboard key the node writes ("{grasp.label}")."""
+
+    name: str
+    type: PortType = "str"
+    required: bool = False
+    default: Any = None
+    doc: str = ""
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass
+class NodeType:
+    """Everything bt_grasp knows about one node type."""
+
+    name: str
+    kind: Kind
+    ports: dict[str, Port] = field(default_factory=dict)
+    arity: Arity = "none"
+    outcomes: tuple[str, ...] = ()
+    doc: str = ""
+    counts_as_action: bool = False
+    # Leaves: the leaf class, called as cls(node_id, params, ctx).
+    # Composites/decorators: a callable (node_id, params, children, ctx) -> py_trees Behaviour,
+    # where children are the already-built child behaviours (decorators get one).
+    factory: Callable[..., Any] | None = None
+    # Optional hook: (params) -> alphabet, when the outcomes depend on parameters.
+    outcomes_for: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
+
+    def alphabet(self, params: dict[str, Any]) -> tuple[str, ...]:
+        return self.outcomes_for(params) if self.outcomes_for else self.outcomes
+
+
+class Registry:
+    """Name -> NodeType. One default instance holds the built-ins; tests may build their own."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, NodeType] = {}
+
+    def add(self, node_type: NodeType, replace: bool = False) -> NodeType:
+        if node_type.name in self._types and not replace:
+            raise ValueError(f"node type {node_type.name!r} is already registered")
+        self._types[node_type.name] = node_type
+        return node_type
+
+    def get(self, name: str) -> NodeType | None:
+        return self._types.get(name)
+
+    def require(self, name: str, file: str | None = None, line: int | None = None,
+                col: int | None = None) -> NodeType:
+        nt = self._types.get(name)
+        if nt is None:
+            raise UserError(f"unknown node type '{name}'{did_you_mean(name, self._types)}",
+                            file, line, col)
+        return nt
+
+    def names(self) -> list[str]:
+        return sorted(self._types)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._types
+
+    def __iter__(self):
+        return iter(self._types.values())
+
+    def all_outcomes(self) -> set[str]:
+        out: set[str] = set()
+        for nt in self._types.values():
+            out.update(nt.outcomes)
+        return out
+
+    def load_user_class(self, ref: str) -> NodeType:
+        """Register a user leaf from 'module:Class' (the class carries NODE_TYPE: NodeType)."""
+        module_name, _, attr = ref.partition(":")
+        if not module_name or not attr:
+            raise UserError(f"node class reference '{ref}' must look like 'package.module:Class'")
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise UserError(f"cannot load node class '{ref}': {exc}") from None
+        node_type = getattr(cls, "NODE_TYPE", None)
+        if not isinstance(node_type, NodeType):
+            raise UserError(f"'{ref}' has no NODE_TYPE = NodeType(...) attribute; "
+                            "see docs/custom-nodes.md")
+        if node_type.factory is None:
+            node_type.factory = cls
+        return self.add(node_type, replace=True)
+
+    def load_entry_points(self) -> None:
+        for ep in entry_points(group="bt_grasp.nodes"):
+            self.load_user_class(ep.value)
+
+
+_DEFAULT: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The registry with every built-in node type and installed plug-ins."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        reg = Registry()
+        from bt_grasp import builtin_types
+
+        builtin_types.register_all(reg)
+        reg.load_entry_points()
+        _DEFAULT = reg
+    return _DEFAULT

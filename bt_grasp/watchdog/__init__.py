@@ -1,0 +1,1 @@
+"""The Watchdog: gripper telemetry in, outcome label with confidence out."""
