@@ -46,6 +46,8 @@ class NodeType:
     outcomes: tuple[str, ...] = ()
     doc: str = ""
     counts_as_action: bool = False
+    perception: bool = False  # counts toward the perception-streak guard
+    outcome_port: str | None = None  # the `key` port this leaf writes its outcome name to
     # Leaves: the leaf class, called as cls(node_id, params, ctx).
     # Composites/decorators: a callable (node_id, params, children, ctx) -> py_trees Behaviour,
     # where children are the already-built child behaviours (decorators get one).

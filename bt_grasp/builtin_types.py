@@ -1,0 +1,128 @@
+"""The built-in node types as data (ports, arity, outcome alphabets).
+
+Behaviour classes live in bt_grasp/nodes (leaves) and bt_grasp/composites.py (composites and
+decorators); they are attached lazily by compile.py so that validation needs no simulator.
+"""
+
+from __future__ import annotations
+
+from bt_grasp.outcomes import LABELS
+from bt_grasp.registry import NodeType, Port, Registry
+
+PERCEPTION_OUT = ("found", "not_found")
+LOCATE_OUT = ("found", "occluded", "not_found")
+MOTION_OUT = ("done", "fault")
+GRASP_OUT = ("done", "infeasible", "fault")
+PUSH_OUT = ("done", "infeasible", "clutter_too_dense", "fault")
+
+
+def _key(name: str, default: str, doc: str) -> Port:
+    return Port(name, "key", default=default, doc=doc)
+
+
+COMPOSITES = [
+    NodeType("sequence", "composite", {
+        "memory": Port("memory", "bool", default=True,
+                       doc="resume a RUNNING child next tick (true) or restart from the first (false)"),
+    }, arity="many", doc="Tick children in order; fail on the first failure."),
+    NodeType("selector", "composite", {
+        "memory": Port("memory", "bool", default=True,
+                       doc="resume a RUNNING child next tick (true) or restart from the first (false)"),
+    }, arity="many", doc="Tick children in order until one succeeds."),
+    NodeType("parallel", "composite", {
+        "policy": Port("policy", "str", default="success_on_all",
+                       choices=("success_on_all", "success_on_one"),
+                       doc="when the parallel succeeds"),
+    }, arity="many", doc="Tick every child each tick."),
+    NodeType("switch", "composite", {
+        "on": Port("on", "str", required=True, doc='blackboard label to route on, e.g. "{grasp.label}"'),
+    }, arity="cases", doc="Route to the case named by a blackboard label; `default` otherwise."),
+    NodeType("retry", "decorator", {
+        "attempts": Port("attempts", "int", required=True, minimum=1,
+                         doc="child starts allowed per episode (or per scope); never refilled"),
+        "scope": Port("scope", "str", doc="share the attempt budget with other retries of this name"),
+    }, arity="one", doc="Restart a failing child, at most `attempts` starts per episode."),
+    NodeType("repeat", "decorator", {
+        "times": Port("times", "int", minimum=1, doc="successful runs to repeat; absent = forever"),
+    }, arity="one", doc="Run a succeeding child again; fails as soon as the child fails."),
+    NodeType("timeout", "decorator", {
+        "seconds": Port("seconds", "float", required=True, minimum=0.0,
+                        doc="logical-clock seconds the child may run"),
+    }, arity="one", doc="Fail (label TIMEOUT) when the child runs too long on the logical clock."),
+    NodeType("inverter", "decorator", {}, arity="one", doc="Swap SUCCESS and FAILURE."),
+    NodeType("force_success", "decorator", {}, arity="one", doc="FAILURE becomes SUCCESS."),
+    NodeType("force_failure", "decorator", {}, arity="one", doc="SUCCESS becomes FAILURE."),
+    NodeType("budget", "decorator", {
+        "actions": Port("actions", "int", required=True, minimum=0,
+                        doc="manipulation actions (grasp + push) allowed inside, per episode"),
+        "scope": Port("scope", "str", doc="name shared by budget nodes that draw on one pool"),
+    }, arity="one", doc="A sub-budget of manipulation actions for a part of the tree."),
+]
+
+LEAVES = [
+    NodeType("survey_scene", "perception", {
+        "result": _key("result", "scene", "where the scene graph is written"),
+        "outcome": _key("outcome", "scene.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Perceive the scene: objects with names and a scene graph of relations."),
+    NodeType("locate_object", "perception", {
+        "target": Port("target", "str", required=True, doc='referring text, e.g. "{goal.object}"'),
+        "result": _key("result", "target", "where the located object is written"),
+        "outcome": _key("outcome", "target.outcome", "found | occluded | not_found"),
+    }, outcomes=LOCATE_OUT, perception=True, outcome_port="outcome",
+        doc="Ground a referring text in the latest scene: mask, bbox, 3D points."),
+    NodeType("grasp", "primitive", {
+        "target": Port("target", "str", default="{target}", doc="located object to grasp"),
+        "force": Port("force", "float", default=60.0, minimum=0.0, doc="grip force in newtons"),
+        "execution": _key("execution", "grasp.execution", "where the Execution is written"),
+        "outcome": _key("outcome", "grasp.outcome", "done | infeasible | fault"),
+    }, outcomes=GRASP_OUT, counts_as_action=True, outcome_port="outcome",
+        doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift)."),
+    NodeType("push", "primitive", {
+        "target": Port("target", "str", default="{target}", doc="located object to push"),
+        "direction": Port("direction", "str", default="auto",
+                          choices=("auto", "left", "right", "up", "down"),
+                          doc="image direction; auto = away from the nearest neighbour"),
+        "distance": Port("distance", "float", default=0.10, minimum=0.03, maximum=0.20,
+                         doc="metres"),
+        "outcome": _key("outcome", "push.outcome", "done | infeasible | clutter_too_dense | fault"),
+    }, outcomes=PUSH_OUT, counts_as_action=True, outcome_port="outcome",
+        doc="Push the object along an image direction, starting from a free gap behind it."),
+    NodeType("lift", "primitive", {
+        "height": Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
+        "outcome": _key("outcome", "lift.outcome", "done | fault"),
+    }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Raise the end effector."),
+    NodeType("place", "primitive", {
+        "target": Port("target", "str", default="basket", doc="where to put the held object"),
+        "outcome": _key("outcome", "place.outcome", "done | fault"),
+    }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Carry the held object to a receptacle and release it."),
+    NodeType("open_gripper", "primitive", {
+        "outcome": _key("outcome", "open_gripper.outcome", "done | fault"),
+    }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Open the gripper fully."),
+    NodeType("evaluate_grasp", "watchdog", {
+        "execution": Port("execution", "str", default="{grasp.execution}",
+                          doc="the grasp Execution to judge"),
+        "label": _key("label", "grasp.label", "where the Watchdog label is written"),
+        "semantic": Port("semantic", "bool", default=False,
+                         doc="after SUCCESS, re-perceive to check the held object is the target"),
+    }, outcomes=LABELS, outcome_port="label",
+        doc="Watchdog: turn the grasp telemetry into SUCCESS/EMPTY/SLIP/WEAK/STALL/TIMEOUT."),
+    NodeType("label_is", "condition", {
+        "key": Port("key", "str", required=True, doc='blackboard label, e.g. "{grasp.label}"'),
+        "label": Port("label", "str", required=True, doc="the value to compare with"),
+    }, doc="SUCCESS when the blackboard label equals `label`."),
+    NodeType("finalize", "terminal", {
+        "reason": Port("reason", "str", default="done"),
+    }, doc="End the episode with FINALIZE."),
+    NodeType("wait_clarify", "terminal", {
+        "reason": Port("reason", "str", default="needs clarification"),
+    }, doc="End the episode with WAIT_CLARIFY."),
+]
+
+
+def register_all(reg: Registry) -> None:
+    from bt_grasp.interop.nodes import register_interop_types
+
+    for nt in COMPOSITES + LEAVES:
+        reg.add(nt)
+    register_interop_types(reg)

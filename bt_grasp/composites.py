@@ -1,0 +1,263 @@
+"""Composites and decorators with bt_grasp semantics, built on py_trees' tick machinery.
+
+sequence/selector/parallel/inverter come from py_trees unchanged. The rest are here because
+their semantics differ from the py_trees or BT.CPP versions: `retry` counts starts per episode
+and is never refilled, `timeout` reads the logical clock, `switch` routes on a blackboard label,
+`budget` scopes the action budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import py_trees
+from py_trees.behaviour import Behaviour
+from py_trees.common import Status
+
+from bt_grasp.context import RunContext
+
+
+def _finish(node: Behaviour, new_status: Status) -> None:
+    if new_status != Status.RUNNING:
+        node.stop(new_status)
+    node.status = new_status
+
+
+class BudgetedRetry(py_trees.decorators.Decorator):
+    """Start the child at most `attempts` times per episode (shared by `scope`).
+
+    Unlike py_trees.Retry and BT.CPP RetryUntilSuccessful, nothing resets the count: not halting,
+    not a parent re-entering. That is what makes the worst case a static number.
+    """
+
+    def __init__(self, name: str, child: Behaviour, attempts: int, scope: str, ctx: RunContext) -> None:
+        super().__init__(name=name, child=child)
+        self.attempts = attempts
+        self.scope = scope
+        self.ctx = ctx
+
+    @property
+    def used(self) -> int:
+        return self.ctx.ledger.retry_starts.get(self.scope, 0)
+
+    def tick(self) -> Iterator[Behaviour]:
+        if self.status != Status.RUNNING:
+            self.initialise()
+        if self.decorated.status != Status.RUNNING:
+            if self.used >= self.attempts or self.ctx.decision is not None:
+                self.feedback_message = f"attempts spent ({self.used}/{self.attempts})"
+                _finish(self, Status.FAILURE)
+                yield self
+                return
+            self.ctx.ledger.retry_starts[self.scope] = self.used + 1
+        yield from self.decorated.tick()
+        _finish(self, self.update())
+        yield self
+
+    def update(self) -> Status:
+        child = self.decorated.status
+        if child == Status.FAILURE:
+            if self.used < self.attempts and self.ctx.decision is None:
+                self.feedback_message = f"attempt {self.used}/{self.attempts} failed, retrying"
+                return Status.RUNNING
+            self.feedback_message = f"attempts spent ({self.used}/{self.attempts})"
+            return Status.FAILURE
+        return child
+
+
+class Repeat(py_trees.decorators.Decorator):
+    """Run a succeeding child again, `times` successes in all (None = forever); fail on failure."""
+
+    def __init__(self, name: str, child: Behaviour, times: int | None) -> None:
+        super().__init__(name=name, child=child)
+        self.times = times
+        self.successes = 0
+
+    def initialise(self) -> None:
+        self.successes = 0
+
+    def update(self) -> Status:
+        child = self.decorated.status
+        if child == Status.SUCCESS:
+            self.successes += 1
+            if self.times is not None and self.successes >= self.times:
+                return Status.SUCCESS
+            return Status.RUNNING
+        return child
+
+
+class LogicalTimeout(py_trees.decorators.Decorator):
+    """Fail when the child runs past `seconds` of the logical clock.
+
+    While the child ticks, the deadline is visible to primitives (ctx.remaining_time()) so a
+    driver can stop a motion at the deadline instead of overrunning it.
+    """
+
+    def __init__(self, name: str, child: Behaviour, seconds: float, ctx: RunContext) -> None:
+        super().__init__(name=name, child=child)
+        self.seconds = seconds
+        self.ctx = ctx
+        self.deadline = 0.0
+
+    def initialise(self) -> None:
+        self.deadline = self.ctx.clock.now + self.seconds
+
+    def tick(self) -> Iterator[Behaviour]:
+        if self.status != Status.RUNNING:
+            self.initialise()
+        if self.ctx.clock.now >= self.deadline:
+            self._expire()
+            yield self
+            return
+        self.ctx.deadlines.append(self.deadline)
+        try:
+            yield from self.decorated.tick()
+        finally:
+            self.ctx.deadlines.pop()
+        _finish(self, self.update())
+        yield self
+
+    def _expire(self) -> None:
+        if self.decorated.status == Status.RUNNING:
+            self.decorated.stop(Status.INVALID)
+        self.ctx.blackboard.set(f"{self.name}.label", "TIMEOUT")
+        self.feedback_message = f"timed out after {self.seconds} s"
+        _finish(self, Status.FAILURE)
+
+    def update(self) -> Status:
+        child = self.decorated.status
+        if child == Status.RUNNING and self.ctx.clock.now >= self.deadline:
+            self.decorated.stop(Status.INVALID)
+            self.ctx.blackboard.set(f"{self.name}.label", "TIMEOUT")
+            self.feedback_message = f"timed out after {self.seconds} s"
+            return Status.FAILURE
+        return child
+
+
+class ActionBudget(py_trees.decorators.Decorator):
+    """A named sub-budget of manipulation actions for the subtree below (never refilled)."""
+
+    def __init__(self, name: str, child: Behaviour, actions: int, scope: str, ctx: RunContext) -> None:
+        super().__init__(name=name, child=child)
+        self.limit = actions
+        self.scope = scope
+        self.ctx = ctx
+
+    def tick(self) -> Iterator[Behaviour]:
+        if self.status != Status.RUNNING:
+            self.initialise()
+        self.ctx.action_scopes.append((self.scope, self.limit))
+        try:
+            yield from self.decorated.tick()
+        finally:
+            self.ctx.action_scopes.pop()
+        _finish(self, self.update())
+        yield self
+
+    def update(self) -> Status:
+        return self.decorated.status
+
+
+class Switch(py_trees.composites.Composite):
+    """Route to the child whose case equals a blackboard label; `default` otherwise.
+
+    The case is chosen when the switch starts and kept while that child is RUNNING.
+    """
+
+    def __init__(self, name: str, key: str, cases: dict[str, Behaviour], default: Behaviour | None,
+                 ctx: RunContext) -> None:
+        children = list(cases.values()) + ([default] if default is not None else [])
+        super().__init__(name=name, children=children)
+        self.key = key
+        self.cases = cases
+        self.default = default
+        self.ctx = ctx
+        self.chosen: Behaviour | None = None
+
+    def tick(self) -> Iterator[Behaviour]:
+        if self.status != Status.RUNNING or self.chosen is None:
+            self.initialise()
+            label = self.ctx.blackboard.get(self.key)
+            self.chosen = self.cases.get(str(label), self.default) if label is not None else self.default
+        if self.chosen is None:
+            self.feedback_message = f"no case for {self.key}={self.ctx.blackboard.get(self.key)!r}"
+            self.current_child = None
+            _finish(self, Status.FAILURE)
+            yield self
+            return
+        self.current_child = self.chosen
+        yield from self.chosen.tick()
+        _finish(self, self.chosen.status)
+        yield self
+
+    def stop(self, new_status: Status = Status.INVALID) -> None:
+        for child in self.children:
+            if child.status == Status.RUNNING:
+                child.stop(Status.INVALID)
+        if new_status == Status.INVALID:
+            self.chosen = None
+        super().stop(new_status)
+
+    def update(self) -> Status:  # pragma: no cover - tick() sets the status directly
+        return self.status
+
+
+# -- factories: (node_id, params, children, ctx) -> Behaviour ----------------------------------
+
+def _policy(name: str) -> py_trees.common.ParallelPolicy.Base:
+    if name == "success_on_one":
+        return py_trees.common.ParallelPolicy.SuccessOnOne()
+    return py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=True)
+
+
+def build_sequence(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return py_trees.composites.Sequence(node_id, memory=bool(params.get("memory", True)), children=children)
+
+
+def build_selector(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return py_trees.composites.Selector(node_id, memory=bool(params.get("memory", True)), children=children)
+
+
+def build_parallel(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return py_trees.composites.Parallel(node_id, policy=_policy(params.get("policy", "success_on_all")),
+                                        children=children)
+
+
+def build_retry(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return BudgetedRetry(node_id, children[0], int(params["attempts"]),
+                         str(params.get("scope") or node_id), ctx)
+
+
+def build_repeat(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    times = params.get("times")
+    return Repeat(node_id, children[0], int(times) if times is not None else None)
+
+
+def build_timeout(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return LogicalTimeout(node_id, children[0], float(params["seconds"]), ctx)
+
+
+def build_budget(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return ActionBudget(node_id, children[0], int(params["actions"]),
+                        str(params.get("scope") or node_id), ctx)
+
+
+def build_inverter(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return py_trees.decorators.Inverter(node_id, children[0])
+
+
+def build_force_success(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return py_trees.decorators.FailureIsSuccess(node_id, children[0])
+
+
+def build_force_failure(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
+    return py_trees.decorators.SuccessIsFailure(node_id, children[0])
+
+
+FACTORIES = {
+    "sequence": build_sequence, "selector": build_selector, "parallel": build_parallel,
+    "retry": build_retry, "repeat": build_repeat, "timeout": build_timeout, "budget": build_budget,
+    "inverter": build_inverter, "force_success": build_force_success,
+    "force_failure": build_force_failure,
+}

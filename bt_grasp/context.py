@@ -1,0 +1,124 @@
+"""The run context handed to every node at compile time: world access, budgets, clock, events.
+
+Nodes see the world only through `ctx.driver` and `ctx.perceiver`, or through `ctx.oracle` when
+the verifier chooses outcomes instead of a robot.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.outcomes import Decision, ExecStatus, OutcomeEvent
+from bt_grasp.registry import Registry
+
+
+class Oracle(Protocol):
+    """Chooses a leaf's outcome in place of the world (the verifier's choice driver)."""
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str: ...
+
+
+@dataclass
+class EpisodeLimits:
+    actions: int = 10
+    perception_streak: int = 5
+    max_ticks: int = 1000
+
+
+@dataclass
+class Ledger:
+    """Everything counted in an episode. Counters only grow: budgets are never refilled."""
+
+    actions: int = 0
+    perception_streak: int = 0
+    perception_calls: int = 0
+    primitive_calls: dict[str, int] = field(default_factory=dict)
+    retry_starts: dict[str, int] = field(default_factory=dict)
+    scoped_actions: dict[str, int] = field(default_factory=dict)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"actions": self.actions, "perception_streak": self.perception_streak,
+                "perception_calls": self.perception_calls,
+                "primitive_calls": dict(self.primitive_calls),
+                "retry_starts": dict(self.retry_starts),
+                "scoped_actions": dict(self.scoped_actions)}
+
+
+class LogicalClock:
+    """Seconds of episode time: ticks advance it by `tick_period`, primitives by their duration."""
+
+    def __init__(self, tick_period: float = 0.05) -> None:
+        self.now = 0.0
+        self.tick_period = tick_period
+
+    def advance(self, seconds: float) -> None:
+        if seconds > 0:
+            self.now += seconds
+
+
+@dataclass
+class RunContext:
+    """Per-episode state shared by the nodes of one compiled tree."""
+
+    registry: Registry
+    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
+    driver: Any = None
+    perceiver: Any = None
+    profile: Any = None
+    oracle: Oracle | None = None
+    blackboard: Blackboard = field(default_factory=Blackboard)
+    clock: LogicalClock = field(default_factory=LogicalClock)
+    ledger: Ledger = field(default_factory=Ledger)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    decision: Decision | None = None
+    reason: str = ""
+    deadlines: list[float] = field(default_factory=list)
+    tick: int = 0
+    events: list[OutcomeEvent] = field(default_factory=list)  # this tick's events
+    all_events: list[OutcomeEvent] = field(default_factory=list)
+    subscribers: list[Callable[[OutcomeEvent], None]] = field(default_factory=list)
+    action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
+    services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
+    _trial: int = 0
+
+    # -- decisions -------------------------------------------------------------------------
+    def decide(self, decision: Decision, reason: str) -> None:
+        """Record the episode's terminal decision; the first one wins."""
+        if self.decision is None:
+            self.decision = decision
+            self.reason = reason
+
+    # -- time --------------------------------------------------------------------------------
+    def remaining_time(self) -> float | None:
+        """Seconds until the nearest enclosing timeout, or None when no timeout applies."""
+        if not self.deadlines:
+            return None
+        return min(self.deadlines) - self.clock.now
+
+    # -- events ------------------------------------------------------------------------------
+    def new_trial_id(self) -> str:
+        self._trial += 1
+        return f"{self.run_id}-{self._trial:03d}"
+
+    def emit(self, node: str, primitive: str, exec_status: ExecStatus, label: str | None = None,
+             confidence: float | None = None, metadata: dict[str, Any] | None = None) -> OutcomeEvent:
+        event = OutcomeEvent(trial_id=self.new_trial_id(), node=node, primitive=primitive,
+                             watchdog_label=label, confidence=confidence, exec_status=exec_status,
+                             clock=round(self.clock.now, 6), wall_time=time.time(),
+                             metadata=metadata or {})
+        self.events.append(event)
+        self.all_events.append(event)
+        return event
+
+    def publish_tick_events(self) -> list[OutcomeEvent]:
+        """Hand this tick's (now final) events to subscribers and start a new batch."""
+        events, self.events = self.events, []
+        for event in events:
+            for sub in self.subscribers:
+                sub(event)
+        return events

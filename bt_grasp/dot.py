@@ -1,0 +1,125 @@
+"""Graphviz DOT views: a tree's structure, one tick of a trace, or a whole run's summary."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pydot
+
+from bt_grasp.errors import UserError
+from bt_grasp.structure import iter_structure
+from bt_grasp.trace import Trace
+
+STATUS_COLOURS = {"SUCCESS": "#8fd18f", "FAILURE": "#f08c8c", "RUNNING": "#f5e27a",
+                  "INVALID": "#d9d9d9", None: "#d9d9d9"}
+SHAPES = {"sequence": ("box", "→"), "selector": ("octagon", "?"), "parallel": ("parallelogram", "⇉"),
+          "switch": ("diamond", "switch")}
+
+
+def _label(node: dict[str, Any], extra: str = "") -> str:
+    kind = node["type"]
+    params = {k: v for k, v in node.get("params", {}).items()
+              if k not in ("memory",) and not isinstance(v, (dict, list))}
+    head = SHAPES.get(kind, (None, kind))[1] if kind in SHAPES else kind
+    text = f"{node['id']}\\n[{head}]"
+    brief = ", ".join(f"{k}={v}" for k, v in list(params.items())[:3])
+    if brief:
+        text += f"\\n{brief[:60]}"
+    if extra:
+        text += f"\\n{extra}"
+    return text
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', "'") + '"'
+
+
+def build_graph(structure: dict[str, Any], status: dict[str, str] | None = None,
+                notes: dict[str, str] | None = None, title: str = "") -> pydot.Dot:
+    """One graph node per tree node; edges labelled with switch cases."""
+    graph = pydot.Dot("bt", graph_type="digraph", rankdir="TB")
+    graph.set_node_defaults(fontname="Helvetica", fontsize="10", style="filled")
+    if title:
+        graph.set_label(_quote(title))
+    for parent, edge_label, node in iter_structure(structure):
+        nid = _quote(node["id"])
+        colour = STATUS_COLOURS.get((status or {}).get(node["id"]), STATUS_COLOURS[None])
+        shape = SHAPES.get(node["type"], ("box" if node["type"] in ("retry", "repeat", "timeout", "budget",
+                                                                    "inverter", "force_success",
+                                                                    "force_failure") else "ellipse",))[0]
+        graph.add_node(pydot.Node(nid, label=_quote(_label(node, (notes or {}).get(node["id"], ""))),
+                                  shape=shape, fillcolor=_quote(colour)))
+        if parent is not None:
+            edge = pydot.Edge(_quote(parent["id"]), nid)
+            if edge_label:
+                edge.set_label(_quote(edge_label))
+            graph.add_edge(edge)
+    return graph
+
+
+def _labels_in(tick: dict[str, Any]) -> dict[str, str]:
+    """node id -> Watchdog label produced in this tick."""
+    out: dict[str, str] = {}
+    for event in tick.get("events", []):
+        if event.get("watchdog_label"):
+            out[event["node"]] = event["watchdog_label"]
+    return out
+
+
+def tick_graph(trace: Trace, tick: int) -> pydot.Dot:
+    ticks = {t["tick"]: t for t in trace.ticks}
+    if tick not in ticks:
+        last = max(ticks) if ticks else 0
+        raise UserError(f"tick {tick} is not in this trace (it has ticks 1..{last}; use --tick N)")
+    rec = ticks[tick]
+    status = dict(rec["visited"])
+    notes = {k: f"label: {v}" for k, v in _labels_in(rec).items()}
+    return build_graph(trace.header["structure"], status, notes,
+                       title=f"{trace.header.get('tree')} tick {tick} (clock {rec['clock']:.2f} s)")
+
+
+def summary_graph(trace: Trace) -> pydot.Dot:
+    visits: Counter = Counter()
+    final: dict[str, str] = {}
+    labels: dict[str, set[str]] = defaultdict(set)
+    for rec in trace.ticks:
+        for node_id, st in rec["visited"]:
+            visits[node_id] += 1
+            final[node_id] = st
+        for node_id, label in _labels_in(rec).items():
+            labels[node_id].add(label)
+    notes = {}
+    for node_id, n in visits.items():
+        note = f"visits {n}"
+        if labels.get(node_id):
+            note += f"; labels {','.join(sorted(labels[node_id]))}"
+        notes[node_id] = note
+    end = trace.final or {}
+    title = f"{trace.header.get('tree')}: {end.get('decision', 'INCOMPLETE (run killed)')}"
+    if end.get("reason"):
+        title += f" - {end['reason']}"
+    return build_graph(trace.header["structure"], final, notes, title=title)
+
+
+def write_graph(graph: pydot.Dot, out: str | None) -> str:
+    """Write DOT text, or render .svg/.png with Graphviz. Returns the DOT text."""
+    text = graph.to_string()
+    if out is None or out.endswith(".dot") or out == "-":
+        if out and out != "-":
+            Path(out).write_text(text)
+        return text
+    fmt = Path(out).suffix.lstrip(".").lower()
+    if fmt not in ("svg", "png", "pdf"):
+        raise UserError(f"cannot render '.{fmt}': use -o FILE.dot, .svg, .png or .pdf", file=out)
+    exe = shutil.which("dot")
+    if exe is None:
+        raise UserError("Graphviz 'dot' is not installed: install graphviz (apt-get install graphviz)"
+                        " or write DOT with -o FILE.dot", file=out)
+    proc = subprocess.run([exe, f"-T{fmt}", "-o", out], input=text.encode(), capture_output=True)
+    if proc.returncode != 0:
+        raise UserError(f"graphviz failed: {proc.stderr.decode().strip()[:200]}", file=out)
+    return text

@@ -1,0 +1,1 @@
+"""Leaves: perception, primitives, Watchdog evaluation, conditions and terminal decisions."""

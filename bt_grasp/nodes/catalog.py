@@ -1,0 +1,14 @@
+"""Which class implements each built-in leaf type."""
+
+from __future__ import annotations
+
+from bt_grasp.nodes.base import Leaf
+from bt_grasp.nodes.conditions import LabelIs
+from bt_grasp.nodes.perception import LocateObject, SurveyScene
+from bt_grasp.nodes.primitives import Grasp, Lift, OpenGripper, Place, Push
+from bt_grasp.nodes.terminal import Finalize, WaitClarify
+from bt_grasp.nodes.watchdog import EvaluateGrasp
+
+LEAF_CLASSES: dict[str, type[Leaf]] = {cls.TYPE: cls for cls in (
+    SurveyScene, LocateObject, Grasp, Push, Lift, Place, OpenGripper, EvaluateGrasp, LabelIs,
+    Finalize, WaitClarify)}

@@ -1,0 +1,53 @@
+"""Perception leaves: survey the scene, ground a referring text. They count toward the
+perception-streak guard and talk to the world only through ctx.driver and ctx.perceiver."""
+
+from __future__ import annotations
+
+from bt_grasp.nodes.base import Leaf, LeafResult
+
+PERCEPTION_SECONDS = 0.2  # logical time charged for one frame + inference
+
+
+def observe_and_survey(leaf: Leaf):
+    """A fresh frame and its scene graph, remembered for the primitives that follow."""
+    ctx = leaf.ctx
+    obs = ctx.driver.observe()
+    scene = ctx.perceiver.survey(obs)
+    ctx.services["last_observation"] = obs
+    ctx.services["last_scene"] = scene
+    return obs, scene
+
+
+class SurveyScene(Leaf):
+    TYPE = "survey_scene"
+    SUCCESS_OUTCOMES = frozenset({"found"})
+
+    def execute(self) -> LeafResult:
+        _, scene = observe_and_survey(self)
+        key = self.out_key("result")
+        outcome = "found" if scene.objects else "not_found"
+        return self.result(outcome, {key: scene, f"{key}.count": len(scene.objects)},
+                           PERCEPTION_SECONDS)
+
+
+class LocateObject(Leaf):
+    """found: visible; occluded: visible but partially covered (the occluder is named);
+    not_found: absent or fully hidden."""
+
+    TYPE = "locate_object"
+    SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
+
+    def execute(self) -> LeafResult:
+        text = str(self.port("target") or "")
+        key = self.out_key("result")
+        obs, scene = observe_and_survey(self)
+        located = self.ctx.perceiver.locate(obs, text, scene) if text else None
+        writes = {"scene": scene, f"{key}.query": text}
+        if located is None:
+            writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None})
+            return self.result("not_found", writes, PERCEPTION_SECONDS)
+        occluders = [scene.by_id(i) for i in located.occluded_by]
+        occluder = next((o.name for o in occluders if o is not None), None)
+        writes.update({key: located, f"{key}.name": located.name, f"{key}.occluder": occluder,
+                       f"{key}.bbox": list(located.bbox)})
+        return self.result("occluded" if occluder else "found", writes, PERCEPTION_SECONDS)

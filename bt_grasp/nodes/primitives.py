@@ -1,0 +1,128 @@
+"""Primitive leaves: grasp, push, lift, place, open_gripper. Each call emits one OutcomeEvent;
+grasp and push count toward the episode's action budget (the guard lives in Leaf)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bt_grasp.drivers.base import Execution
+from bt_grasp.nodes.base import Leaf, LeafResult
+
+
+def _outcome_of(execution: Execution) -> str:
+    """Map a driver fault to the leaf's alphabet. A motion stopped by its deadline is 'done':
+    the Watchdog judges its telemetry (and will say TIMEOUT)."""
+    fault = execution.fault
+    if fault is None or fault == "timeout":
+        return "done"
+    if fault.startswith("infeasible"):
+        return "infeasible"
+    return "fault"
+
+
+def _exec_meta(execution: Execution) -> dict[str, Any]:
+    tel = execution.telemetry
+    meta: dict[str, Any] = {"duration": round(float(execution.duration), 4), "fault": execution.fault,
+                            "samples": len(tel)}
+    if len(tel):
+        meta["final_aperture_m"] = round(float(tel.aperture_m[-1]), 5)
+        meta["final_effort"] = round(float(tel.effort[-1]), 4)
+    return meta
+
+
+class Grasp(Leaf):
+    """Plan ranked 6-DoF grasps on the located object, run the first feasible one."""
+
+    TYPE = "grasp"
+    SUCCESS_OUTCOMES = frozenset({"done"})
+    MAX_CANDIDATES = 8
+
+    def execute(self) -> LeafResult:
+        ctx = self.ctx
+        located = self.port("target")
+        exec_key = self.out_key("execution")
+        if located is None or isinstance(located, str):
+            return self.result("infeasible", {exec_key: None},
+                               event_meta={"reason": "no located target to grasp"})
+        obs = ctx.services.get("last_observation") or ctx.driver.observe()
+        candidates = ctx.services["plan_grasps"](obs, located)
+        reasons = []
+        for pose in candidates[: self.MAX_CANDIDATES]:
+            ok, reason = ctx.driver.feasible([np.concatenate([pose.position, pose.orientation])])
+            if not ok:
+                reasons.append(reason)
+                continue
+            execution = ctx.driver.grasp(pose, pose.width, float(self.port("force")),
+                                         timeout=ctx.remaining_time())
+            meta = {**_exec_meta(execution), "target": located.name,
+                    "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])],
+                    "width": round(float(pose.width), 4), "candidates": len(candidates)}
+            return self.result(_outcome_of(execution), {exec_key: execution}, execution.duration, meta)
+        reason = "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}"
+        return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
+                           event_meta={"reason": reason, "target": located.name})
+
+
+class Push(Leaf):
+    """Push the located object along an image direction from a free gap behind it."""
+
+    TYPE = "push"
+    SUCCESS_OUTCOMES = frozenset({"done"})
+
+    def execute(self) -> LeafResult:
+        ctx = self.ctx
+        located = self.port("target")
+        if located is None or isinstance(located, str):
+            return self.result("infeasible", event_meta={"reason": "no located target to push"})
+        obs = ctx.services.get("last_observation") or ctx.driver.observe()
+        scene = ctx.services.get("last_scene")
+        plan = ctx.services["plan_push"](obs, located, scene, str(self.port("direction")),
+                                         float(self.port("distance")))
+        if not plan.ok:
+            outcome = "clutter_too_dense" if "dense" in plan.reason else "infeasible"
+            return self.result(outcome, {f"{self.node_id}.reason": plan.reason},
+                               event_meta={"reason": plan.reason, "target": located.name})
+        ok, reason = ctx.driver.feasible([plan.start, plan.end])
+        if not ok:
+            return self.result("infeasible", {f"{self.node_id}.reason": reason},
+                               event_meta={"reason": reason, "target": located.name})
+        execution = ctx.driver.push(plan.start, plan.end, plan.height, timeout=ctx.remaining_time())
+        meta = {**_exec_meta(execution), "target": located.name, "direction": plan.direction,
+                "start": [round(float(x), 4) for x in plan.start],
+                "end": [round(float(x), 4) for x in plan.end]}
+        return self.result(_outcome_of(execution), duration=execution.duration, event_meta=meta)
+
+
+class _Motion(Leaf):
+    SUCCESS_OUTCOMES = frozenset({"done"})
+
+    def call(self) -> Execution:
+        raise NotImplementedError
+
+    def execute(self) -> LeafResult:
+        execution = self.call()
+        return self.result(_outcome_of(execution), duration=execution.duration,
+                           event_meta=_exec_meta(execution))
+
+
+class Lift(_Motion):
+    TYPE = "lift"
+
+    def call(self) -> Execution:
+        return self.ctx.driver.lift(float(self.port("height")), timeout=self.ctx.remaining_time())
+
+
+class Place(_Motion):
+    TYPE = "place"
+
+    def call(self) -> Execution:
+        return self.ctx.driver.place(str(self.port("target")), timeout=self.ctx.remaining_time())
+
+
+class OpenGripper(_Motion):
+    TYPE = "open_gripper"
+
+    def call(self) -> Execution:
+        return self.ctx.driver.open_gripper(timeout=self.ctx.remaining_time())

@@ -1,0 +1,200 @@
+"""`geometric` perception backend: RGB-D only (no annotations), so it also runs on real cameras.
+
+Pipeline: pointmap in the base frame -> RANSAC table plane (horizontal prior) -> pixels 7 mm to
+40 cm above it are foreground -> 4-connected components on the image grid where neighbouring
+pixels are joined only if they are close in 3D (depth-discontinuity break) and similar in
+chromaticity/brightness (colour break) -> small segments dropped -> colour, size and shape
+category named per segment -> relations. Ids are kept stable across frames by matching segments
+to the previous survey (Hungarian assignment on 3D centroid distance < track_radius).
+
+Fragments of one object cut apart by an object lying across it are re-joined (same chromaticity
+and top height, common occluder).
+
+Simplified: touching objects of the same colour merge into one segment (no depth or colour edge
+between them); textured objects may split; shapes come from visible points only; colour names
+assume roughly white light (no white balance).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import ndimage
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from bt_grasp.drivers.base import Observation
+
+from .assemble import assemble, describe, heights_and_points, to_located
+from .grounding import ground
+from .scene_graph import occlusion_counts
+from .types import Located, SceneGraph
+
+
+class GeometricPerceiver:
+    """Perceiver from RGB-D alone: table removal, clustering, colour/size/shape naming."""
+
+    name = "geometric"
+
+    def __init__(self, min_height: float = 0.007, max_height: float = 0.40, jump: float = 0.012,
+                 chroma_break: float = 0.10, min_area_m2: float = 2.0e-4, min_pixels: int = 20,
+                 track_radius: float = 0.04, min_chroma_intensity: float = 40.0) -> None:
+        self.min_height = min_height  # foreground threshold above the table (depth noise margin)
+        self.max_height = max_height  # ignore anything higher (arm, people) above the table
+        self.jump = jump  # 3D distance that breaks a pixel link, plus 3 pixel footprints
+        self.chroma_break = chroma_break  # L1 chromaticity difference that breaks a link
+        self.min_area_m2 = min_area_m2  # segments with a smaller metric area are noise
+        self.min_pixels = min_pixels
+        self.track_radius = track_radius
+        # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
+        self.min_chroma_intensity = min_chroma_intensity
+        self.last_scene: SceneGraph | None = None
+        self._next_id = 1
+
+    # -- segmentation -------------------------------------------------------------------------
+    def segment(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(labels HxW 0 = background, pointmap, heights): instance segmentation from RGB-D."""
+        P, heights, _ = heights_and_points(obs)
+        h, w = heights.shape
+        fg = np.isfinite(heights) & (heights > self.min_height) & (heights < self.max_height)
+        idx = -np.ones((h, w), dtype=np.int64)
+        n = int(fg.sum())
+        idx[fg] = np.arange(n)
+        if n == 0:
+            return np.zeros((h, w), np.int32), P, heights
+        f = float(obs.K[0, 0])
+        flat_fg = np.flatnonzero(fg)
+        Pf = P.reshape(-1, 3)
+        rgbf = obs.rgb.reshape(-1, 3).astype(np.float32)
+        depthf = obs.depth.reshape(-1).astype(np.float64)
+        fgf = fg.reshape(-1)
+        rows, cols = [], []
+        for step, valid_a in ((1, (flat_fg % w) < w - 1), (w, flat_fg < (h - 1) * w)):
+            a = flat_fg[valid_a]
+            b = a + step
+            keep = fgf[b]
+            a, b = a[keep], b[keep]
+            dist = np.linalg.norm(Pf[a] - Pf[b], axis=1)
+            tol = self.jump + 3.0 * np.minimum(depthf[a], depthf[b]) / f
+            ia, ib = rgbf[a].sum(1) + 1.0, rgbf[b].sum(1) + 1.0
+            dchrom = np.abs(rgbf[a] / ia[:, None] - rgbf[b] / ib[:, None]).sum(1)
+            bright = (ia > self.min_chroma_intensity) & (ib > self.min_chroma_intensity)
+            link = (dist < tol) & ~(bright & (dchrom > self.chroma_break))
+            link &= np.maximum(ia, ib) / np.minimum(ia, ib) < 4.0
+            rows.append(idx.reshape(-1)[a[link]])
+            cols.append(idx.reshape(-1)[b[link]])
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n)).tocsr()
+        ncomp, comp = connected_components(graph, directed=False)
+        # Metric area per component: each pixel covers (z/f)² m² facing the camera.
+        pix_area = (depthf[flat_fg] / f) ** 2
+        area = np.bincount(comp, weights=pix_area, minlength=ncomp)
+        count = np.bincount(comp, minlength=ncomp)
+        keep = (area >= self.min_area_m2) & (count >= self.min_pixels)
+        new = np.zeros(ncomp, dtype=np.int32)
+        new[keep] = np.arange(1, int(keep.sum()) + 1)
+        labels = np.zeros((h, w), dtype=np.int32)
+        labels[fg] = new[comp]
+        return self._merge_fragments(labels, P, heights, obs), P, heights
+
+    def _merge_fragments(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
+                         obs: Observation) -> np.ndarray:
+        """Re-join pieces of one object that an object lying on it cut apart in the image.
+
+        Two segments merge when they have the same chromaticity, the same top height (±6 mm),
+        centroids < 12 cm apart (the longest catalogue object is 15 cm), and a common occluder nearer the camera.
+        """
+        n = int(labels.max())
+        if n < 3:
+            return labels
+        flat = labels.reshape(-1)
+        fgm = flat > 0
+        lab = flat[fgm]
+        cnt = np.bincount(lab, minlength=n + 1).astype(float)
+        rgb = obs.rgb.reshape(-1, 3).astype(float)[fgm]
+        chrom = rgb / (rgb.sum(1, keepdims=True) + 1.0)
+        mc = np.stack([np.bincount(lab, weights=chrom[:, k], minlength=n + 1) for k in range(3)], 1)
+        mc /= np.maximum(cnt, 1)[:, None]
+        pts = P.reshape(-1, 3)[fgm]
+        ok = np.isfinite(pts).all(1)
+        cxy = np.stack([np.bincount(lab[ok], weights=pts[ok, k], minlength=n + 1) for k in range(2)], 1)
+        cxy /= np.maximum(np.bincount(lab[ok], minlength=n + 1), 1)[:, None]
+        hv = np.nan_to_num(heights.reshape(-1)[fgm])
+        top = np.asarray(ndimage.maximum(hv, lab, index=np.arange(n + 1)))
+        occ: dict[int, set[int]] = {}
+        for (a, b), c in occlusion_counts(labels, obs.depth).items():
+            if c >= 3:
+                occ.setdefault(a, set()).add(b)
+        parent = list(range(n + 1))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        ids = sorted(occ)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                if (occ[a] & occ[b]) and np.abs(mc[a] - mc[b]).sum() < 0.06 and abs(top[a] - top[b]) < 0.006 \
+                        and np.linalg.norm(cxy[a] - cxy[b]) < 0.12:
+                    parent[find(b)] = find(a)
+        lut = np.array([find(i) for i in range(n + 1)], dtype=np.int32)
+        return lut[labels]
+
+    # -- id tracking --------------------------------------------------------------------------
+    def _track(self, labels: np.ndarray, P: np.ndarray) -> np.ndarray:
+        """Relabel segments with ids from the previous survey when they match it (stable ids)."""
+        segs = [int(i) for i in np.unique(labels) if i > 0]
+        if not segs:
+            return labels
+        flat = labels.reshape(-1)
+        okp = np.isfinite(P.reshape(-1, 3)).all(axis=1) & (flat > 0)
+        cnt = np.bincount(flat[okp], minlength=int(labels.max()) + 1).astype(float)
+        sums = np.stack([np.bincount(flat[okp], weights=P.reshape(-1, 3)[okp, k], minlength=len(cnt))
+                         for k in range(3)], axis=1)
+        cents = (sums / np.maximum(cnt, 1)[:, None])[segs]
+        lut = np.zeros(int(labels.max()) + 1, dtype=np.int32)
+        assigned: dict[int, int] = {}
+        prev = self.last_scene.objects if self.last_scene is not None else []
+        if prev:
+            pc = np.array([o.attributes.get("centroid_base", [np.nan] * 3) for o in prev], dtype=float)
+            cost = np.linalg.norm(cents[:, None, :] - pc[None, :, :], axis=-1)
+            cost = np.where(np.isfinite(cost), cost, 1e3)
+            ri, ci = linear_sum_assignment(cost)
+            for i, j in zip(ri, ci, strict=True):
+                if cost[i, j] < self.track_radius:
+                    assigned[segs[i]] = prev[j].id
+        for s in segs:
+            if s not in assigned:
+                assigned[s] = self._next_id
+                self._next_id += 1
+            else:
+                self._next_id = max(self._next_id, assigned[s] + 1)
+            lut[s] = assigned[s]
+        return lut[labels]
+
+    # -- Perceiver ----------------------------------------------------------------------------
+    def survey(self, obs: Observation) -> SceneGraph:
+        """Segment, name and relate the objects in one RGB-D frame (annotations are ignored)."""
+        labels, P, heights = self.segment(obs)
+        labels = self._track(labels, P)
+
+        def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+            name = f"{meas['size']} {meas['colour']} {meas['category']}"
+            return name, describe(name, meas), {"source": "geometric"}
+
+        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
+        self.last_scene = scene
+        return scene
+
+    def locate(self, obs: Observation, text: str, scene: SceneGraph | None = None) -> Located | None:
+        """Ground `text` in the scene (re-surveying when it is missing or from another frame)."""
+        if scene is None or scene.clock != obs.clock or any(o.mask is None for o in scene.objects):
+            scene = self.survey(obs)
+        hit = ground(text, scene)
+        if hit is None:
+            return None
+        return to_located(obs, scene, hit[0], hit[1], self.min_pixels)

@@ -1,0 +1,155 @@
+"""Camera geometry shared by every perception module: back-projection, projection, table plane.
+
+Conventions: the camera frame is OpenCV (x right, y down, z forward); `T_cam_base` is the pose of
+the camera in the robot base frame (it maps camera coordinates to base coordinates); the base
+frame has z up, so a horizontal table has normal ≈ +z. Depth is the camera-frame z in metres,
+0 (or non-finite) where unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def pixel_rays(shape: tuple[int, int], K: np.ndarray) -> np.ndarray:
+    """HxWx3 array K⁻¹[u, v, 1]ᵀ per pixel (camera frame, z = 1); cached per (shape, K), read-only."""
+    key = (int(shape[0]), int(shape[1]), tuple(np.round(np.asarray(K, dtype=np.float64).ravel(), 9)))
+    rays = _RAYS.get(key)
+    if rays is None:
+        h, w = shape
+        uu, vv = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+        pix = np.stack([uu, vv, np.ones_like(uu)], axis=-1)
+        rays = pix @ np.linalg.inv(np.asarray(K, dtype=np.float64)).T
+        rays.setflags(write=False)
+        if len(_RAYS) > 8:
+            _RAYS.clear()
+        _RAYS[key] = rays
+    return rays
+
+
+_RAYS: dict[tuple, np.ndarray] = {}
+
+
+def pointmap(depth: np.ndarray, K: np.ndarray, T_cam_base: np.ndarray) -> np.ndarray:
+    """HxWx3 base-frame points P = T_cam→base · (D·K⁻¹[u, v, 1]ᵀ); NaN where depth is unknown."""
+    d = np.asarray(depth, dtype=np.float64)
+    d = np.where(np.isfinite(d) & (d > 0), d, np.nan)
+    T = np.asarray(T_cam_base, dtype=np.float64)
+    # (rays · R^T) · d + t: rotate the cached rays once, then scale by depth.
+    dirs = pixel_rays(d.shape, K) @ T[:3, :3].T
+    return dirs * d[..., None] + T[:3, 3]
+
+
+def backproject(depth: np.ndarray, K: np.ndarray, T_cam_base: np.ndarray,
+                mask: np.ndarray | None = None) -> np.ndarray:
+    """Nx3 base-frame points of the pixels in `mask` (all pixels if None) with known depth."""
+    d = np.asarray(depth, dtype=np.float64)
+    valid = np.isfinite(d) & (d > 0)
+    if mask is not None:
+        valid &= mask.astype(bool)
+    v, u = np.nonzero(valid)
+    if v.size == 0:
+        return np.zeros((0, 3))
+    Kinv = np.linalg.inv(np.asarray(K, dtype=np.float64))
+    pix = np.stack([u, v, np.ones_like(u)], axis=0).astype(np.float64)
+    cam = (Kinv @ pix) * d[v, u]
+    T = np.asarray(T_cam_base, dtype=np.float64)
+    return (T[:3, :3] @ cam).T + T[:3, 3]
+
+
+def project(points_base: np.ndarray, K: np.ndarray, T_cam_base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Base-frame Nx3 points -> (Nx2 pixel (u, v), N camera depths)."""
+    T = np.asarray(T_cam_base, dtype=np.float64)
+    R, t = T[:3, :3], T[:3, 3]
+    cam = (np.asarray(points_base, dtype=np.float64) - t) @ R
+    z = cam[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        uvw = cam @ np.asarray(K, dtype=np.float64).T
+        uv = uvw[:, :2] / uvw[:, 2:3]
+    return uv, z
+
+
+def pixel_ray_base(u: float, v: float, K: np.ndarray, T_cam_base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(origin, unit direction) of the viewing ray through pixel (u, v), in the base frame."""
+    T = np.asarray(T_cam_base, dtype=np.float64)
+    d = T[:3, :3] @ (np.linalg.inv(np.asarray(K, dtype=np.float64)) @ np.array([u, v, 1.0]))
+    return T[:3, 3].copy(), d / np.linalg.norm(d)
+
+
+@dataclass(frozen=True)
+class Plane:
+    """n·p + d = 0 with |n| = 1 and n pointing up (n_z > 0): the signed height of p is n·p + d."""
+
+    normal: np.ndarray
+    offset: float
+
+    def height(self, points: np.ndarray) -> np.ndarray:
+        """Signed distance above the plane (works on ...x3 arrays, NaN propagates)."""
+        return points @ self.normal + self.offset
+
+    def z_at(self, x: float, y: float) -> float:
+        """Base-frame z of the plane at (x, y)."""
+        n = self.normal
+        return float(-(self.offset + n[0] * x + n[1] * y) / n[2])
+
+
+def _plane_from(points: np.ndarray) -> Plane:
+    """Least-squares plane through points (smallest eigenvector of the 3x3 scatter), normal up."""
+    c = points.mean(axis=0)
+    q = points - c
+    _, vecs = np.linalg.eigh(q.T @ q)
+    n = vecs[:, 0]
+    if n[2] < 0:
+        n = -n
+    return Plane(n, float(-n @ c))
+
+
+def fit_table_plane(points: np.ndarray, *, threshold: float = 0.006, iterations: int = 150,
+                    max_tilt_deg: float = 25.0, sample: int = 3000,
+                    rng: np.random.Generator | None = None) -> Plane | None:
+    """RANSAC plane with a 'roughly horizontal in the base frame' prior, refined by least squares.
+
+    Why the prior: the table is the dominant horizontal surface; object tops are horizontal too
+    but smaller, and walls/object sides are rejected by the tilt limit. Simplification: if the
+    floor is visible and larger than the table, the floor wins (pass a cropped cloud then).
+    """
+    rng = rng or np.random.default_rng(0)
+    pts = np.asarray(points, dtype=np.float64)
+    if len(pts) > 40000:  # a random 40k subset fits the same plane, several times faster
+        pts = pts[rng.integers(0, len(pts), size=40000)]
+    pts = pts[np.all(np.isfinite(pts), axis=1)]
+    if len(pts) < 50:
+        return None
+    sub = pts if len(pts) <= sample else pts[rng.integers(0, len(pts), size=sample)]
+    cos_max = np.cos(np.deg2rad(max_tilt_deg))
+    idx = rng.integers(0, len(sub), size=(iterations, 3))
+    a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
+    n = np.cross(b - a, c - a)
+    norm = np.linalg.norm(n, axis=1)
+    ok = norm > 1e-9
+    n[ok] /= norm[ok, None]
+    n[n[:, 2] < 0] *= -1
+    ok &= n[:, 2] >= cos_max
+    if not ok.any():
+        return None
+    n, a = n[ok], a[ok]
+    d = -np.einsum("ij,ij->i", n, a)
+    counts = (np.abs(sub @ n.T + d) < threshold).sum(axis=0)
+    best = int(np.argmax(counts))
+    plane = Plane(n[best], float(d[best]))
+    refine = pts if len(pts) <= 20000 else pts[rng.integers(0, len(pts), size=20000)]
+    for _ in range(2):
+        inl = refine[np.abs(plane.height(refine)) < threshold]
+        if len(inl) < 30:
+            break
+        plane = _plane_from(inl)
+    return plane
+
+
+def quat_from_matrix(R: np.ndarray) -> np.ndarray:
+    """Quaternion (x, y, z, w) of a rotation matrix (columns = frame axes in the base frame)."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_matrix(np.asarray(R, dtype=np.float64)).as_quat()

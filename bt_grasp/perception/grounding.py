@@ -1,0 +1,311 @@
+"""Referring-expression grounding: "the small red box left of the mug" -> one SceneObject or None.
+
+Why rules, not a model: the vocabulary is the catalogue's (colours, sizes, ~15 categories), the
+scenes are small, and the result must be explainable and deterministic. Scoring multiplies
+attribute agreements (colour, category, size) and a spatial term; an object is accepted only if
+its score reaches ACCEPT, so "the green duck" in a scene without one returns None rather than a
+yellow duck. Size words are scored both absolutely (the object's size label) and relatively
+(rank among the same-colour, same-category candidates), so "the small red box" picks the smaller
+of two red boxes even if both were labelled "medium" by the geometric backend.
+Simplified: one relational clause at most, no negation, no ordinals ("second from left").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from .colour import SIMILAR
+from .types import SceneGraph, SceneObject
+
+ACCEPT = 0.45
+
+COLOUR_WORDS = {"red": "red", "orange": "orange", "yellow": "yellow", "green": "green", "cyan": "cyan",
+                "turquoise": "cyan", "blue": "blue", "navy": "blue", "purple": "purple", "violet": "purple",
+                "pink": "pink", "magenta": "pink", "brown": "brown", "wooden": "brown", "white": "white",
+                "grey": "grey", "gray": "grey", "silver": "grey", "black": "black", "crimson": "red",
+                "scarlet": "red", "gold": "yellow", "golden": "yellow", "lime": "green"}
+SIZE_WORDS = {"small": "small", "little": "small", "tiny": "small", "mini": "small", "smallest": "small",
+              "medium": "medium", "mid": "medium", "middle-sized": "medium", "large": "large", "big": "large",
+              "huge": "large", "biggest": "large", "largest": "large", "tall": "large"}
+# Canonical category -> synonyms (single words or phrases).
+CATEGORY_WORDS: dict[str, tuple[str, ...]] = {
+    "box": ("box", "boxes", "carton", "crate", "package"),
+    "cube": ("cube", "cubes", "dice"),
+    "can": ("can", "cans", "tin", "cylinder", "cylinders", "canister", "bottle"),
+    "ball": ("ball", "balls", "sphere", "spheres", "orb"),
+    "bar": ("bar", "bars", "stick", "rod", "beam", "plank"),
+    "puck": ("puck", "pucks", "disc", "disk", "coaster"),
+    "duck": ("duck", "ducks", "rubber duck", "duckie", "ducky"),
+    "mug": ("mug", "mugs", "cup", "cups", "coffee mug"),
+    "lego brick": ("lego brick", "lego", "brick", "bricks", "building block"),
+    "teddy bear": ("teddy bear", "teddy", "bear", "plush", "stuffed animal", "toy bear"),
+    "jenga block": ("jenga block", "jenga", "jenga piece", "wooden block"),
+    "domino": ("domino", "dominoes", "domino tile", "tile"),
+    "block": ("block", "blocks"),
+}
+# Catalogue category -> perceived (geometric) shape classes: (typical pose, other rest poses).
+# Dropped objects rest in any pose (a can on its side looks like a box from above), so other
+# poses still count, just less.
+SHAPE_OF: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "box": (("box",), ("bar",)), "cube": (("box",), ()), "block": (("box", "bar"), ()),
+    "can": (("cylinder",), ("box", "bar", "disc")), "ball": (("ball",), ("cylinder", "irregular")),
+    "bar": (("bar",), ("box",)), "puck": (("disc", "cylinder"), ("box", "bar")),
+    "duck": (("irregular", "ball"), ("box", "cylinder")), "mug": (("cylinder", "irregular"), ("box", "ball")),
+    "lego brick": (("box",), ("irregular", "bar")), "teddy bear": (("irregular",), ("box", "ball", "cylinder")),
+    "jenga block": (("bar", "box"), ()), "domino": (("box", "bar", "disc"), ()),
+}
+GENERIC = {"object", "thing", "item", "one", "toy"}
+STOP = {"the", "a", "an", "that", "this", "please", "pick", "up", "grab", "grasp", "get", "me", "is",
+        "which", "one", "of", "to", "at", "in", "and", "with", "it", "there"}
+
+SUPERLATIVES = {
+    "left": [r"\bleft[- ]?most\b", r"\b(?:on|to|at|in) the (?:far )?left\b(?! of)", r"\bfurthest left\b"],
+    "right": [r"\bright[- ]?most\b", r"\b(?:on|to|at|in) the (?:far )?right\b(?! of)", r"\bfurthest right\b"],
+    "front": [r"\bfront[- ]?most\b", r"\bin (?:the )?front\b(?! of)", r"\b(?:nearest|closest)\b(?! to)"],
+    "back": [r"\bback[- ]?most\b", r"\b(?:at|in) the back\b", r"\b(?:farthest|furthest)\b(?! (?:left|right))",
+             r"\bat the rear\b"],
+}
+RELATIONS = [
+    ("left_of", r"\b(?:to the |on the )?left of\b"),
+    ("right_of", r"\b(?:to the |on the )?right of\b"),
+    ("in_front_of", r"\bin front of\b"),
+    ("behind", r"\bbehind\b|\bin back of\b"),
+    ("on_top_of", r"\bon top of\b|\bontop of\b|\batop\b|\bon\b|\bsitting on\b|\bresting on\b"),
+    ("under", r"\bunder(?:neath)?\b|\bbeneath\b|\bbelow\b"),
+    ("next_to", r"\bnext to\b|\bbeside\b|\bnear\b|\bby\b|\bclose to\b|\badjacent to\b"),
+]
+
+
+@dataclass
+class Query:
+    """A parsed referring expression."""
+
+    colour: str | None = None
+    size: str | None = None
+    category: str | None = None
+    unknown_noun: str | None = None
+    superlative: str | None = None
+    relation: str | None = None
+    anchor: Query | None = None
+    words: list[str] = field(default_factory=list)
+
+
+def _find_category(text: str) -> tuple[str | None, str]:
+    """(canonical category, text without it); the longest matching synonym wins."""
+    best: tuple[int, str, str] | None = None
+    for cat, syns in CATEGORY_WORDS.items():
+        for s in syns:
+            m = re.search(rf"\b{re.escape(s)}\b", text)
+            if m and (best is None or len(s) > best[0]):
+                best = (len(s), cat, text[:m.start()] + " " + text[m.end():])
+    return (best[1], best[2]) if best else (None, text)
+
+
+def parse(text: str) -> Query:
+    """Parse colour, size, category, a superlative and one relational clause."""
+    t = " " + re.sub(r"[^a-z\- ]", " ", text.lower()) + " "
+    q = Query()
+    for direction, pats in SUPERLATIVES.items():
+        for pat in pats:
+            if re.search(pat, t):
+                q.superlative = direction
+                t = re.sub(pat, " ", t)
+                break
+        if q.superlative:
+            break
+    for rel, pat in RELATIONS:
+        m = re.search(pat, t)
+        if m:
+            q.relation, q.anchor = rel, parse(t[m.end():])
+            t = t[:m.start()]
+            break
+    cat, t = _find_category(t)
+    q.category = cat
+    words = [w for w in t.split() if w]
+    q.words = words
+    for w in words:
+        if w in COLOUR_WORDS and q.colour is None:
+            q.colour = COLOUR_WORDS[w]
+        elif w in SIZE_WORDS and q.size is None:
+            q.size = SIZE_WORDS[w]
+    if cat is None:
+        rest = [w for w in words if w not in COLOUR_WORDS and w not in SIZE_WORDS and w not in STOP
+                and w not in GENERIC]
+        if rest:
+            q.unknown_noun = rest[-1]
+    return q
+
+
+def _colour_score(q: Query, o: SceneObject) -> float:
+    if q.colour is None:
+        return 1.0
+    c = o.attributes.get("colour")
+    if c is None:
+        return 0.5
+    if c == q.colour:
+        return 1.0
+    return 0.5 if frozenset((c, q.colour)) in SIMILAR else 0.05
+
+
+def _category_score(q: Query, o: SceneObject) -> float:
+    if q.unknown_noun is not None:
+        return 1.0 if q.unknown_noun in o.name.split() else 0.02
+    if q.category is None:
+        return 1.0
+    c = o.attributes.get("category")
+    if c is None:
+        return 0.5
+    if c == q.category or (q.category == "block" and c in ("box", "cube", "lego brick", "jenga block")):
+        return 1.0
+    if q.category == "box" and c == "cube":
+        return 0.9
+    typical, other = SHAPE_OF.get(q.category, ((), ()))
+    if c in typical:  # a perceived shape class compatible with the word
+        return 0.8
+    if c in other:  # ... in another rest pose
+        return 0.6
+    if c == "irregular":  # the geometric backend's "shape unclear" (occluded, odd pose): weak evidence
+        return 0.55
+    return 0.05
+
+
+_SIZE_ORDER = {"small": 0, "medium": 1, "large": 2}
+
+
+def _volume(o: SceneObject) -> float:
+    e = o.attributes.get("extent") or [0.0, 0.0, 0.0]
+    return float(e[0] * e[1] * e[2])
+
+
+def _abs_size_score(q: Query, o: SceneObject) -> float:
+    if q.size is None or o.attributes.get("size") not in _SIZE_ORDER:
+        return 1.0
+    # Soft: size labels are category-relative in the catalogue and noisy when measured.
+    return (1.0, 0.8, 0.5)[abs(_SIZE_ORDER[q.size] - _SIZE_ORDER[o.attributes["size"]])]
+
+
+def _rank_scores(values: list[float], prefer_low: bool) -> list[float]:
+    """1.0 for the extreme value, falling linearly to 0.4 for the other extreme."""
+    n = len(values)
+    if n < 2:
+        return [1.0] * n
+    order = sorted(range(n), key=lambda i: values[i], reverse=not prefer_low)
+    out = [0.0] * n
+    for r, i in enumerate(order):
+        out[i] = 1.0 - 0.6 * r / (n - 1)
+    return out
+
+
+@cache
+def _category_dims(category: str, size: str | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """(lo, hi) of the sorted extents of catalogue objects of this category (and size)."""
+    from bt_grasp.bench.catalogue import catalogue, extents
+
+    ex = [sorted(extents(s)) for s in catalogue() if s.category == category and (size is None or s.size == size)]
+    if not ex and size is not None:
+        return _category_dims(category, None)
+    if not ex:
+        return None
+    arr = np.asarray(ex)
+    return tuple(arr.min(axis=0)), tuple(arr.max(axis=0))
+
+
+def _dims_score(q: Query, o: SceneObject, scene: SceneGraph | None = None) -> float:
+    """Does the measured size fit the named category? Any rest pose has the same sorted extents.
+
+    Too big (beyond 1.3x + 1.5 cm) is strong evidence against; too small only weak (occlusion).
+    Objects without a measured extent (or unknown categories) score 1.
+    """
+    if q.category is None or "extent" not in o.attributes:
+        return 1.0
+    dims = _category_dims(q.category, q.size)
+    if dims is None:
+        return 1.0
+    length, width, h = (float(x) for x in o.attributes["extent"])
+    if scene is not None and scene.related(o.id, "on_top_of"):  # resting on others: own height only
+        h = max(h - float(o.attributes.get("bottom_height", 0.0)), 0.0)
+    m = sorted((length, width, h))
+    if max(m) <= 0:
+        return 1.0
+    lo, hi = dims
+    f = 1.0
+    for mk, lk, hk in zip(m, lo, hi, strict=True):
+        if mk > 1.3 * hk + 0.015:
+            f *= 0.5
+        elif mk < 0.5 * lk - 0.005:
+            f *= 0.85
+    return f
+
+
+def score_objects(q: Query, scene: SceneGraph) -> dict[int, float]:
+    """Score every object in the scene against the query (0..1)."""
+    objs = scene.objects
+    base = {o.id: _colour_score(q, o) * _category_score(q, o) * _dims_score(q, o, scene) for o in objs}
+    # Relative size compares like with like: candidates whose perceived shape is typical for the word.
+    cands = [o for o in objs if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o) >= 0.8)]
+    scores = {o.id: base[o.id] * _abs_size_score(q, o) for o in objs}
+    if q.size in ("small", "large") and len(cands) >= 2:
+        rel = _rank_scores([_volume(o) for o in cands], prefer_low=q.size == "small")
+        for o, r in zip(cands, rel, strict=True):
+            scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o))
+    live = [o for o in objs if scores[o.id] >= ACCEPT]
+    if q.superlative and len(live) >= 2:
+        axis, low = {"left": (0, True), "right": (0, False), "front": (1, False), "back": (1, True)}[q.superlative]
+        rel = _rank_scores([o.point2d[axis] for o in live], prefer_low=low)
+        for o, r in zip(live, rel, strict=True):
+            scores[o.id] *= r
+    if q.relation and q.anchor is not None:
+        anchors = ground_all(q.anchor, scene)
+        for o in objs:
+            scores[o.id] *= _relation_score(q.relation, o, anchors, scene)
+    return scores
+
+
+def _relation_score(relation: str, o: SceneObject, anchors: dict[int, float], scene: SceneGraph) -> float:
+    if not anchors:
+        return 0.0
+    best = 0.0
+    for aid, ascore in anchors.items():
+        if aid == o.id:
+            continue
+        if relation == "under":
+            holds = (aid, "on_top_of", o.id) in scene.relations
+        else:
+            holds = (o.id, relation, aid) in scene.relations
+        best = max(best, ascore if holds else 0.1 * ascore)
+    return best
+
+
+def ground_all(q: Query, scene: SceneGraph) -> dict[int, float]:
+    """Objects whose score reaches ACCEPT, with their scores."""
+    return {i: s for i, s in score_objects(q, scene).items() if s >= ACCEPT}
+
+
+def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:
+    """Best object for the referring text and its score, or None when nothing matches well enough.
+
+    An exact (case-insensitive) name match wins outright, which is how the sim backend's catalogue
+    names ("small red box") ground without ambiguity.
+    """
+    t = text.lower().strip()
+    t_bare = re.sub(r"^(the|a|an)\s+", "", t)
+    for o in scene.objects:
+        if o.name.lower() == t_bare:
+            return o, 1.0
+    q = parse(text)
+    if q.colour is None and q.category is None and q.unknown_noun is None and q.size is None \
+            and q.superlative is None:
+        return None
+    scores = score_objects(q, scene)
+    if not scores:
+        return None
+    best = max(scores, key=lambda i: (scores[i], (scene.by_id(i).attributes.get("pixels", 0))))  # type: ignore[union-attr]
+    if scores[best] < ACCEPT:
+        return None
+    obj = scene.by_id(best)
+    assert obj is not None
+    return obj, scores[best]

@@ -1,0 +1,116 @@
+"""Binary relations between perceived objects (the scene graph's edges).
+
+Conventions (documented because "left" depends on the viewer):
+- left_of / right_of / in_front_of / behind are in the IMAGE as the camera sees it: A left_of B
+  when A's interior point is further left (smaller u); A in_front_of B when A is lower in the
+  image (larger v), i.e. nearer the camera's bottom edge — for a camera looking over the robot's
+  shoulder that is nearer the robot. Only the dominant axis of the offset is used, and offsets
+  under 2 % of the image are not related.
+- on_top_of(A, B): A is off the table (its lowest visible point > 1.5 cm), its lowest visible
+  height is within 1.5 cm of B's top, and the two touch in the base-frame xy plane.
+- partially_occluded_by(A, B): along the shared image boundary B is nearer the camera than A by
+  > 1 cm on enough pixels (depth adjacency), or B lies on top of A.
+- next_to(A, B): smallest 3D distance between the visible points < 3 cm and neither is on top of
+  the other (symmetric).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .types import SceneObject
+
+NEXT_TO_M = 0.03
+DIR_MARGIN = 0.02
+OCCLUSION_STEP_M = 0.01
+
+
+def directional(a: SceneObject, b: SceneObject) -> str | None:
+    """left_of / right_of / in_front_of / behind of A relative to B in the image, or None."""
+    du = a.point2d[0] - b.point2d[0]
+    dv = a.point2d[1] - b.point2d[1]
+    if max(abs(du), abs(dv)) < DIR_MARGIN:
+        return None
+    if abs(du) >= abs(dv):
+        return "left_of" if du < 0 else "right_of"
+    return "in_front_of" if dv > 0 else "behind"
+
+
+def occlusion_counts(labels: np.ndarray, depth: np.ndarray, step: float = OCCLUSION_STEP_M,
+                     reach: int = 2) -> dict[tuple[int, int], int]:
+    """{(a, b): n} boundary pixel pairs where label b is nearer the camera than label a by > step.
+
+    Pairs are taken between pixels up to `reach` apart horizontally or vertically, so a one or two
+    pixel unlabelled seam between segments does not hide the boundary.
+    """
+    rows, cols = np.nonzero(labels.any(axis=1))[0], np.nonzero(labels.any(axis=0))[0]
+    if len(rows) == 0:
+        return {}
+    win = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))  # only where labels are
+    labels = labels[win]
+    d = np.where(depth[win] > 0, depth[win], np.inf).astype(np.float64)
+    counts: dict[tuple[int, int], int] = {}
+    for k in range(1, reach + 1):
+        for la, lb, da, db in ((labels[:, :-k], labels[:, k:], d[:, :-k], d[:, k:]),
+                               (labels[:-k, :], labels[k:, :], d[:-k, :], d[k:, :])):
+            sel = (la != lb) & (la > 0) & (lb > 0)
+            if not sel.any():
+                continue
+            a, b, x, y = la[sel], lb[sel], da[sel], db[sel]
+            # b nearer than a -> b occludes a; and symmetric case.
+            for occluded, occluder, dz in ((a, b, x - y), (b, a, y - x)):
+                hit = dz > step
+                if hit.any():
+                    pairs, n = np.unique(np.stack([occluded[hit], occluder[hit]], 1), axis=0, return_counts=True)
+                    for (p, q), c in zip(pairs.tolist(), n.tolist(), strict=True):
+                        counts[(p, q)] = counts.get((p, q), 0) + c
+    return counts
+
+
+def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.ndarray,
+                    points: dict[int, np.ndarray], heights: dict[int, np.ndarray],
+                    min_occlusion_px: int | None = None) -> list[tuple[int, str, int]]:
+    """All relations between `objects`.
+
+    labels: HxW object ids (0 = none); points: id -> Nx3 base-frame points (may be subsampled);
+    heights: id -> N heights above the table for the same points.
+    """
+    rel: list[tuple[int, str, int]] = []
+    ids = [o.id for o in objects]
+    for a in objects:
+        for b in objects:
+            if a.id != b.id and (r := directional(a, b)):
+                rel.append((a.id, r, b.id))
+    trees = {i: cKDTree(points[i][:, :2]) for i in ids if len(points[i])}
+    trees3 = {i: cKDTree(points[i]) for i in ids if len(points[i])}
+    on_top: set[tuple[int, int]] = set()
+    for a in ids:
+        if a not in trees or len(heights[a]) == 0:
+            continue
+        a_low = float(np.quantile(heights[a], 0.05))
+        if a_low < 0.015:
+            continue
+        for b in ids:
+            if b == a or b not in trees or len(heights[b]) == 0:
+                continue
+            b_top = float(np.quantile(heights[b], 0.95))
+            if abs(a_low - b_top) > 0.015 or b_top < 0.01:
+                continue
+            dist, _ = trees[b].query(points[a][:, :2], k=1, distance_upper_bound=0.01)
+            if np.isfinite(dist).any():
+                on_top.add((a, b))
+                rel.append((a, "on_top_of", b))
+    h = labels.shape[0]
+    min_px = min_occlusion_px if min_occlusion_px is not None else max(3, h // 128)
+    occluded = {k for k, n in occlusion_counts(labels, depth).items() if n >= min_px}
+    occluded |= {(b, a) for a, b in on_top}
+    rel.extend((a, "partially_occluded_by", b) for a, b in sorted(occluded) if a in trees3 and b in trees3)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            if a not in trees3 or b not in trees3 or (a, b) in on_top or (b, a) in on_top:
+                continue
+            dist, _ = trees3[b].query(points[a], k=1, distance_upper_bound=NEXT_TO_M)
+            if np.isfinite(dist).any():
+                rel.extend([(a, "next_to", b), (b, "next_to", a)])
+    return rel

@@ -1,0 +1,176 @@
+"""The episode loop: tick until a Decision is set, on a logical clock, recording a trace.
+
+Ends: a terminal leaf or a budget guard sets the Decision; a root that finishes without one is
+WAIT_CLARIFY "no decision"; `max_ticks` is a hard cap (WAIT_CLARIFY "tick cap"); SIGINT/SIGTERM
+stop the driver and record WAIT_CLARIFY "interrupted".
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_trees.common import Status
+
+from bt_grasp import __version__
+from bt_grasp.compile import compile_tree
+from bt_grasp.context import RunContext
+from bt_grasp.outcomes import Decision, OutcomeEvent
+from bt_grasp.structure import structure
+from bt_grasp.trace import TraceWriter, jsonable
+
+_GOAL_VERB = re.compile(
+    r"^(please\s+)?(grasp|grab|pick\s+up|pick|get|fetch|bring(\s+me)?|take|find|locate|hand\s+me)\s+",
+    re.IGNORECASE)
+_ARTICLE = re.compile(r"^(the|a|an|that|this)\s+", re.IGNORECASE)
+
+
+def goal_object(goal_text: str) -> str:
+    """'Grasp the red mug' -> 'red mug' (the referring expression the perceiver grounds)."""
+    text = goal_text.strip().rstrip(".!")
+    text = _GOAL_VERB.sub("", text)
+    text = re.split(r"\s+(and|then)\s+", text, maxsplit=1)[0]
+    return _ARTICLE.sub("", text).strip()
+
+
+class Interrupted(BaseException):
+    """Raised from a signal handler; BaseException so no leaf's error handling swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass
+class EpisodeResult:
+    decision: Decision
+    reason: str
+    ticks: int
+    clock: float
+    wall: float
+    actions: int
+    action_budget: int
+    counters: dict[str, Any]
+    events: list[OutcomeEvent] = field(default_factory=list)
+    exit_code: int = 0
+
+    def summary_line(self) -> str:
+        return (f"{self.decision.value}: {self.reason} | actions {self.actions}/{self.action_budget}"
+                f" | ticks {self.ticks} | sim {self.clock:.1f} s | wall {self.wall:.1f} s")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision.value, "reason": self.reason, "ticks": self.ticks,
+                "clock": round(self.clock, 4), "wall": round(self.wall, 3), "actions": self.actions,
+                "action_budget": self.action_budget, "counters": self.counters,
+                "events": [e.model_dump(mode="json") for e in self.events]}
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"bt_grasp": __version__, "python": platform.python_version()}
+    for pkg in ("py_trees", "pybullet", "numpy"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+class Runner:
+    """Runs one episode of a compiled tree in a RunContext."""
+
+    def __init__(self, tree_spec: Any, ctx: RunContext, trace_path: str | None = None,
+                 header_extra: dict[str, Any] | None = None) -> None:
+        self.spec = tree_spec
+        self.ctx = ctx
+        self.root = compile_tree(tree_spec, ctx)
+        self.trace = TraceWriter(trace_path) if trace_path else None
+        self.header_extra = header_extra or {}
+
+    def _header(self) -> dict[str, Any]:
+        return {"type": "header", "tree": self.spec.name, "file": getattr(self.spec, "file", None),
+                "structure": structure(self.spec.root),
+                "source": getattr(self.spec, "source", None),
+                "budgets": {"actions": self.ctx.limits.actions,
+                            "perception_streak": self.ctx.limits.perception_streak,
+                            "max_ticks": self.ctx.limits.max_ticks},
+                "goal": {k[5:]: v for k, v in self.ctx.blackboard.items() if k.startswith("goal.")},
+                "run_id": self.ctx.run_id, "versions": versions(), **jsonable(self.header_extra)}
+
+    def _tick(self) -> list[tuple[str, str]]:
+        ctx = self.ctx
+        ctx.tick += 1
+        if self.trace is None:
+            for _ in self.root.tick():
+                pass
+            ctx.clock.advance(ctx.clock.tick_period)
+            return []
+        visited = [(node.name, node.status.value) for node in self.root.tick()]
+        ctx.clock.advance(ctx.clock.tick_period)
+        return visited
+
+    def _record_tick(self, visited: list[tuple[str, str]], events: list[OutcomeEvent]) -> None:
+        if self.trace is None:
+            self.ctx.blackboard.drain_changes()
+            return
+        self.trace.write({"type": "tick", "tick": self.ctx.tick, "clock": round(self.ctx.clock.now, 6),
+                          "visited": visited,
+                          "blackboard": jsonable(self.ctx.blackboard.drain_changes()),
+                          "events": [e.model_dump(mode="json") for e in events]})
+
+    def run(self, handle_signals: bool = False) -> EpisodeResult:
+        ctx = self.ctx
+        start = time.perf_counter()
+        previous = {}
+        if handle_signals:
+            def _raise(signum, frame):  # noqa: ARG001
+                raise Interrupted(signum)
+
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, _raise)
+        exit_code = 0
+        try:
+            if self.trace:
+                self.trace.write(self._header())
+            while ctx.decision is None:
+                if ctx.tick >= ctx.limits.max_ticks:
+                    ctx.decide(Decision.WAIT_CLARIFY, f"tick cap ({ctx.limits.max_ticks} ticks)")
+                    break
+                visited = self._tick()
+                self._record_tick(visited, ctx.publish_tick_events())
+                if ctx.decision is None and self.root.status in (Status.SUCCESS, Status.FAILURE):
+                    ctx.decide(Decision.WAIT_CLARIFY,
+                               f"no decision (root ended {self.root.status.value} without one)")
+        except Interrupted as exc:
+            exit_code = 128 + exc.signum
+            if ctx.driver is not None:
+                try:
+                    ctx.driver.stop()
+                except Exception:  # stopping is best effort; the decision must still be recorded
+                    pass
+            ctx.decision = None
+            ctx.decide(Decision.WAIT_CLARIFY, "interrupted")
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        self.root.stop(Status.INVALID)
+        result = EpisodeResult(
+            decision=ctx.decision or Decision.WAIT_CLARIFY, reason=ctx.reason, ticks=ctx.tick,
+            clock=ctx.clock.now, wall=time.perf_counter() - start, actions=ctx.ledger.actions,
+            action_budget=ctx.limits.actions, counters=ctx.ledger.snapshot(),
+            events=list(ctx.all_events), exit_code=exit_code)
+        if self.trace:
+            self.trace.write({"type": "final", **{k: v for k, v in result.to_json().items()
+                                                 if k != "events"}})
+            self.trace.close()
+        return result
+
+
+def print_err(msg: str) -> None:
+    print(msg, file=sys.stderr)

@@ -1,0 +1,101 @@
+"""Physical faults, lift, push and stop on the PyBullet arm (256² images, isolated objects)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pybullet")
+pytest.importorskip("airo_models")
+
+from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
+from bt_grasp.drivers.base import FAULT_KINDS, Fault, GraspPose  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
+from bt_grasp.profile import load_profile  # noqa: E402
+from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
+
+BOX = ObjectSpec("green box", "box", "green", "medium", "box", (0.05, 0.05, 0.06), (0.1, 0.8, 0.1, 1), 0.15)
+CENTRE = (0.5, 0.0, 0.03)
+
+
+@pytest.fixture(scope="module")
+def arm():
+    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=256)
+    yield a
+    a.close()
+
+
+def _grasp(arm, force=60.0, timeout=None):
+    arm.reset_scene([BOX], [CENTRE])
+    return arm.grasp(GraspPose(np.array(CENTRE), DOWN, 0.08), 0.08, force, timeout=timeout)
+
+
+def test_unknown_fault_kind_rejected(arm):
+    with pytest.raises(ValueError):
+        arm.inject(Fault("gremlins"))
+    assert len(FAULT_KINDS) == 10
+
+
+def test_heavy_slippery_object_slips_during_lift(arm):
+    arm.clear_faults()
+    arm.inject(Fault("mass", {"value": 3.0}))
+    arm.inject(Fault("friction", {"value": 0.05}))
+    _grasp(arm, force=20.0)
+    ex = arm.lift(0.08)
+    assert arm.held_object() is None
+    tel = ex.telemetry
+    assert tel.aperture_norm[0] > 0.4 and tel.effort[0] > 0.15  # still squeezing at the start
+    assert tel.aperture_norm[-1] < 0.05 and tel.effort[-1] < 0.05  # collapsed once the object stayed
+
+
+def test_block_lift_keeps_height(arm):
+    arm.clear_faults()
+    arm.inject(Fault("block_lift", {"after_m": 0.0}))
+    ex = _grasp(arm)
+    tel = ex.telemetry
+    rise = tel.ee_height[tel.phase == Phase.HOLD].mean() - tel.ee_height[tel.phase == Phase.SETTLE].mean()
+    assert abs(rise) < 0.004
+    ok = _grasp(arm)
+    tel = ok.telemetry
+    rise = tel.ee_height[tel.phase == Phase.HOLD].mean() - tel.ee_height[tel.phase == Phase.SETTLE].mean()
+    assert rise > 0.01  # the fault was consumed (once)
+
+
+def test_latency_shifts_telemetry(arm):
+    arm.clear_faults()
+    base = _grasp(arm).telemetry
+    arm.inject(Fault("latency", {"seconds": 0.2}))
+    late = _grasp(arm).telemetry
+    first_contact = lambda tel: tel.t[np.argmax(tel.effort > 0.3)]  # noqa: E731
+    assert first_contact(late) - first_contact(base) == pytest.approx(0.2, abs=0.03)
+
+
+def test_lift_and_push(arm):
+    arm.clear_faults()
+    assert _grasp(arm).fault is None
+    z0 = arm.tcp_pose()[0][2]
+    ex = arm.lift(0.1)
+    assert ex.fault is None and arm.tcp_pose()[0][2] - z0 == pytest.approx(0.1, abs=0.01)
+    assert arm.held_object() == "green box"
+    arm.open_gripper()
+    arm.reset_scene([BOX], [CENTRE])
+    ex = arm.push(np.array([0.5, -0.08]), np.array([0.5, 0.08]), height=0.03)
+    assert ex.fault is None, ex.fault
+    pos, _ = arm.object_pose("green box")
+    assert pos[1] > 0.03  # pushed toward +y
+
+
+def test_push_start_inside_object_is_infeasible(arm):
+    arm.clear_faults()
+    arm.reset_scene([BOX], [CENTRE])
+    ex = arm.push(np.array([0.5, 0.0]), np.array([0.5, 0.1]), height=0.03)
+    assert ex.fault is not None and ex.fault.startswith("infeasible: collision")
+    assert len(ex.telemetry) == 0
+
+
+def test_never_finish_without_timeout_is_capped(arm):
+    arm.clear_faults()
+    arm.reset_scene([], [])
+    arm.inject(Fault("never_finish", primitive="open_gripper"))
+    ex = arm.open_gripper()
+    assert ex.fault == "timeout" and ex.duration == pytest.approx(30.0, abs=0.01)

@@ -1,0 +1,143 @@
+"""PyBulletArm primitives on hand-made scenes (256² images): grasp, empty, faults, guard, place, timeout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pybullet")
+pytest.importorskip("airo_models")
+
+from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
+from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
+from bt_grasp.profile import load_profile  # noqa: E402
+from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
+
+BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
+CENTRE = np.array([0.5, 0.0, 0.03])
+
+
+@pytest.fixture(scope="module")
+def arm():
+    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=256)
+    yield a
+    a.close()
+
+
+def _box_scene(arm: PyBulletArm) -> None:
+    arm.clear_faults()
+    arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+
+
+def _grasp(arm: PyBulletArm, pos=CENTRE, width=0.08, force=60.0, timeout=None):
+    return arm.grasp(GraspPose(np.asarray(pos, float), DOWN, width), width, force, timeout=timeout)
+
+
+def test_protocols(arm):
+    assert isinstance(arm, Driver) and isinstance(arm, GroundTruth) and isinstance(arm, FaultInjectable)
+
+
+def test_top_down_grasp_lifts_box_and_telemetry_shows_hold(arm):
+    _box_scene(arm)
+    ex = _grasp(arm)
+    assert ex.fault is None
+    assert arm.held_object() == "red box"
+    tel = ex.telemetry
+    assert set(np.unique(tel.phase)) == {p.value for p in Phase}
+    hold = tel.phase == Phase.HOLD
+    assert abs(np.median(tel.aperture_m[hold]) - 0.05) < 0.004  # stops at the object width
+    assert np.median(tel.effort[hold]) > 0.5                      # at the force limit (60/100 N)
+    assert tel.ee_height[hold].mean() - tel.ee_height[tel.phase == Phase.SETTLE].mean() > 0.01
+    assert 0.5 < ex.duration < 6.0
+    rate = len(tel) / ex.duration
+    assert 60 <= rate <= 120
+
+
+def test_empty_grasp_closes_to_stop_with_no_effort(arm):
+    arm.clear_faults()
+    arm.reset_scene([], [])
+    ex = _grasp(arm)
+    hold = ex.telemetry.phase == Phase.HOLD
+    assert ex.telemetry.aperture_norm[hold].max() < 0.02
+    assert ex.telemetry.effort[hold].max() < 0.05
+    assert arm.held_object() is None
+
+
+def test_remove_target_on_close_gives_empty(arm):
+    _box_scene(arm)
+    arm.inject(Fault("remove_target_on_close"))
+    ex = _grasp(arm)
+    assert ex.info.get("removed") == "red box"
+    hold = ex.telemetry.phase == Phase.HOLD
+    assert ex.telemetry.aperture_norm[hold].max() < 0.02 and ex.telemetry.effort[hold].max() < 0.05
+    assert arm.held_object() is None
+
+
+def test_out_of_reach_is_infeasible_and_nothing_moves(arm):
+    _box_scene(arm)
+    q0 = arm._q().copy()
+    clock0 = arm.clock
+    ex = _grasp(arm, pos=[1.4, 0.0, 0.03])
+    assert ex.fault is not None and ex.fault.startswith("infeasible: ik")
+    assert len(ex.telemetry) == 0 and ex.duration == 0.0
+    assert np.allclose(arm._q(), q0) and arm.clock == clock0
+
+
+def test_grasp_into_the_table_is_infeasible(arm):
+    _box_scene(arm)
+    ok, why = arm.feasible([np.array([0.5, 0.2, -0.05])])
+    assert not ok and "table" in why
+
+
+def test_place_puts_held_object_in_basket(arm):
+    _box_scene(arm)
+    assert _grasp(arm).fault is None
+    ex = arm.place("basket")
+    assert ex.fault is None
+    assert arm.object_in_basket("red box")
+    assert arm.held_object() is None
+
+
+def test_timeout_stops_a_primitive(arm):
+    _box_scene(arm)
+    ex = _grasp(arm, timeout=0.4)
+    assert ex.fault == "timeout"
+    assert ex.duration == pytest.approx(0.4, abs=0.01)
+    assert ex.telemetry.t.max() <= 0.4 + 1e-6
+
+
+def test_never_finish_runs_until_timeout(arm):
+    _box_scene(arm)
+    arm.inject(Fault("never_finish", primitive="grasp"))
+    ex = _grasp(arm, timeout=3.0)
+    assert ex.fault == "timeout"
+    assert ex.duration == pytest.approx(3.0, abs=0.01)
+    close = ex.telemetry.phase == Phase.CLOSE
+    assert ex.telemetry.stalled[close].any()
+
+
+def test_block_fingers_and_telemetry_faults(arm):
+    _box_scene(arm)
+    arm.inject(Fault("block_fingers", {"at_norm": 0.8}))
+    arm.inject(Fault("nan_telemetry", {"from_frac": 0.5}))
+    ex = _grasp(arm)
+    tel = ex.telemetry
+    n = len(tel)
+    assert np.isnan(tel.effort[n // 2 + 1:]).all() and np.isfinite(tel.effort[: n // 2 - 1]).all()
+    assert arm.held_object() is None  # the stop at 68 mm kept the fingers off the 50 mm box
+
+
+def test_driver_exception_and_once(arm):
+    _box_scene(arm)
+    arm.inject(Fault("driver_exception"))
+    with pytest.raises(RuntimeError):
+        arm.open_gripper()
+    assert arm.open_gripper().fault is None  # consumed
+
+
+def test_grasp_offset_misses(arm):
+    _box_scene(arm)
+    arm.inject(Fault("grasp_offset", {"offset_m": 0.06, "direction": [0, 1, 0]}))
+    _grasp(arm)
+    assert arm.held_object() is None

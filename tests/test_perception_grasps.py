@@ -1,0 +1,83 @@
+"""Antipodal grasp generation with a collision-checked gripper model."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from bt_grasp.perception.geometric import GeometricPerceiver
+from bt_grasp.perception.grasps import GripperModel, grasp_candidates, plan_grasps
+from bt_grasp.perception.synthetic import Prim, overhead_camera, render
+
+RED, BLUE, GREEN = (0.85, 0.1, 0.1), (0.1, 0.25, 0.85), (0.1, 0.65, 0.2)
+
+
+def _frame(pose) -> np.ndarray:
+    return Rotation.from_quat(pose.orientation).as_matrix()
+
+
+def _locate(prims, text="red box", size=256):
+    K, T, shape = overhead_camera(size)
+    obs = render(prims, K, T, shape)
+    per = GeometricPerceiver()
+    scene = per.survey(obs)
+    return obs, per.locate(obs, text, scene)
+
+
+def test_isolated_box_grasps_span_its_width_and_are_top_down():
+    obs, loc = _locate([Prim("box", (0.5, 0.0, 0.02), (0.05, 0.03, 0.04), RED)])
+    grasps = plan_grasps(obs, loc)
+    assert grasps
+    assert [g.score for g in grasps] == sorted((g.score for g in grasps), reverse=True)
+    g = grasps[0]
+    R = _frame(g)
+    assert np.allclose(R[:, 2], [0, 0, -1], atol=1e-6)  # approach straight down
+    assert abs(R[:, 2] @ R[:, 0]) < 1e-9 and np.isclose(np.linalg.det(R), 1.0)
+    closing = R[:, 0]
+    across_y = abs(closing[1]) > abs(closing[0])
+    true_w = 0.03 if across_y else 0.05
+    assert abs(g.metadata["object_width"] - true_w) < 0.005
+    assert abs(closing[1 if across_y else 0]) > np.cos(np.deg2rad(12))
+    assert g.width <= GripperModel().max_aperture
+    assert np.linalg.norm(g.position[:2] - [0.5, 0.0]) < 0.01
+    assert 0.004 < g.position[2] < 0.04  # between table and top
+    # Both principal widths appear among the candidates.
+    widths = {round(c.metadata["object_width"], 2) for c in grasps}
+    assert any(abs(w - 0.03) < 0.006 for w in widths)
+
+
+def test_box_squeezed_between_neighbours_has_no_grasp_across_the_blocked_axis():
+    prims = [Prim("box", (0.5, 0.0, 0.02), (0.05, 0.03, 0.04), RED),
+             Prim("box", (0.5, 0.04, 0.025), (0.08, 0.045, 0.05), BLUE),
+             Prim("box", (0.5, -0.04, 0.025), (0.08, 0.045, 0.05), GREEN)]
+    obs, loc = _locate(prims)
+    grasps = plan_grasps(obs, loc)
+    assert grasps, "closing along x (the free axis) must remain possible"
+    for g in grasps:
+        if g.metadata["approach"] == "top_down":
+            assert abs(_frame(g)[1, 0]) < np.sin(np.deg2rad(30)), "closing along the blocked y axis"
+
+
+def test_too_wide_object_has_no_grasp():
+    obs, loc = _locate([Prim("box", (0.5, 0.0, 0.02), (0.10, 0.09, 0.04), RED)])
+    assert plan_grasps(obs, loc) == []
+
+
+def test_tilted_approach_when_top_down_is_blocked():
+    """A shelf just above the object blocks every vertical approach; a tilted one gets in."""
+    rng = np.random.default_rng(0)
+    xs, ys = np.meshgrid(np.linspace(-0.015, 0.015, 16), np.linspace(-0.02, 0.02, 20))
+    obj = []
+    for z in np.linspace(0.0, 0.04, 9):  # a 3 x 4 x 4 cm box: sides and top
+        obj += [[x, y, z] for x, y in ((-0.015, yy) for yy in ys[:, 0])]
+        obj += [[x, y, z] for x, y in ((0.015, yy) for yy in ys[:, 0])]
+        obj += [[x, y, z] for x, y in ((xx, -0.02) for xx in xs[0])]
+        obj += [[x, y, z] for x, y in ((xx, 0.02) for xx in xs[0])]
+    obj += [[x, y, 0.04] for x, y in zip(xs.ravel(), ys.ravel(), strict=True)]
+    obj = np.asarray(obj) + rng.normal(0, 1e-4, (len(obj), 3))
+    sx, sy = np.meshgrid(np.linspace(-0.05, 0.05, 40), np.linspace(-0.03, 0.03, 24))
+    shelf = np.column_stack([sx.ravel(), sy.ravel(), np.full(sx.size, 0.075)])
+    grasps = grasp_candidates(obj, np.vstack([obj, shelf]), table=0.0)
+    assert grasps and all(g.metadata["approach"] == "tilted" for g in grasps)
+    free = grasp_candidates(obj, obj, table=0.0)
+    assert free and free[0].metadata["approach"] == "top_down"

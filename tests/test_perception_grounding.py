@@ -1,0 +1,120 @@
+"""Referring-expression grounding: attributes, relative size, spatial qualifiers, absence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bt_grasp.bench.catalogue import COLOURS
+from bt_grasp.perception.geometric import GeometricPerceiver
+from bt_grasp.perception.grounding import ground, parse
+from bt_grasp.perception.sim_annotator import SimPerceiver
+from bt_grasp.perception.synthetic import Prim, overhead_camera, render
+from bt_grasp.perception.types import SceneGraph, SceneObject
+
+
+def _obj(oid: int, name: str, colour: str, category: str, size: str, u: float, v: float = 0.5,
+         extent: tuple[float, float, float] = (0.05, 0.04, 0.04)) -> SceneObject:
+    return SceneObject(id=oid, name=name, description=name, point2d=(u, v), mask_id=oid,
+                       attributes={"colour": colour, "category": category, "size": size, "extent": list(extent)})
+
+
+def test_parse():
+    q = parse("the small red box to the left of the blue mug")
+    assert (q.size, q.colour, q.category, q.relation) == ("small", "red", "box", "left_of")
+    assert q.anchor is not None and (q.anchor.colour, q.anchor.category) == ("blue", "mug")
+    q = parse("the mug on the left")
+    assert (q.category, q.superlative, q.relation) == ("mug", "left", None)
+    q = parse("grab the rubber duck next to the big ball")
+    assert (q.category, q.relation, q.anchor.category, q.anchor.size) == ("duck", "next_to", "ball", "large")
+    assert parse("the grey teddy").category == "teddy bear" and parse("the gray teddy").colour == "grey"
+    assert parse("the purple banana").unknown_noun == "banana"
+
+
+def test_small_red_box_picks_the_small_one_by_label_and_by_measure():
+    scene = SceneGraph([_obj(1, "large red box", "red", "box", "large", 0.2, extent=(0.09, 0.06, 0.05)),
+                        _obj(2, "small red box", "red", "box", "small", 0.8, extent=(0.04, 0.03, 0.03)),
+                        _obj(3, "small blue box", "blue", "box", "small", 0.5, extent=(0.04, 0.03, 0.03))], [])
+    assert ground("the small red box", scene)[0].id == 2
+    assert ground("the big red box", scene)[0].id == 1
+    assert ground("red box", scene)[0].id in (1, 2)
+    # Geometric labels can both say "medium": the measured size decides.
+    for o in scene.objects:
+        o.attributes["size"] = "medium"
+    assert ground("the small red cube-shaped box", scene)[0].id == 2
+    assert ground("the tiny red box", scene)[0].id == 2
+    assert ground("the large red box", scene)[0].id == 1
+
+
+def test_mug_on_the_left_picks_the_leftmost_mug():
+    scene = SceneGraph([_obj(1, "red mug", "red", "mug", "medium", 0.7),
+                        _obj(2, "blue mug", "blue", "mug", "medium", 0.3),
+                        _obj(3, "green box", "green", "box", "small", 0.1),
+                        _obj(4, "white mug", "white", "mug", "medium", 0.5)], [])
+    assert ground("the mug on the left", scene)[0].id == 2
+    assert ground("the leftmost mug", scene)[0].id == 2
+    assert ground("the rightmost cup", scene)[0].id == 1
+    assert ground("the mug on the right", scene)[0].id == 1
+
+
+def test_relational_clause_uses_the_scene_graph():
+    scene = SceneGraph([_obj(1, "red mug", "red", "mug", "medium", 0.2),
+                        _obj(2, "blue mug", "blue", "mug", "medium", 0.6),
+                        _obj(3, "yellow duck", "yellow", "duck", "medium", 0.7),
+                        _obj(4, "green box", "green", "box", "medium", 0.6, 0.3)],
+                       [(2, "next_to", 3), (3, "next_to", 2), (4, "on_top_of", 2)])
+    assert ground("the mug next to the duck", scene)[0].id == 2
+    assert ground("the box on the blue mug", scene)[0].id == 4
+    assert ground("the mug under the green box", scene)[0].id == 2
+    assert ground("the mug next to the purple ball", scene) is None
+
+
+def test_absent_or_contradicting_attributes_return_none():
+    scene = SceneGraph([_obj(1, "red mug", "red", "mug", "medium", 0.2),
+                        _obj(2, "yellow duck", "yellow", "duck", "medium", 0.6)], [])
+    assert ground("the green duck", scene) is None
+    assert ground("the red box", scene) is None
+    assert ground("the purple banana", scene) is None
+    assert ground("", scene) is None
+    assert ground("the yellow duck", scene)[0].id == 2
+    assert ground("Yellow Duck", scene)[0].id == 2  # exact name, any case
+
+
+@pytest.mark.parametrize("backend", [SimPerceiver, GeometricPerceiver])
+def test_end_to_end_on_rendered_frame(backend):
+    red = COLOURS["red"][:3]
+    blue = COLOURS["blue"][:3]
+    prims = [Prim("box", (0.55, 0.10, 0.015), (0.04, 0.03, 0.03), red, name="small red box", colour="red",
+                  category="box", size="small"),
+             Prim("box", (0.45, -0.10, 0.025), (0.09, 0.06, 0.05), red, name="large red box", colour="red",
+                  category="box", size="large"),
+             Prim("cylinder", (0.40, 0.15, 0.04), (0.03, 0.08), blue, name="blue mug", colour="blue",
+                  category="mug"),
+             Prim("cylinder", (0.60, -0.18, 0.04), (0.03, 0.08), blue, name="blue can", colour="blue",
+                  category="can")]
+    K, T, shape = overhead_camera(256, tilt=0.1)
+    obs = render(prims, K, T, shape)
+    per = backend()
+    scene = per.survey(obs)
+    small = per.locate(obs, "the small red box", scene)
+    assert small is not None and np.linalg.norm(small.points_base[:, :2].mean(0) - [0.55, 0.10]) < 0.015
+    large = per.locate(obs, "the large red box", scene)
+    assert large is not None and np.linalg.norm(large.points_base[:, :2].mean(0) - [0.45, -0.10]) < 0.015
+    # Image left is base +y for this camera.
+    left = per.locate(obs, "the blue cylinder on the left" if backend is GeometricPerceiver else
+                      "the blue one on the left", scene)
+    assert left is not None and left.points_base[:, 1].mean() > 0.1
+
+
+def test_measured_dimensions_separate_shape_alike_categories():
+    """Both look like purple cylinders; only the flat one has a puck's dimensions."""
+    scene = SceneGraph([_obj(1, "large purple cylinder", "purple", "cylinder", "large", 0.3,
+                             extent=(0.068, 0.066, 0.11)),
+                        _obj(2, "small purple cylinder", "purple", "cylinder", "small", 0.7,
+                             extent=(0.06, 0.058, 0.02))], [])
+    assert ground("the purple puck", scene)[0].id == 2
+    assert ground("the large purple can", scene)[0].id == 1
+    # A segment far larger than any catalogue duck is not a duck.
+    big = SceneGraph([_obj(1, "large yellow irregular", "yellow", "irregular", "large", 0.5,
+                           extent=(0.25, 0.12, 0.06))], [])
+    assert ground("the yellow duck", big) is None
