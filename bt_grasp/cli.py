@@ -15,6 +15,11 @@ EXIT_USAGE = 2
 
 
 def _load(path: str):
+    """A tree file; BT.CPP XML is imported on the fly so verify/dot work on it directly."""
+    if path.lower().endswith(".xml"):
+        from bt_grasp.interop.btcpp_import import import_spec
+
+        return import_spec(path)
     from bt_grasp.spec import load_tree
 
     return load_tree(path)

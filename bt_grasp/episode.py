@@ -26,7 +26,7 @@ def goal_blackboard(goal_text: str | None, tree_goal: dict[str, Any], task: str 
 
 def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
     b = spec.budgets
-    return RunContext(registry=default_registry(),
+    return RunContext(registry=getattr(spec, "registry", None) or default_registry(),
                       limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
                       driver=world.driver, perceiver=world.perceiver, profile=world.profile,
                       blackboard=Blackboard(goal), services=dict(world.services))

@@ -320,8 +320,10 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
     """
     inf = None
 
+    from bt_grasp.interop.nodes import may_run, static_counts
+
     def can_run(node) -> bool:
-        return node.type in ("retry", "repeat") or any(can_run(c) for c in _kids(node))
+        return may_run(node, registry)
 
     def _kids(node):
         kids = list(node.children) + list(node.cases.values())
@@ -349,12 +351,17 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
         if nt is None:
             return {}
         if nt.kind not in ("composite", "decorator"):
+            if node.type in ("opaque_action", "opaque_condition"):
+                return {f"primitive:btcpp.{node.params.get('btcpp_id')}": 1}
             if nt.kind == "primitive":
                 return {f"primitive:{nt.name}": 1}
             if nt.perception:
                 return {"perception": 1}
             return {}
         kids = _kids(node)
+        interop = static_counts(node, [count(c) for c in kids], registry)
+        if interop is not None:
+            return interop
         if node.type == "switch":
             out: dict = {}
             for child in kids:
@@ -395,8 +402,7 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
         counts[k] = budget if counts[k] is inf else min(counts[k], budget)
         total_actions += counts[k]
     counts["actions"] = min(total_actions, budget)
-    if counts.get("perception") is inf:
-        counts["perception"] = None
+    counts.setdefault("perception", 0)
     return dict(sorted(counts.items()))
 
 

@@ -21,7 +21,7 @@ def tree(text: str, file: str = "<test>.yaml"):
 
 def run_oracle(spec, oracle, goal: str = "red mug", trace: str | None = None) -> EpisodeResult:
     b = spec.budgets
-    ctx = RunContext(registry=default_registry(),
+    ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
                      blackboard=Blackboard({"goal.object": goal}))
     return Runner(spec, ctx, trace_path=trace).run()

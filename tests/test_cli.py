@@ -1,0 +1,73 @@
+"""The bt-grasp command line: one-line errors with exit 2 for every bad input, summaries, schema."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+from bt_grasp.cli import main
+
+BAD = sorted((ROOT / "tests" / "data" / "trees" / "bad").glob("*.yaml"))
+ONE_LINE = re.compile(r"^[^\n]+\.yaml:\d+:\d+: [^\n]+$")
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.stem for p in BAD])
+@pytest.mark.parametrize("command", ["validate", "verify", "dot"])
+def test_every_command_reports_a_bad_tree_as_one_line_with_exit_2(path, command, capsys):
+    code = main([command, str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert ONE_LINE.match(err), err
+    assert "Traceback" not in err
+
+
+def test_bad_input_through_the_real_entry_point_has_no_traceback(tmp_path):
+    bad = tmp_path / "typo.yaml"
+    bad.write_text("tree: t\nroot:\n  sequense:\n    children: [finalize]\n")
+    proc = subprocess.run([sys.executable, "-m", "bt_grasp.cli", "validate", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"{bad}:3:3: unknown node type 'sequense' (did you mean sequence?)"
+
+
+def test_validate_accepts_every_shipped_tree(capsys):
+    trees = sorted(str(p) for p in (ROOT / "trees").glob("*.yaml"))
+    assert main(["validate", *trees]) == 0
+    assert capsys.readouterr().out.count(": ok") == len(trees)
+
+
+def test_missing_files_and_profiles_are_one_line_errors(capsys):
+    assert main(["validate", "no/such/tree.yaml"]) == 2
+    assert "no/such/tree.yaml" in capsys.readouterr().err
+    assert main(["run", str(ROOT / "trees" / "clutter.yaml"), "--robot", "robots/nope.yaml"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "robot profile not found" in err and "\n" not in err
+
+
+def test_schema_is_json_schema_with_every_node_type(capsys):
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    text = json.dumps(schema)
+    for name in ("sequence", "retry", "switch", "grasp", "evaluate_grasp", "finalize"):
+        assert f'"{name}"' in text
+
+
+def test_run_prints_one_summary_line_and_json(capsys):
+    tree = str(ROOT / "trees" / "clutter.yaml")
+    code = main(["run", tree, "--seed", "0", "--image-size", "256"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and len(out) == 1
+    assert re.match(r"^(FINALIZE|WAIT_CLARIFY): .+ \| actions \d+/10 \| ticks \d+ \| sim [\d.]+ s \| wall [\d.]+ s$",
+                    out[0]), out[0]
+    main(["run", tree, "--seed", "0", "--image-size", "256", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["decision"] in ("FINALIZE", "WAIT_CLARIFY")
+    assert data["action_budget"] == 10 and data["events"]
+    event = data["events"][0]
+    assert {"trial_id", "node", "primitive", "watchdog_label", "confidence", "exec_status", "clock",
+            "wall_time", "metadata"} <= set(event)

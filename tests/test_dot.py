@@ -1,0 +1,69 @@
+"""DOT views parse with real Graphviz and colour nodes by status."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pydot
+import pytest
+from helpers import ROOT
+
+from bt_grasp.cli import main
+
+needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None,
+                                    reason="Graphviz 'dot' not installed (apt-get install graphviz)")
+
+
+@pytest.fixture(scope="module")
+def trace_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dot") / "run.jsonl"
+    assert main(["run", str(ROOT / "trees" / "clutter.yaml"), "--trace", str(path), "--image-size", "256"]) == 0
+    return path
+
+
+def _graphviz_ok(text: str) -> None:
+    proc = subprocess.run(["dot", "-Tsvg"], input=text.encode(), capture_output=True)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"<svg" in proc.stdout
+
+
+def _nodes(text: str) -> dict[str, pydot.Node]:
+    graph = pydot.graph_from_dot_data(text)[0]
+    return {n.get_name().strip('"'): n for n in graph.get_nodes() if n.get_name() not in ("node", "edge")}
+
+
+@needs_graphviz
+def test_tree_structure_renders_with_graphviz(capsys):
+    assert main(["dot", str(ROOT / "trees" / "clutter.yaml")]) == 0
+    text = capsys.readouterr().out
+    _graphviz_ok(text)
+    nodes = _nodes(text)
+    assert {"survey", "attempts", "route_label", "remove_occluder/take_occluder"} <= set(nodes)
+
+
+@needs_graphviz
+def test_a_tick_is_coloured_by_status_and_labelled_with_the_watchdog_label(trace_path, capsys):
+    assert main(["dot", str(trace_path), "--tick", "1"]) == 0
+    text = capsys.readouterr().out
+    _graphviz_ok(text)
+    nodes = _nodes(text)
+    assert nodes["survey"].get_fillcolor().strip('"') == "#8fd18f"      # SUCCESS green
+    assert nodes["give_up"].get_fillcolor().strip('"') == "#d9d9d9"     # not visited grey
+    assert "label: " in nodes["grasp"].get_label()
+
+
+@needs_graphviz
+def test_summary_and_rendered_svg(trace_path, tmp_path, capsys):
+    out = tmp_path / "summary.svg"
+    assert main(["dot", str(trace_path), "--summary", "-o", str(out)]) == 0
+    assert out.read_bytes().lstrip().startswith(b"<?xml") or b"<svg" in out.read_bytes()
+    assert main(["dot", str(trace_path), "--summary"]) == 0
+    nodes = _nodes(capsys.readouterr().out)
+    assert "visits 1" in nodes["survey"].get_label()
+
+
+def test_unknown_tick_and_format_are_one_line_errors(trace_path, tmp_path, capsys):
+    assert main(["dot", str(trace_path), "--tick", "999"]) == 2
+    assert "tick 999 is not in this trace" in capsys.readouterr().err
+    assert main(["dot", str(trace_path), "-o", str(tmp_path / "x.gif")]) == 2
