@@ -71,3 +71,9 @@ def test_run_prints_one_summary_line_and_json(capsys):
     event = data["events"][0]
     assert {"trial_id", "node", "primitive", "watchdog_label", "confidence", "exec_status", "clock",
             "wall_time", "metadata"} <= set(event)
+
+
+def test_docs_node_reference_is_generated_from_the_registry(capsys):
+    assert main(["nodes"]) == 0
+    assert (ROOT / "docs" / "nodes.md").read_text().strip() == capsys.readouterr().out.strip(), \
+        "docs/nodes.md is stale: run `bt-grasp nodes > docs/nodes.md`"
