@@ -32,7 +32,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     result = run_episode(args.tree, robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
-                         lighting=args.lighting, image_size=args.image_size, handle_signals=True)
+                         lighting=args.lighting, image_size=args.image_size, handle_signals=True,
+                         dry_run=args.dry_run)
     if args.json:
         print(json.dumps(result.to_json()))
     else:
@@ -168,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--perception", default="sim", choices=("sim", "geometric"))
     p.add_argument("--lighting", default="easy", choices=("easy", "hard"))
     p.add_argument("--image-size", type=int, default=None)
+    p.add_argument("--dry-run", action="store_true",
+                   help="hardware drivers only read telemetry and never command motion")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check tree files; one line per error")

@@ -35,7 +35,7 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
 def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int = 0,
                 goal: str | None = None, trace: str | None = None, gui: bool = False,
                 perception: str = "sim", lighting: str = "easy", image_size: int | None = None,
-                handle_signals: bool = False, world: Any = None) -> EpisodeResult:
+                handle_signals: bool = False, world: Any = None, dry_run: bool = False) -> EpisodeResult:
     from bt_grasp.spec import load_tree
     from bt_grasp.world import build_world
 
@@ -44,7 +44,7 @@ def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int
     own_world = world is None
     if own_world:
         world = build_world(profile, perception=perception, gui=gui, lighting=lighting,
-                            image_size=image_size)
+                            image_size=image_size, dry_run=dry_run)
     try:
         wanted = goal_blackboard(goal, spec.goal, None).get("goal.object")
         world.driver.reset(episode=episode, seed=seed, target=wanted)

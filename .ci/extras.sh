@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Optional hardware stacks, so the Stretch contract test and the RealSense playback test run
+# instead of skipping: stretch_body is installed without its hardware dependencies (only what
+# `import stretch_body` needs), pyrealsense2 needs libusb.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+if ! ldconfig -p | grep -q libusb-1.0; then
+  apt-get update -qq && apt-get install -y -qq libusb-1.0-0 >/dev/null
+fi
+pip install -q pyrealsense2
+pip install -q --no-deps hello-robot-stretch-body
+pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime
