@@ -32,6 +32,9 @@ def _exec_meta(execution: Execution) -> dict[str, Any]:
     return meta
 
 
+PUSH_DIRECTIONS = ("left", "right", "up", "down")
+
+
 class Grasp(Leaf):
     """Plan ranked 6-DoF grasps on the located object, run the first feasible one."""
 
@@ -78,8 +81,11 @@ class Push(Leaf):
             return self.result("infeasible", event_meta={"reason": "no located target to push"})
         obs = ctx.services.get("last_observation") or ctx.driver.observe()
         scene = ctx.services.get("last_scene")
-        plan = ctx.services["plan_push"](obs, located, scene, str(self.port("direction")),
-                                         float(self.port("distance")))
+        plan = None
+        for direction in self._directions(located, scene):
+            plan = ctx.services["plan_push"](obs, located, scene, direction, float(self.port("distance")))
+            if plan.ok:
+                break
         if not plan.ok:
             outcome = "clutter_too_dense" if "dense" in plan.reason else "infeasible"
             return self.result(outcome, {f"{self.node_id}.reason": plan.reason},
@@ -93,6 +99,21 @@ class Push(Leaf):
                 "start": [round(float(x), 4) for x in plan.start],
                 "end": [round(float(x), 4) for x in plan.end]}
         return self.result(_outcome_of(execution), duration=execution.duration, event_meta=meta)
+
+
+    def _directions(self, located, scene) -> list[str]:
+        """The requested direction, or for `auto` all four, away from the nearest neighbour first."""
+        wanted = str(self.port("direction"))
+        if wanted != "auto":
+            return [wanted]
+        me = scene.by_id(located.object_id) if scene is not None else None
+        others = [o for o in (scene.objects if scene is not None else []) if me is not None and o.id != me.id]
+        if me is None or not others:
+            return list(PUSH_DIRECTIONS)
+        nearest = min(others, key=lambda o: (o.point2d[0] - me.point2d[0]) ** 2 + (o.point2d[1] - me.point2d[1]) ** 2)
+        du, dv = me.point2d[0] - nearest.point2d[0], me.point2d[1] - nearest.point2d[1]
+        away = {"right": du, "left": -du, "down": dv, "up": -dv}
+        return sorted(PUSH_DIRECTIONS, key=lambda d: -away[d])
 
 
 class _Motion(Leaf):
