@@ -11,7 +11,7 @@ from bt_grasp.registry import NodeType, Port, Registry
 
 PERCEPTION_OUT = ("found", "not_found")
 LOCATE_OUT = ("found", "occluded", "not_found")
-MOTION_OUT = ("done", "fault")
+MOTION_OUT = ("done", "infeasible", "fault")
 GRASP_OUT = ("done", "infeasible", "fault")
 PUSH_OUT = ("done", "infeasible", "clutter_too_dense", "fault")
 
@@ -90,14 +90,14 @@ LEAVES = [
         doc="Push the object along an image direction, starting from a free gap behind it."),
     NodeType("lift", "primitive", {
         "height": Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
-        "outcome": _key("outcome", "lift.outcome", "done | fault"),
+        "outcome": _key("outcome", "lift.outcome", "done | infeasible | fault"),
     }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Raise the end effector."),
     NodeType("place", "primitive", {
         "target": Port("target", "str", default="basket", doc="where to put the held object"),
-        "outcome": _key("outcome", "place.outcome", "done | fault"),
+        "outcome": _key("outcome", "place.outcome", "done | infeasible | fault"),
     }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Carry the held object to a receptacle and release it."),
     NodeType("open_gripper", "primitive", {
-        "outcome": _key("outcome", "open_gripper.outcome", "done | fault"),
+        "outcome": _key("outcome", "open_gripper.outcome", "done | infeasible | fault"),
     }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Open the gripper fully."),
     NodeType("evaluate_grasp", "watchdog", {
         "execution": Port("execution", "str", default="{grasp.execution}",
@@ -117,6 +117,93 @@ LEAVES = [
     NodeType("wait_clarify", "terminal", {
         "reason": Port("reason", "str", default="needs clarification"),
     }, doc="End the episode with WAIT_CLARIFY."),
+    # Benchmark baseline leaves (bt_grasp/nodes/bench_nodes.py), used by trees/remove_all.yaml.
+    NodeType("locate_any", "perception", {
+        "result": _key("result", "target", "where the picked object is written (like locate_object)"),
+        "outcome": _key("outcome", "target.outcome", "found | not_found"),
+        "exclude": Port("exclude", "str", doc='"xmin xmax ymin ymax" (metres, base frame): objects '
+                        "whose centre lies in this box are never picked (e.g. the basket)"),
+        "max_objects": Port("max_objects", "int", default=4, minimum=1,
+                            doc="objects (highest first) whose grasps are planned and scored"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Naive baseline: locate the visible object whose best planned grasp scores highest."),
+    NodeType("goal_taken", "perception", {
+        "before": Port("before", "str", default="goal_seen",
+                       doc="blackboard key of an earlier locate_object result of the goal"),
+        "outcome": _key("outcome", "goal_taken.outcome", "taken | still_there"),
+    }, outcomes=("taken", "still_there"), perception=True, outcome_port="outcome",
+        doc="Re-locate the goal: taken when it was raised or is gone from where it was located."),
+]
+
+# -- mobile manipulation tools (issue 6; leaf classes in bt_grasp/nodes/mobile.py) ---------------
+NAV_OUT = ("arrived", "unreachable", "fault")
+SHOW_OUT = ("one", "many", "none")
+MARKER_OUT = ("done", "stale_marker", "infeasible", "fault")
+PICK_OUT = tuple(LABELS) + ("infeasible", "stale_marker", "fault")
+
+LEAVES += [
+    NodeType("nav_to", "primitive", {
+        "receptacle": Port("receptacle", "str", required=True, doc='receptacle to stand beside, e.g. "large table"'),
+        "outcome": _key("outcome", "nav.outcome", "arrived | unreachable | fault"),
+    }, outcomes=NAV_OUT, outcome_port="outcome",
+        doc="Drive to a collision-free standoff with line of sight to the receptacle surface (A* on the sim floor map)."),
+    NodeType("walk_around", "perception", {
+        "views": Port("views", "int", default=3, minimum=1, maximum=5, doc="head pan viewpoints"),
+        "result": _key("result", "inventory", "where the inventory text is written"),
+        "outcome": _key("outcome", "inventory.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc='Inventory of the current receptacle from several viewpoints ("0: a mug, 1: a remote").'),
+    NodeType("show_object_by_category", "perception", {
+        "category": Port("category", "str", required=True, doc='what to look for, e.g. "{goal.object}"'),
+        "condition": Port("condition", "bool", default=True,
+                          doc="false = ablation: ignore the category, mark every object, best = first"),
+        "result": _key("result", "objects", "where marks, best marker and inventory are written"),
+        "outcome": _key("outcome", "objects.outcome", "one | many | none"),
+    }, outcomes=SHOW_OUT, perception=True, outcome_port="outcome",
+        doc="Numbered Set-of-Mark overlay of the objects matching a category (PNG in the trace folder)."),
+    NodeType("show_receptacles", "perception", {
+        "target": Port("target", "str", default="", doc="receptacle wanted (its marker becomes receptacles.best)"),
+        "result": _key("result", "receptacles", "where receptacle marks are written"),
+        "outcome": _key("outcome", "receptacles.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Numbered Set-of-Mark overlay of the receptacles in view."),
+    NodeType("gaze_at", "primitive", {
+        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "outcome": _key("outcome", "gaze.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Point the head camera at a marked object."),
+    NodeType("pick", "primitive", {
+        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "watchdog": Port("watchdog", "bool", default=True,
+                         doc="false = ablation: trust a completed motion (outcome SUCCESS)"),
+        "execution": _key("execution", "pick.execution", "where the Execution is written"),
+        "outcome": _key("outcome", "pick.outcome", "Watchdog label | infeasible | stale_marker | fault"),
+    }, outcomes=PICK_OUT, counts_as_action=True, outcome_port="outcome",
+        doc="Grasp a marked object and judge it with the Watchdog."),
+    NodeType("place_on", "primitive", {
+        "marker": Port("marker", "any", required=True, doc='a receptacle marker, e.g. "{receptacles.best}"'),
+        "outcome": _key("outcome", "place_on.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Put the held object on a marked receptacle."),
+    NodeType("open", "primitive", {
+        "marker": Port("marker", "any", required=True, doc="an articulated marker (receptacle marker or handle name)"),
+        "outcome": _key("outcome", "open.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Open a drawer or door."),
+    NodeType("close", "primitive", {
+        "marker": Port("marker", "any", required=True, doc="an articulated marker (receptacle marker or handle name)"),
+        "outcome": _key("outcome", "close.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Close a drawer or door."),
+    NodeType("ask", "action", {
+        "question": Port("question", "str", default="Which one do you mean?", doc="asked with the inventory"),
+        "answer": _key("answer", "ask.answer", "where the user's answer is written"),
+        "outcome": _key("outcome", "ask.outcome", "resolved | unresolved"),
+    }, outcomes=("resolved", "unresolved"), outcome_port="outcome",
+        doc="Ask the user about the shown objects; a resolving answer sets objects.best."),
+    NodeType("listen", "action", {
+        "outcome": _key("outcome", "listen.outcome", "same | revised"),
+    }, outcomes=("same", "revised"), outcome_port="outcome",
+        doc="Reactive guard on the user channel: a revised instruction rewrites goal.* and fails."),
+    NodeType("finish", "terminal", {
+        "reason": Port("reason", "str", default="done"),
+    }, doc="End the episode with FINALIZE (the mobile agent's finish tool)."),
 ]
 
 

@@ -198,7 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module, adder in (("bt_grasp.watchdog.cli", "add_watchdog_parser"),
                           ("bt_grasp.interop.cli", "add_interop_parsers"),
-                          ("bt_grasp.bench.cli", "add_bench_parser")):
+                          ("bt_grasp.bench.cli", "add_bench_parser"),
+                          ("bt_grasp.mcp_server.cli", "add_serve_parser"),
+                          ("bt_grasp.mobile.cli", "add_scenarios_parser")):
         try:
             mod = __import__(module, fromlist=[adder])
         except ImportError:

@@ -150,7 +150,7 @@ def test_tick_cap_is_a_hard_stop():
 
 
 def test_timeout_reads_the_logical_clock():
-    # Each simulated lift takes 2 s of logical time: the third one starts after the deadline.
+    # Two lifts are instant, the third overruns the deadline: the timeout fails its child then.
     spec = tree("""
         tree: t
         root:
@@ -165,9 +165,11 @@ def test_timeout_reads_the_logical_clock():
                         lift: {id: up}
               - finalize: {reason: timed out}
     """)
-    res = run_oracle(spec, ScriptedOracle({}, fallback="done"))
-    assert res.decision == Decision.FINALIZE
+    durations = {"up#duration": ["instant", "instant", "overruns deadline"]}
+    res = run_oracle(spec, ScriptedOracle(durations, fallback="done"))
+    assert res.decision == Decision.FINALIZE and res.reason == "timed out"
     assert res.counters["primitive_calls"]["lift"] == 3
+    assert res.clock > 5.0
 
 
 def test_switch_routes_on_the_watchdog_label_and_fails_without_a_case():

@@ -18,7 +18,8 @@ MOTION_OUT = ("done", "infeasible", "fault")
 
 
 class NavTo(Leaf):
-    """Drive the base to (x, y[, theta]) in the driver's odometry frame."""
+    """Drive the base to (x, y[, theta]) in the driver's odometry frame, or to a named place
+    when the driver knows names (the value is passed through unchanged)."""
 
     TYPE = "nav_to"
     SUCCESS_OUTCOMES = frozenset({"done"})
@@ -27,7 +28,8 @@ class NavTo(Leaf):
         pose = self.port("pose")
         execution = self.ctx.driver.nav_to(pose, timeout=self.ctx.remaining_time())
         return self.result(_outcome_of(execution), duration=execution.duration,
-                           event_meta={**_exec_meta(execution), "pose": _floats(pose)})
+                           event_meta={**_exec_meta(execution),
+                                       "pose": pose if isinstance(pose, str) else _floats(pose)})
 
 
 class GazeAt(Leaf):
@@ -52,7 +54,7 @@ def _floats(values: Any) -> list[float] | None:
 
 MOBILE_TYPES = (
     NodeType("nav_to", "primitive", {
-        "pose": Port("pose", "any", default="{tool.pose}", doc="(x, y[, theta]) in the odometry frame"),
+        "pose": Port("pose", "any", default="{tool.pose}", doc="(x, y[, theta]) in the odometry frame, or a place name"),
         "outcome": Port("outcome", "key", default="nav_to.outcome", doc="done | infeasible | fault"),
     }, outcomes=MOTION_OUT, outcome_port="outcome", factory=NavTo,
         doc="Drive the mobile base to a pose (tool server only)."),
@@ -65,8 +67,10 @@ MOBILE_TYPES = (
 
 
 def register_mobile(reg: Registry) -> Registry:
-    """Add the mobile leaves to `reg` (a private copy; never the shared default registry)."""
+    """Add the mobile leaves to `reg`, a private copy (never the shared default registry).
+
+    They replace any same-named core type in that copy, so the tool trees keep these ports
+    even if the core later grows its own nav_to/gaze_at with different ones."""
     for nt in MOBILE_TYPES:
-        if nt.name not in reg:
-            reg.add(nt)
+        reg.add(nt, replace=True)
     return reg

@@ -95,12 +95,23 @@ class Leaf(py_trees.behaviour.Behaviour):
         if ctx.oracle is not None and self.alphabet:
             outcome = ctx.oracle.choose(self.node_id, self.alphabet)
             res = self.simulate(outcome)
+            self._choose_duration(res)
         else:
             try:
                 res = self.execute()
             except Exception as exc:  # a driver or perception bug must not escape the tree
                 res = self.fault_result(f"{type(exc).__name__}: {exc}")
         return self._commit(res)
+
+    def _choose_duration(self, res: LeafResult) -> None:
+        """Under a timeout, how long a verified call takes matters: the verifier tries both
+        extremes, an instant call (most iterations before the deadline) and one that overruns
+        the deadline. Without a timeout the nominal duration is kept (time is not observable)."""
+        remaining = self.ctx.remaining_time()
+        if remaining is None or self.node_type.kind not in ("primitive", "perception"):
+            return
+        pick = self.ctx.oracle.choose(f"{self.node_id}#duration", ("instant", "overruns deadline"))
+        res.duration = 0.0 if pick == "instant" else max(remaining, 0.0) + 1e-6
 
     def _pass_guards(self) -> bool:
         """Episode budgets, checked before the call; a refused call ends the episode."""

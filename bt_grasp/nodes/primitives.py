@@ -13,7 +13,7 @@ from bt_grasp.nodes.base import Leaf, LeafResult
 
 def _outcome_of(execution: Execution) -> str:
     """Map a driver fault to the leaf's alphabet. A motion stopped by its deadline is 'done':
-    the Watchdog judges its telemetry (and will say TIMEOUT)."""
+    the Watchdog judges its telemetry (a motion stuck at the deadline reads STALL or TIMEOUT)."""
     fault = execution.fault
     if fault is None or fault == "timeout":
         return "done"

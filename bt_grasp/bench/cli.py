@@ -1,0 +1,74 @@
+"""`bt-grasp bench`: run the clutter benchmark and write results.jsonl, report.md and PNG plots.
+
+Registered by bt_grasp.cli through add_bench_parser (imported only if this module exists).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_TREES = ["trees/clutter.yaml", "trees/open_loop.yaml", "trees/remove_all.yaml"]
+
+
+def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "bench", help="clutter benchmark: trees × seeds × episodes × lighting × perception",
+        description="Run every tree on the same simulated scenes; one JSONL line per episode in "
+                    "OUT/results.jsonl (a rerun skips finished episodes), traces of failed "
+                    "episodes in OUT/traces, then OUT/report.md and PNG plots.")
+    p.add_argument("--trees", nargs="+", default=DEFAULT_TREES, help="tree files (methods)")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0], help="base seeds")
+    p.add_argument("--episodes", type=int, default=100, help="episodes per base seed")
+    p.add_argument("--lighting", nargs="+", default=["easy"], choices=["easy", "hard"])
+    p.add_argument("--perception", nargs="+", default=["sim"], choices=["sim", "geometric"])
+    p.add_argument("--robot", default=None, help="robot profile (default: the UR5e arm)")
+    p.add_argument("--image-size", type=int, default=512, help="square camera image side (px)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (one PyBullet DIRECT client each)")
+    p.add_argument("--backend", choices=["local", "ray"], default="local",
+                   help="local process pool, or Ray (pip install 'bt_grasp[ray]')")
+    p.add_argument("--out", default="out/bench", help="output directory")
+    p.add_argument("--no-traces", action="store_true", help="do not keep traces of failed episodes")
+    p.add_argument("--no-scene-cache", action="store_true",
+                   help="regenerate every scene instead of reusing OUT/scene_cache (same result, slower)")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--report-only", action="store_true",
+                   help="do not run anything: rebuild the report from OUT/results.jsonl")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from bt_grasp.errors import UserError
+
+    from .report import markdown, write_report
+    from .runner import load_records, make_tasks, run_bench
+
+    out = Path(args.out)
+    results = out / "results.jsonl"
+    for t in args.trees:
+        if not Path(t).exists():
+            raise UserError(f"{t}: tree file not found")
+    if args.report_only:
+        records = load_records(results)
+    else:
+        from bt_grasp.spec import load_tree
+
+        for t in args.trees:  # fail fast, before any worker starts, on a broken tree
+            load_tree(t)
+        tasks = make_tasks([str(Path(t).resolve()) for t in args.trees], args.seeds, args.episodes,
+                           args.lighting, args.perception, args.image_size, args.robot,
+                           None if args.no_traces else str((out / "traces").resolve()),
+                           None if args.no_scene_cache else str((out / "scene_cache").resolve()),
+                           interleave=args.workers)
+        records = run_bench(tasks, results, workers=args.workers, backend=args.backend,
+                            progress=not args.no_progress)
+    if not records:
+        print(f"{results}: no episode records", file=sys.stderr)
+        return 1
+    md, pngs = write_report(records, out)
+    print(markdown(records))
+    print(f"wrote {results}, {md}, " + ", ".join(str(p) for p in pngs), file=sys.stderr)
+    return 0

@@ -1,0 +1,158 @@
+"""Timing and ground-truth probes around a World, without touching the driver or the perceivers.
+
+The benchmark needs two things the tree never sees: where wall time goes (physics, rendering,
+perception, the tree itself) and what really happened (which body a located mask covers, whether
+the gripper really held something). Both are taken by thin proxies placed between the tree and
+the World's driver / perceiver / planning services, so the measured code is exactly the code a
+normal `bt-grasp run` executes. Scoring may read simulator ground truth; the tree never does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# Driver calls that step physics or run IK / collision queries (rendering is subtracted out).
+DRIVER_CALLS = ("reset", "observe", "grasp", "push", "lift", "place", "open_gripper", "feasible")
+
+
+@dataclass
+class Timings:
+    """Wall seconds by bucket; `render` is nested inside driver calls and subtracted from physics."""
+
+    driver: float = 0.0
+    render: float = 0.0
+    perception: float = 0.0
+    reset: float = 0.0
+
+    def shares(self, total: float) -> dict[str, float]:
+        physics = max(0.0, self.driver - self.render)
+        tree = max(0.0, total - self.driver - self.perception)
+        return {"physics": physics, "render": self.render, "perception": self.perception,
+                "tree": tree, "reset": self.reset}
+
+
+@dataclass
+class Probe:
+    """Everything recorded during one episode."""
+
+    timings: Timings = field(default_factory=Timings)
+    grasps: list[dict[str, Any]] = field(default_factory=list)  # one per driver.grasp call
+    locates: list[dict[str, Any]] = field(default_factory=list)  # one per perceiver.locate call
+
+
+def _mask_bodies(mask: np.ndarray, instance: np.ndarray) -> tuple[int | None, float]:
+    """(body covering most of the mask, that body's share of the mask) from the sim's instance ids."""
+    ids = instance[np.asarray(mask, bool)]
+    ids = ids[ids >= 0]
+    if ids.size == 0:
+        return None, 0.0
+    values, counts = np.unique(ids, return_counts=True)
+    k = int(np.argmax(counts))
+    return int(values[k]), float(counts[k] / max(1, int(np.asarray(mask, bool).sum())))
+
+
+class DriverProxy:
+    """Delegates everything to the driver; times primitive calls and keeps grasp ground truth."""
+
+    def __init__(self, driver: Any, probe: Probe) -> None:
+        object.__setattr__(self, "_driver", driver)
+        object.__setattr__(self, "_probe", probe)
+        camera = getattr(driver, "camera", None)
+        if camera is not None and not getattr(camera, "_bench_timed", False):
+            inner = camera.render
+
+            def render(*args: Any, **kwargs: Any) -> Any:
+                t = time.perf_counter()
+                try:
+                    return inner(*args, **kwargs)
+                finally:
+                    driver._bench_probe.timings.render += time.perf_counter() - t
+
+            camera.render = render  # instance attribute: the class is untouched
+            camera._bench_timed = True
+        driver._bench_probe = probe  # the render wrapper reads the current episode's probe
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._driver, name)
+        if name not in DRIVER_CALLS or not callable(attr):
+            return attr
+        probe = self._probe
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                out = attr(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t
+                probe.timings.driver += dt
+                if name == "reset":
+                    probe.timings.reset += dt
+            if name == "grasp":
+                info = dict(getattr(out, "info", {}) or {})
+                fault = getattr(out, "fault", None)
+                probe.grasps.append({"object": info.get("object"), "held": info.get("held"),
+                                     "fault": fault,
+                                     "executed": not (fault or "").startswith("infeasible")})
+            return out
+
+        return timed
+
+
+class PerceiverProxy:
+    """Delegates to the perceiver; times survey/locate and scores each located mask against the
+    simulator's instance annotation (scoring only: the tree receives the perceiver's answer)."""
+
+    def __init__(self, perceiver: Any, probe: Probe) -> None:
+        self._perceiver = perceiver
+        self._probe = probe
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._perceiver, name)
+
+    def survey(self, obs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return self._perceiver.survey(obs)
+        finally:
+            self._probe.timings.perception += time.perf_counter() - t
+
+    def locate(self, obs: Any, text: str, scene: Any = None) -> Any:
+        t = time.perf_counter()
+        try:
+            out = self._perceiver.locate(obs, text, scene)
+        finally:
+            self._probe.timings.perception += time.perf_counter() - t
+        rec: dict[str, Any] = {"text": text, "found": out is not None, "body": None, "purity": 0.0,
+                               "name": getattr(out, "name", None)}
+        instance = (getattr(obs, "annotations", None) or {}).get("instance")
+        if out is not None and instance is not None:
+            rec["body"], rec["purity"] = _mask_bodies(out.mask, np.asarray(instance))
+        self._probe.locates.append(rec)
+        return out
+
+
+def timed_services(services: dict[str, Any], probe: Probe,
+                   names: tuple[str, ...] = ("plan_grasps", "plan_push")) -> dict[str, Any]:
+    """A copy of the services with the perception-side planners timed into `perception`."""
+    out = dict(services)
+    for name in names:
+        fn = out.get(name)
+        if fn is None:
+            continue
+
+        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                t = time.perf_counter()
+                try:
+                    return f(*args, **kwargs)
+                finally:
+                    probe.timings.perception += time.perf_counter() - t
+            return timed
+
+        out[name] = wrap(fn)
+    return out

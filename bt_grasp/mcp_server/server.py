@@ -1,0 +1,167 @@
+"""MCP wiring: expose a ToolSession's tools with the official `mcp` SDK (v2 `MCPServer`).
+
+Why the indirection through one worker thread: PyBullet (and a real robot's driver) expect a
+single caller, while the SDK may run handlers concurrently or on pool threads. Every tool here
+is `async` and hands its call to a one-thread executor that also built the world, so the robot
+only ever sees one thread and one call at a time; the event loop stays free for pings.
+
+`mcp` is imported lazily (`require_mcp`) so the rest of bt_grasp works without it and a missing
+SDK is one line, not a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from bt_grasp.errors import BackendUnavailable
+
+INSTRUCTIONS = (
+    "Robot grasping tools inside one bt_grasp episode. Every result carries actions_used / "
+    "action_budget and the perception streak: grasp and push spend actions; more than "
+    "perception_streak_limit perception calls in a row without a grasp or push end the episode. "
+    "Typical loop: survey_scene -> locate_object(name from the scene) -> grasp(target) -> "
+    "if label SUCCESS: place('basket'); if EMPTY: open_gripper and retry. A result with "
+    "terminal=true means the episode is over (decision + reason): every further call returns the "
+    "same until reset_episode. Use finish to end the episode yourself."
+)
+
+
+def require_mcp() -> Any:
+    """The SDK's server class, or BackendUnavailable with the install line."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:
+        try:
+            from importlib.metadata import version
+
+            found = f" (found mcp {version('mcp')}; need >= 2)"
+        except Exception:
+            found = ""
+        raise BackendUnavailable("bt-grasp serve needs the MCP Python SDK"
+                                 f"{found}: pip install 'bt_grasp[mcp]'") from None
+    return MCPServer
+
+
+class SessionThread:
+    """Owns the one thread the robot is driven from; builds the session on it."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                              thread_name_prefix="bt-grasp-robot")
+        try:
+            self.session = self.executor.submit(factory).result()
+        except BaseException:
+            self.executor.shutdown(wait=False)
+            raise
+
+    async def call(self, tool: str, **args: Any) -> dict[str, Any]:
+        """Run session.call(tool, **args) on the robot thread (session.call never raises)."""
+        try:
+            future = self.executor.submit(self.session.call, tool, **args)
+            return await asyncio.wrap_future(future)
+        except Exception as exc:  # executor shut down, loop cancelled: still answer
+            return {"tool": tool, "ok": False, "outcome": "error", "terminal": False,
+                    "error": f"{type(exc).__name__}: {exc}"}
+
+    def close(self) -> None:
+        """Close the world on its own thread, then stop the thread."""
+        try:
+            self.executor.submit(self.session.world.close).result(timeout=30)
+        except Exception:
+            pass  # closing is best effort at shutdown
+        self.executor.shutdown(wait=False)
+
+
+Text = Annotated[str, Field(description="referring text from survey_scene, e.g. 'red mug'")]
+OptText = Annotated[str | None, Field(description="referring text; omit to use the last located object")]
+
+
+def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
+    """An MCPServer whose tools forward to `runner`; mobile tools only when the robot has them."""
+    MCPServer = require_mcp()
+    app = MCPServer(name=name, instructions=INSTRUCTIONS)
+    call = runner.call
+
+    @app.tool(name="survey_scene",
+              description="Look at the scene: objects (names to use in other tools), their "
+                          "attributes and relations (left_of, partially_occluded_by, ...). "
+                          "Perception: counts toward the perception streak.")
+    async def survey_scene() -> dict[str, Any]:
+        return await call("survey_scene")
+
+    @app.tool(name="locate_object",
+              description="Ground a referring text in a fresh frame. outcome: found | occluded "
+                          "(the occluder is named) | not_found. Returns the mask summary (bbox, "
+                          "pixels, 3D points, centroid in the base frame). Perception.")
+    async def locate_object(target: Text) -> dict[str, Any]:
+        return await call("locate_object", target=target)
+
+    @app.tool(name="grasp",
+              description="Locate the target (when given) and grasp it; the Watchdog labels the "
+                          "attempt SUCCESS | EMPTY | SLIP | WEAK | STALL | TIMEOUT with a "
+                          "confidence, and a semantic check confirms a SUCCESS holds the target. "
+                          "Spends one action.")
+    async def grasp(target: OptText = None,
+                    force: Annotated[float | None, Field(description="grip force, newtons")] = None
+                    ) -> dict[str, Any]:
+        return await call("grasp", target=target, force=force)
+
+    @app.tool(name="push",
+              description="Locate the target (when given) and push it to clear clutter. direction: "
+                          "auto | left | right | up | down (image directions); distance 0.03-0.20 m. "
+                          "Spends one action.")
+    async def push(target: OptText = None,
+                   direction: Annotated[str, Field(description="auto|left|right|up|down")] = "auto",
+                   distance: Annotated[float, Field(description="metres, 0.03-0.20")] = 0.10
+                   ) -> dict[str, Any]:
+        return await call("push", target=target, direction=direction, distance=distance)
+
+    @app.tool(name="place",
+              description="Carry the held object to a named place (the arm: 'basket') and release it.")
+    async def place(target: Annotated[str, Field(description="place name")] = "basket") -> dict[str, Any]:
+        return await call("place", target=target)
+
+    @app.tool(name="lift", description="Raise the gripper, keeping the grip.")
+    async def lift(height: Annotated[float, Field(description="metres, 0-0.40")] = 0.15) -> dict[str, Any]:
+        return await call("lift", height=height)
+
+    @app.tool(name="open_gripper", description="Open the gripper fully (e.g. after an EMPTY grasp).")
+    async def open_gripper() -> dict[str, Any]:
+        return await call("open_gripper")
+
+    if runner.session.mobile:
+        @app.tool(name="nav_to", description="Drive the mobile base to (x, y[, theta]) in the "
+                                             "odometry frame of the episode's start, or to a named "
+                                             "place when the robot knows place names.")
+        async def nav_to(x: float | None = None, y: float | None = None, theta: float | None = None,
+                         place: str | None = None) -> dict[str, Any]:
+            return await call("nav_to", x=x, y=y, theta=theta, place=place)
+
+        @app.tool(name="gaze_at", description="Point the camera at a base-frame point [x, y, z].")
+        async def gaze_at(point: list[float]) -> dict[str, Any]:
+            return await call("gaze_at", point=point)
+
+    @app.tool(name="finish",
+              description="End the episode with your decision: FINALIZE (task done or safe stop) "
+                          "or WAIT_CLARIFY (need the user). Further calls return it until reset.")
+    async def finish(decision: Annotated[str, Field(description="FINALIZE | WAIT_CLARIFY")] = "FINALIZE",
+                     reason: str | None = None) -> dict[str, Any]:
+        return await call("finish", decision=decision, reason=reason)
+
+    @app.tool(name="reset_episode",
+              description="Start a new episode on a new scene (episode, seed, optional target "
+                          "object); budgets start again only here.")
+    async def reset_episode(episode: int = 0, seed: int = 0, target: str | None = None) -> dict[str, Any]:
+        return await call("reset_episode", episode=episode, seed=seed, target=target)
+
+    @app.tool(name="status",
+              description="Budgets used and left, decision, task, last located object, tools.")
+    async def status() -> dict[str, Any]:
+        return await call("status")
+
+    return app

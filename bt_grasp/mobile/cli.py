@@ -1,0 +1,75 @@
+"""`bt-grasp scenarios`: the mobile recovery-scenario suite (wired by the lead into bt_grasp/cli.py
+with `add_scenarios_parser(subparsers)`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `scenarios` on the bt-grasp subparsers; the handler is set as `func`."""
+    p = subparsers.add_parser("scenarios", help="mobile fetch-and-place recovery scenarios (simulated Stretch)")
+    p.add_argument("--trials", type=int, default=10, help="trials per scenario and variant")
+    p.add_argument("--scenario", action="append", help="only these scenarios (repeatable)")
+    p.add_argument("--variant", action="append", help="only these variants (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="first trial seed")
+    p.add_argument("--out", default="runs/scenarios", help="folder for results.jsonl, table.md, success.png")
+    p.add_argument("--from-jsonl", nargs="*", help="only aggregate these results files (no new runs)")
+    p.set_defaults(func=run_scenarios_command)
+    return p
+
+
+def run_scenarios_command(args: argparse.Namespace) -> int:
+    from bt_grasp.mobile.scenarios import SCENARIOS, VARIANTS, Trial, aggregate, markdown, plot, run_suite
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    trials: list[Trial] = []
+    if args.from_jsonl:
+        for f in args.from_jsonl:
+            for line in Path(f).read_text().splitlines():
+                if line.strip():
+                    trials.append(Trial(**json.loads(line)))
+    else:
+        for name in (args.scenario or []):
+            if name not in SCENARIOS:
+                print(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+                return 2
+        for name in (args.variant or []):
+            if name not in VARIANTS:
+                print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
+                return 2
+        log = (out / "results.jsonl").open("w")
+
+        def progress(t: Trial) -> None:
+            log.write(json.dumps(t.__dict__) + "\n")
+            log.flush()
+            print(f"{t.scenario:18s} {t.variant:16s} seed {t.seed:3d} {t.decision:12s} "
+                  f"{'ok ' if t.success else 'FAIL'} picks {t.picks} wrong {t.wrong_picks} empty {t.empty_picks} "
+                  f"sim {t.sim_time:.1f} s", flush=True)
+
+        trials = run_suite(args.trials, args.scenario, args.variant, args.seed, progress)
+        log.close()
+    rows = aggregate(trials)
+    table = markdown(rows)
+    (out / "table.md").write_text(table + "\n")
+    png = plot(rows, out / "success.png")
+    print(table)
+    print(f"wrote {out / 'table.md'} and {png}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (`python -m bt_grasp.mobile.cli ...`) until the lead wires the subcommand."""
+    parser = argparse.ArgumentParser(prog="bt-grasp")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_scenarios_parser(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

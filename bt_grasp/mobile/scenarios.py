@@ -1,0 +1,295 @@
+"""The recovery-scenario suite of the mobile fetch-and-place task (issue 6).
+
+Each scenario fixes a household layout, an instruction, what counts as a target and how the
+simulated user behaves; each *variant* is a tree (the agentic policy, an open-loop baseline and
+three ablations). Metrics are scored from simulator ground truth (`GroundTruth`-style access to
+the world, never visible to the tree): where each object ended, what the fingers held after each
+grasp. Everything here is simulated; see bt_grasp/drivers/stretch/sim/household.py.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bt_grasp.drivers.base import Fault
+from bt_grasp.drivers.stretch.sim.household import HouseholdWorld, Placement
+from bt_grasp.mobile.user import Revision, SimulatedUser
+
+ROOT = Path(__file__).resolve().parents[2]
+TREES = ROOT / "trees"
+VARIANTS: dict[str, Path] = {
+    "agentic": TREES / "fetch_and_place.yaml",
+    "open_loop": TREES / "mobile" / "fetch_open_loop.yaml",
+    "no_watchdog": TREES / "mobile" / "fetch_no_watchdog.yaml",
+    "no_conditioning": TREES / "mobile" / "fetch_no_conditioning.yaml",
+    "no_retry": TREES / "mobile" / "fetch_no_retry.yaml",
+}
+DESTINATION = "cabinet"
+# Slots (standoff base frame) where the simulated grasp of a small can is reliable (measured).
+FRONT, BACK = (0.12, -0.62), (-0.12, -0.62)
+SLOTS = [(-0.12, -0.62), (0.12, -0.62), (0.05, -0.66), (-0.12, -0.72), (0.12, -0.72)]
+
+
+@dataclass
+class Setup:
+    """One trial's task: layout, instruction, targets (names, or slot indices -> bodies), user."""
+
+    layout: list[Placement]
+    instruction: str
+    targets: frozenset[str]
+    target_slots: tuple[int, ...] | None = None  # indices into layout: identical objects differ by place
+    revision: Revision | None = None
+    fault: Fault | None = None
+    expect: str = "FINALIZE"
+
+
+def _two_slots(rng: np.random.Generator) -> list[tuple[float, float]]:
+    return [FRONT, BACK] if rng.random() < 0.5 else [BACK, FRONT]
+
+
+def single(rng: np.random.Generator) -> Setup:
+    a, b = _two_slots(rng)
+    return Setup([Placement("small red can", "large table", a), Placement("blue cube", "large table", b)],
+                 "Bring me the red can", frozenset({"small red can"}))
+
+
+def colour(rng: np.random.Generator) -> Setup:
+    a, b = _two_slots(rng)
+    t, o = ("small red can", "small blue can") if rng.random() < 0.5 else ("small blue can", "small red can")
+    layout = [Placement(t, "large table", a), Placement(o, "large table", b)]
+    if rng.random() < 0.5:  # spawn order decides tie-breaks between equal matches: randomise it
+        layout.reverse()
+    return Setup(layout, "Bring me the can", frozenset({t}))
+
+
+def spatial(rng: np.random.Generator) -> Setup:
+    a, b = _two_slots(rng)
+    k = int(rng.integers(2))
+    return Setup([Placement("small red can", "large table", a), Placement("small red can", "large table", b)],
+                 "Bring me the red can", frozenset({"small red can"}), target_slots=(k,))
+
+
+def distractor(rng: np.random.Generator) -> Setup:
+    x = float(rng.uniform(-0.08, 0.0))
+    return Setup([Placement("small red can", "large table", (x, -0.62)),
+                  Placement("red cube", "large table", (x + 0.085, -0.62))],
+                 "Bring me the red can", frozenset({"small red can"}))
+
+
+def identical(rng: np.random.Generator) -> Setup:
+    a, b = _two_slots(rng)
+    return Setup([Placement("small green can", "large table", a), Placement("small green can", "large table", b)],
+                 "Bring me a green can", frozenset({"small green can"}))
+
+
+def empty_grasp(rng: np.random.Generator) -> Setup:
+    s = identical(rng)
+    s.fault = Fault("remove_target_on_close", primitive="grasp", once=True)
+    return s
+
+
+def no_target(rng: np.random.Generator) -> Setup:
+    a, b = _two_slots(rng)
+    return Setup([Placement("small blue can", "large table", a), Placement("blue cube", "large table", b),
+                  Placement("small green can", "small table", a)],
+                 "Bring me the yellow ball", frozenset({"small yellow ball"}), expect="WAIT_CLARIFY")
+
+
+def revision(rng: np.random.Generator) -> Setup:
+    a, _ = _two_slots(rng)
+    return Setup([Placement("small red can", "large table", a), Placement("small blue can", "small table", a)],
+                 "Bring me the red can", frozenset({"small red can"}),
+                 revision=Revision(1, "Bring me the blue can", frozenset({"small blue can"})))
+
+
+SCENARIOS: dict[str, Callable[[np.random.Generator], Setup]] = {
+    "single_target": single, "ambiguity_colour": colour, "ambiguity_spatial": spatial,
+    "distractor": distractor, "identical_targets": identical, "induced_empty": empty_grasp,
+    "no_valid_target": no_target, "goal_revision": revision,
+}
+
+
+@dataclass
+class Trial:
+    scenario: str
+    variant: str
+    seed: int
+    decision: str
+    reason: str
+    success: bool
+    picks: int
+    wrong_picks: int
+    empty_picks: int
+    sim_time: float
+    wall: float
+    valid: bool = True
+    revised: bool = False
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+def held_body(world: HouseholdWorld) -> int | None:
+    """Ground truth: the body both fingers touch, lifted off its rest height."""
+    for b, o in world.objects.items():
+        links = {c[3] for c in world.pb.getContactPoints(world.robot, b, physicsClientId=world.cid)}
+        if links & world.left_links and links & world.right_links and world.object_position(b)[2] > o.rest_z + 0.005:
+            return b
+    return None
+
+
+def body_receptacle(world: HouseholdWorld, body: int) -> str | None:
+    x, y, z = world.object_position(body)
+    for r in world.receptacles.values():
+        if r.rect.contains(x, y) and r.height - 0.02 <= z <= r.height + 0.15:
+            return r.name
+    return None
+
+
+def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str | None = None) -> Trial:
+    """One episode of `scenario` under `variant` on an existing World (driver reused across trials)."""
+    from bt_grasp.episode import run_episode
+
+    driver = world_obj.driver
+    world: HouseholdWorld = driver.world
+    setup = SCENARIOS[scenario](np.random.default_rng(seed))
+    world.layout = setup.layout
+    target_bodies: set[int] = set()
+    user_box: dict[str, SimulatedUser] = {}
+
+    def make_user(w: HouseholdWorld) -> SimulatedUser:
+        bodies = list(w.objects)  # spawn order = layout order
+        nonlocal target_bodies
+        if setup.target_slots is not None:
+            target_bodies = {bodies[i] for i in setup.target_slots if i < len(bodies)}
+        else:
+            target_bodies = {b for b in bodies if w.objects[b].spec.name in setup.targets}
+        u = SimulatedUser(setup.instruction, setup.targets, setup.revision,
+                          frozenset(target_bodies) if setup.target_slots is not None else None)
+        user_box["u"] = u
+        return u
+
+    driver.user_factory = make_user
+    picks: list[int | None] = []
+    original = type(driver).grasp
+
+    def grasp(*a: Any, **k: Any) -> Any:  # ground-truth instrumentation, invisible to the tree
+        ex = original(driver, *a, **k)
+        picks.append(held_body(world))
+        return ex
+
+    driver.grasp = grasp  # type: ignore[method-assign]
+    driver.clear_faults()
+    if setup.fault is not None:
+        driver.inject(setup.fault)
+    t0 = time.time()
+    try:
+        res = run_episode(str(VARIANTS[variant]), world=world_obj, seed=seed, goal=setup.instruction, trace=trace)
+    finally:
+        del driver.grasp
+        driver.clear_faults()
+    user = user_box.get("u")
+    if user is not None and user.revision is not None and user.goal == user.revision.instruction:
+        final_targets = {b for b in world.objects if world.objects[b].spec.name in user.revision.targets}
+        revised = True
+    else:
+        final_targets, revised = set(target_bodies), False
+    all_targets = final_targets | target_bodies
+    wrong = sum(1 for p in picks if p is not None and p not in all_targets)
+    empty = sum(1 for p in picks if p is None)
+    delivered = any(body_receptacle(world, b) == DESTINATION for b in final_targets if b in world.objects)
+    if setup.expect == "WAIT_CLARIFY":
+        success = res.decision.value == "WAIT_CLARIFY" and not picks
+    else:
+        success = res.decision.value == "FINALIZE" and delivered and wrong == 0
+    return Trial(scenario, variant, seed, res.decision.value, res.reason, success, len(picks), wrong, empty,
+                 round(res.clock, 2), round(time.time() - t0, 2), world.valid, revised,
+                 [e.model_dump(mode="json") for e in res.events])
+
+
+def make_world(profile: str = "robots/stretch3_household.yaml") -> Any:
+    from bt_grasp.drivers.stretch.sim.household import make_household_driver
+    from bt_grasp.perception.backends import make_perceiver
+    from bt_grasp.profile import load_profile
+    from bt_grasp.world import World, make_services
+
+    p = load_profile(str(ROOT / profile) if not Path(profile).exists() else profile)
+    return World(p, make_household_driver(p), make_perceiver("sim"), make_services(p))
+
+
+def run_suite(trials: int = 10, scenarios: list[str] | None = None, variants: list[str] | None = None,
+              seed0: int = 0, progress: Callable[[Trial], None] | None = None) -> list[Trial]:
+    world = make_world()
+    out: list[Trial] = []
+    try:
+        for k in range(trials):  # trials outermost: a cut-short run still covers every cell evenly
+            for sc in scenarios or list(SCENARIOS):
+                for v in variants or list(VARIANTS):
+                    t = run_trial(world, sc, v, seed0 + k)
+                    out.append(t)
+                    if progress:
+                        progress(t)
+    finally:
+        world.close()
+    return out
+
+
+def aggregate(trials: list[Trial]) -> list[dict[str, Any]]:
+    rows = []
+    keys = sorted({(t.scenario, t.variant) for t in trials},
+                  key=lambda k: (list(SCENARIOS).index(k[0]), list(VARIANTS).index(k[1])))
+    for sc, v in keys:
+        ts = [t for t in trials if t.scenario == sc and t.variant == v]
+        n = len(ts)
+        picks = sum(t.picks for t in ts)
+        rows.append({"scenario": sc, "variant": v, "n": n,
+                     "success": sum(t.success for t in ts) / n,
+                     "finalize": sum(t.decision == "FINALIZE" for t in ts) / n,
+                     "wait_clarify": sum(t.decision == "WAIT_CLARIFY" for t in ts) / n,
+                     "retries": statistics.mean(max(t.picks - 1, 0) for t in ts),
+                     "wrong_object": sum(t.wrong_picks for t in ts) / picks if picks else 0.0,
+                     "empty_grasp": sum(t.empty_picks for t in ts) / picks if picks else 0.0,
+                     "median_sim_s": statistics.median(t.sim_time for t in ts),
+                     "invalid": sum(not t.valid for t in ts)})
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    head = ("| scenario | variant | n | success | FINALIZE | WAIT_CLARIFY | retries (mean) | wrong-object "
+            "| empty-grasp | median sim s |")
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        lines.append(f"| {r['scenario']} | {r['variant']} | {r['n']} | {r['success']:.0%} | {r['finalize']:.0%} | "
+                     f"{r['wait_clarify']:.0%} | {r['retries']:.2f} | {r['wrong_object']:.0%} | "
+                     f"{r['empty_grasp']:.0%} | {r['median_sim_s']:.1f} |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scen = list(dict.fromkeys(r["scenario"] for r in rows))
+    vars_ = list(dict.fromkeys(r["variant"] for r in rows))
+    fig, ax = plt.subplots(figsize=(11, 4))
+    w = 0.8 / max(len(vars_), 1)
+    for i, v in enumerate(vars_):
+        ys = [next((r["success"] for r in rows if r["scenario"] == s and r["variant"] == v), 0) for s in scen]
+        ax.bar(np.arange(len(scen)) + i * w, ys, w, label=v)
+    ax.set_xticks(np.arange(len(scen)) + w * (len(vars_) - 1) / 2, scen, rotation=20, ha="right")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1.25)
+    ax.legend(fontsize=8, ncol=len(vars_), loc="upper center")
+    ax.set_title("Mobile fetch-and-place on the simulated Stretch (household scene)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,134 @@
+"""The user on the other end of `ask`: a rule-based simulated user, or a terminal prompt on hardware.
+
+Rules of the simulated user (pinned in tests/test_mobile_user.py), chosen so that an agent can
+only succeed by perceiving and asking, never by being handed the answer:
+- it holds the goal (an instruction and the catalogue names that satisfy it);
+- it never reveals where the target is (no receptacle names, no coordinates);
+- it names or describes the target only after the robot has reported seeing it;
+- it never speaks the robot's internal marker ids (answers carry no digits);
+- it may revise the instruction mid-run (`revise_after` robot reports), delivered once through
+  `poll()`, which the tree's reactive guard (`listen`) reads.
+The user judges which listed item is its target from ground truth (the simulator's names), as
+a person looking at the robot's numbered overlay would.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass
+class SeenItem:
+    """One numbered item the robot shows the user. `true_name` is simulator ground truth."""
+
+    marker: int
+    description: str
+    true_name: str | None
+    point2d: tuple[float, float]
+    colour: str | None = None
+    category: str | None = None
+    body: int | None = None  # simulator instance id (ground truth), when known
+
+
+class User(Protocol):
+    def instruction(self) -> str: ...
+
+    def report_seen(self, seen: list[SeenItem]) -> None: ...
+
+    def answer(self, question: str, seen: list[SeenItem]) -> str: ...
+
+    def poll(self) -> str | None: ...
+
+
+@dataclass
+class Revision:
+    after_reports: int
+    instruction: str
+    targets: frozenset[str]
+
+
+@dataclass
+class SimulatedUser:
+    """Rule-based user holding `goal` (instruction text) and `targets` (accepted object names)."""
+
+    goal: str
+    targets: frozenset[str]
+    revision: Revision | None = None
+    target_bodies: frozenset[int] | None = None  # which instances, when identical objects differ only by place
+    reports: int = 0
+    saw_target: bool = False
+    log: list[tuple[str, str]] = field(default_factory=list)  # (speaker, text)
+    _pending: str | None = None
+
+    def instruction(self) -> str:
+        return self.goal
+
+    def report_seen(self, seen: list[SeenItem]) -> None:
+        self.reports += 1
+        if any(self.is_target(s) for s in seen):
+            self.saw_target = True
+        rv = self.revision
+        if rv is not None and self.reports >= rv.after_reports and self._pending is None and self.goal != rv.instruction:
+            self.goal, self.targets, self.saw_target = rv.instruction, rv.targets, False
+            self.target_bodies = None
+            self._pending = rv.instruction
+            self.log.append(("user", f"Actually, {rv.instruction}"))
+
+    def is_target(self, s: SeenItem) -> bool:
+        if self.target_bodies is not None and s.body is not None:
+            return s.body in self.target_bodies
+        return s.true_name in self.targets
+
+    def poll(self) -> str | None:
+        """The revised instruction, once; None otherwise."""
+        out, self._pending = self._pending, None
+        return out
+
+    def answer(self, question: str, seen: list[SeenItem]) -> str:
+        self.log.append(("robot", question))
+        self.report_seen(seen)
+        text = self._answer(seen)
+        assert not re.search(r"\d", text), "the simulated user never speaks marker ids"
+        self.log.append(("user", text))
+        return text
+
+    def _answer(self, seen: list[SeenItem]) -> str:
+        hits = [s for s in seen if self.is_target(s)]
+        if not hits:
+            return "No, I don't see what I asked for among those."
+        if len(hits) > 1:
+            return "Any of those is fine."
+        t = hits[0]
+        others = [s for s in seen if not self.is_target(s)]
+        if t.colour and all(o.colour != t.colour for o in others):
+            return f"The {t.colour} one."
+        same = [o for o in others if o.colour == t.colour] or others
+        du = [o.point2d[0] - t.point2d[0] for o in same]
+        dv = [o.point2d[1] - t.point2d[1] for o in same]
+        if all(d > 0.02 for d in du):
+            return "The one on the left."
+        if all(d < -0.02 for d in du):
+            return "The one on the right."
+        if all(d < -0.02 for d in dv):
+            return "The one in front."
+        if all(d > 0.02 for d in dv):
+            return "The one at the back."
+        return f"The {t.true_name}."
+
+
+class TerminalUser:
+    """Hardware: the question is printed and the operator types the answer."""
+
+    def instruction(self) -> str:
+        return input("Instruction for the robot: ").strip()
+
+    def report_seen(self, seen: list[SeenItem]) -> None:
+        print("Robot sees: " + ", ".join(f"{s.marker}: {s.description}" for s in seen))
+
+    def answer(self, question: str, seen: list[SeenItem]) -> str:
+        return input(f"{question}\n> ").strip()
+
+    def poll(self) -> str | None:
+        return None

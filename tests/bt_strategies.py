@@ -1,0 +1,233 @@
+"""Hypothesis strategies for generated trees, the shared settings profiles, and run invariants.
+
+Used by tests/test_termination_drivers.py (the trees run on PyBullet and on the simulated
+Stretch) and tests/test_property_random_trees.py (the trees run against outcome oracles).
+
+Profiles (see docs/testing.md): "ci" (default, few examples) and "thorough", selected with
+`BT_GRASP_HYPOTHESIS_PROFILE=thorough`. Modules take their settings from `profile_settings()`, so
+loading a profile never changes the settings of other test modules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from helpers import ROOT, tree
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import EpisodeLimits, Ledger, RunContext
+from bt_grasp.outcomes import LABELS, Decision
+from bt_grasp.registry import default_registry
+from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.trace import read_trace
+from bt_grasp.verify import VerifyResult
+
+PROFILE_ENV = "BT_GRASP_HYPOTHESIS_PROFILE"
+settings.register_profile("ci", max_examples=6, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("thorough", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def profile_settings(multiplier: int = 1) -> settings:
+    """The selected profile, with `multiplier` × its examples (cheap oracle tests use more)."""
+    base = settings.get_profile(os.environ.get(PROFILE_ENV, "ci"))
+    return settings(base, max_examples=base.max_examples * multiplier)
+
+
+# -- the grammar ---------------------------------------------------------------------------------
+
+Node = dict[str, Any] | str
+
+PRIMITIVES = ("grasp", "lift", "place", "open_gripper")
+WORLD_LEAVES: tuple[Node, ...] = (
+    "grasp", "evaluate_grasp", "lift", "place", "open_gripper",
+    {"locate_object": {"target": "{goal.object}"}},
+)
+DECISION_LEAVES: tuple[Node, ...] = (
+    {"finalize": {"reason": "generated finalize"}},
+    {"wait_clarify": {"reason": "generated wait_clarify"}},
+)
+# switch key -> the labels the leaves writing it can produce
+SWITCH_KEYS: dict[str, tuple[str, ...]] = {
+    "{grasp.outcome}": ("done", "infeasible", "fault"),
+    "{grasp.label}": LABELS,
+    "{lift.outcome}": ("done", "fault"),
+    "{target.outcome}": ("found", "occluded", "not_found"),
+}
+
+
+def leaves() -> st.SearchStrategy[Node]:
+    return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(DECISION_LEAVES))
+
+
+def _extend(children: st.SearchStrategy[Node], *, reactive: bool, repeat: bool, unbounded: bool,
+            timeouts_anywhere: bool) -> st.SearchStrategy[Node]:
+    """One grammar level above `children`."""
+    kids = st.lists(children, min_size=1, max_size=3)
+    memory = st.booleans() if reactive else st.just(True)
+    options: list[st.SearchStrategy[Node]] = [
+        st.builds(lambda t, m, c: {t: {"memory": m, "children": c}},
+                  st.sampled_from(["sequence", "selector"]), memory, kids),
+        st.builds(lambda n, c: {"retry": {"attempts": n, "child": c}}, st.integers(1, 3), children),
+        _switch(children),
+        st.builds(lambda t, c: {t: {"child": c}},
+                  st.sampled_from(["force_success", "force_failure", "inverter"]), children),
+    ]
+    # A timeout around one primitive: the deadline reaches the driver (never_finish stops there).
+    options.append(st.builds(lambda s, p: {"timeout": {"seconds": s, "child": p}},
+                             st.sampled_from([0.5, 3.0, 8.0, 20.0]), st.sampled_from(PRIMITIVES)))
+    if timeouts_anywhere:
+        options.append(st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}},
+                                 st.sampled_from([0.5, 3.0, 8.0]), children))
+    if repeat:
+        times = st.one_of(st.integers(1, 3), st.none()) if unbounded else st.integers(1, 3)
+        options.append(st.builds(lambda n, c: {"repeat": ({"times": n} if n is not None else {}) | {"child": c}},
+                                 times, children))
+        options.append(st.builds(lambda n, c: {"budget": {"actions": n, "child": c}}, st.integers(0, 3), children))
+    return st.one_of(*options)
+
+
+@st.composite
+def _switch(draw: Callable, children: st.SearchStrategy[Node]) -> Node:
+    """A switch on a label key; its cases are labels some leaf can write there."""
+    key = draw(st.sampled_from(sorted(SWITCH_KEYS)))
+    picked = draw(st.lists(st.sampled_from(SWITCH_KEYS[key]), unique=True, max_size=3))
+    body: dict[str, Any] = {"on": key, "cases": {label: draw(children) for label in picked}}
+    if not picked or draw(st.booleans()):
+        body["default"] = draw(children)
+    return {"switch": body}
+
+
+def bodies(max_leaves: int = 8, *, reactive: bool = False, repeat: bool = False, unbounded: bool = False,
+           timeouts_anywhere: bool = False) -> st.SearchStrategy[Node]:
+    return st.recursive(leaves(), lambda c: _extend(c, reactive=reactive, repeat=repeat, unbounded=unbounded,
+                                                    timeouts_anywhere=timeouts_anywhere),
+                        max_leaves=max_leaves)
+
+
+def wrap(body: Node) -> Node:
+    """Root pattern of every shipped tree: the body, then a decision whichever way it ends."""
+    return {"selector": {"children": [
+        {"sequence": {"children": [body, {"finalize": {"reason": "body succeeded"}}]}},
+        {"wait_clarify": {"reason": "body failed"}},
+    ]}}
+
+
+@st.composite
+def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, **grammar: bool) -> str:
+    """YAML text of a valid tree built from the grammar, with literal budgets."""
+    body = draw(bodies(max_leaves, **grammar))
+    doc = {"tree": "generated",
+           "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
+                       "max_ticks": 200},
+           "root": wrap(body) if wrapped else body}
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def load_text(text: str):
+    return tree(text, file="<generated>.yaml")
+
+
+def shipped(name: str) -> str:
+    return (ROOT / "trees" / name).read_text(encoding="utf-8")
+
+
+def load_shipped(name: str):
+    from bt_grasp.spec import load_tree
+
+    return load_tree(str(Path(ROOT / "trees" / name)))
+
+
+# -- running with a ledger that remembers the longest perception streak --------------------------
+
+class TrackingLedger(Ledger):
+    """A Ledger that also records the longest perception streak seen (the live one resets)."""
+
+    max_perception_streak: int = 0
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "perception_streak":
+            object.__setattr__(self, "max_perception_streak", max(self.max_perception_streak, value))
+        object.__setattr__(self, name, value)
+
+
+def run_tracked(spec: Any, oracle: Any, trace: str | None = None) -> tuple[EpisodeResult, TrackingLedger]:
+    """tests/helpers.run_oracle with a TrackingLedger in the context."""
+    b = spec.budgets
+    ledger = TrackingLedger()
+    ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
+                     limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
+                     blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger)
+    return Runner(spec, ctx, trace_path=trace).run(), ledger
+
+
+# -- invariants ------------------------------------------------------------------------------------
+
+def retry_limits(spec: Any) -> dict[str, int]:
+    """Retry scope -> the most starts any retry of that scope allows."""
+    out: dict[str, int] = {}
+    for node in spec.root.walk():
+        if node.type == "retry":
+            scope = str(node.params.get("scope") or node.id)
+            out[scope] = max(out.get(scope, 0), int(node.params["attempts"]))
+    return out
+
+
+def budget_limits(spec: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for node in spec.root.walk():
+        if node.type == "budget":
+            scope = str(node.params.get("scope") or node.id)
+            out[scope] = min(out.get(scope, 1 << 30), int(node.params["actions"]))
+    return out
+
+
+def assert_decided_within(res: EpisodeResult, ledger: TrackingLedger, spec: Any,
+                          verdict: VerifyResult | None) -> None:
+    """The run ended in a Decision, inside the verifier's bounds, and no budget was exceeded."""
+    assert res.decision in (Decision.FINALIZE, Decision.WAIT_CLARIFY)
+    assert res.reason, "every decision has a reason"
+    b = spec.budgets
+    c = res.counters
+    assert res.ticks <= b.max_ticks
+    assert res.actions <= b.actions, f"actions {res.actions} > budget {b.actions}"
+    assert ledger.max_perception_streak <= b.perception_streak, (
+        f"perception streak {ledger.max_perception_streak} > limit {b.perception_streak}")
+    limits = retry_limits(spec)
+    for scope, starts in c["retry_starts"].items():
+        assert starts <= limits[scope], f"retry {scope}: {starts} starts > {limits[scope]} attempts"
+    scoped = budget_limits(spec)
+    for scope, used in c["scoped_actions"].items():
+        assert used <= scoped[scope], f"budget {scope}: {used} actions > {scoped[scope]}"
+    if verdict is not None and verdict.proven:
+        bounds = verdict.bounds
+        assert res.ticks <= bounds["ticks"], f"ticks {res.ticks} > bound {bounds['ticks']}"
+        assert res.actions <= bounds["actions"], f"actions {res.actions} > bound {bounds['actions']}"
+        assert c["perception_calls"] <= bounds.get("perception", 0), (
+            f"perception {c['perception_calls']} > bound {bounds.get('perception', 0)}")
+        for name, calls in c["primitive_calls"].items():
+            bound = bounds.get(f"primitive:{name}", 0)
+            assert calls <= bound, f"{name}: {calls} calls > bound {bound}"
+
+
+def assert_trace_complete(path: str | Path, res: EpisodeResult) -> None:
+    """A readable, complete trace: header, one line per tick in order, every event, the final line."""
+    tr = read_trace(path)
+    assert tr.complete
+    assert tr.header["tree"]
+    assert [t["tick"] for t in tr.ticks] == list(range(1, res.ticks + 1))
+    assert tr.final is not None
+    assert tr.final["decision"] == res.decision.value and tr.final["reason"] == res.reason
+    assert tr.final["ticks"] == res.ticks
+    traced = [e["trial_id"] for t in tr.ticks for e in t["events"]]
+    assert traced == [e.trial_id for e in res.events], "every event is in the trace, once, in order"
+    primitive_events = [e for e in res.events if e.primitive != "evaluate_grasp"]
+    assert len(primitive_events) == sum(res.counters["primitive_calls"].values()), (
+        "one event per primitive call")

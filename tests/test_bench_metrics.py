@@ -1,0 +1,83 @@
+"""Benchmark metrics on synthetic episode records: every definition pinned with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bt_grasp.bench.metrics import clutter_split, compute, group_metrics, perf_summary, wilson
+from bt_grasp.bench.report import markdown
+
+
+def rec(method="clutter", perception="sim", lighting="easy", seed=0, episode=0, **kw):
+    base = {"key": f"{method}|{perception}|{lighting}|256|{seed}|{episode}", "method": method,
+            "perception": perception, "lighting": lighting, "image_size": 256, "seed": seed,
+            "episode": episode, "high_clutter": False, "decision": "FINALIZE",
+            "reason": "target in basket", "actions": 1, "pushes": 0, "retries": 0, "grounded": True,
+            "grasps_executed": 1, "grasps_held": 1, "watchdog_judged": 1, "watchdog_agree": 1,
+            "displaced": 0, "task_success": True, "wall": 2.0,
+            "time": {"physics": 1.0, "render": 0.2, "perception": 0.6, "tree": 0.2, "reset": 0.5}}
+    base.update(kw)
+    return base
+
+
+def test_grasping_sr_is_a_mean_of_per_episode_rates_over_episodes_with_grasps():
+    recs = [rec(grasps_executed=4, grasps_held=1), rec(episode=1, grasps_executed=1, grasps_held=1),
+            rec(episode=2, grasps_executed=0, grasps_held=0)]
+    g = group_metrics(recs, "clutter", "sim", "easy", "all")
+    assert g.grasping_sr == pytest.approx((0.25 + 1.0) / 2)  # not pooled 2/5, and ep 2 excluded
+    assert g.grasping_episodes == 2
+
+
+def test_rates_counts_and_decisions():
+    recs = [rec(grounded=True, task_success=True, actions=3, pushes=1, retries=2, displaced=4),
+            rec(episode=1, grounded=False, task_success=False, decision="WAIT_CLARIFY",
+                reason="grasp attempts spent", actions=5, pushes=0, retries=0, displaced=0,
+                watchdog_judged=2, watchdog_agree=1)]
+    g = group_metrics(recs, "clutter", "sim", "easy", "all")
+    assert g.episodes == 2 and g.errors == 0
+    assert g.grounding_sr == 0.5 and g.task_sr == 0.5 and g.finalize == 0.5
+    assert g.action_steps == 4.0 and g.pushes == 0.5 and g.retries == 1.0 and g.displaced == 2.0
+    assert g.decisions == {"FINALIZE": 1, "WAIT_CLARIFY": 1}
+    assert g.reasons["WAIT_CLARIFY: grasp attempts spent"] == 1
+    assert g.watchdog_agreement == pytest.approx(2 / 3)
+    lo, hi = g.task_ci
+    assert 0 < lo < 0.5 < hi < 1
+
+
+def test_compute_splits_by_clutter_mode_and_counts_errors_in_all_only():
+    recs = [rec(high_clutter=True), rec(episode=1, high_clutter=False, task_success=False),
+            {"key": "clutter|sim|easy|256|0|2", "method": "clutter", "perception": "sim",
+             "lighting": "easy", "seed": 0, "episode": 2, "error": "RuntimeError: boom"}]
+    cells = {g.clutter: g for g in compute(recs)}
+    assert set(cells) == {"high", "low", "all"}
+    assert cells["high"].task_sr == 1.0 and cells["low"].task_sr == 0.0
+    assert cells["all"].episodes == 2 and cells["all"].errors == 1
+
+
+def test_empty_cells_give_nan_not_zero():
+    g = group_metrics([rec(grasps_executed=0, grasps_held=0, watchdog_judged=0, watchdog_agree=0)],
+                      "open_loop", "sim", "easy", "all")
+    assert math.isnan(g.grasping_sr) and math.isnan(g.watchdog_agreement)
+    assert math.isnan(wilson(0, 0)[0])
+
+
+def test_clutter_split_counts_scenes_not_methods():
+    recs = [rec(method=m, episode=e, high_clutter=e % 2 == 0) for m in ("a", "b") for e in range(4)]
+    assert clutter_split(recs) == {"scenes": 4, "high": 2, "low": 2, "high_share": 0.5}
+
+
+def test_perf_summary_shares_sum_to_one():
+    s = perf_summary([rec(), rec(episode=1, wall=4.0, time={"physics": 2, "render": 1, "perception": 0.5,
+                                                             "tree": 0.5, "reset": 1})])
+    assert s["median_s"] == 3.0
+    assert sum(s["shares"].values()) == pytest.approx(1.0)
+
+
+def test_markdown_renders_every_metric_column():
+    md = markdown([rec(), rec(method="open_loop"), rec(method="remove_all", high_clutter=True)])
+    for col in ("Grounding SR", "Grasping SR", "Task SR", "Action Steps", "Pushes/ep", "Displaced/ep",
+                "Retries/ep", "FINALIZE", "Watchdog agrees", "Median s/ep", "simulated"):
+        assert col in md
+    assert "| remove_all | sim | easy | high | 1 |" in md

@@ -1,0 +1,136 @@
+"""The household scene, the mobile tools on the simulated Stretch, and one trial per scenario.
+
+One simulated household world is shared by the module (loading the URDF costs ~1.5 s); every
+trial resets the scene. Everything here is simulation (see drivers/stretch/sim/household.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
+
+from bt_grasp.drivers.stretch.sim.household import Placement  # noqa: E402
+from bt_grasp.mobile.scenarios import SCENARIOS, make_world, run_trial  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """One household world for the module; Set-of-Mark PNGs go to a temporary folder."""
+    old = os.environ.get("BT_GRASP_TRACE_DIR")
+    os.environ["BT_GRASP_TRACE_DIR"] = str(tmp_path_factory.mktemp("marks"))
+    w = make_world()
+    yield w
+    w.close()
+    if old is None:
+        os.environ.pop("BT_GRASP_TRACE_DIR", None)
+    else:
+        os.environ["BT_GRASP_TRACE_DIR"] = old
+
+
+def test_static_filter_and_settle(world) -> None:
+    d = world.driver
+    d.world.layout = [Placement("small red can", "large table", (0.0, -0.62)),
+                      Placement("blue cube", "small table", (0.05, -0.66))]
+    d.reset(seed=0)
+    assert d.world.valid, d.world.invalid_reason
+    assert d.world.receptacle_of("small red can") == "large table"
+    assert d.world.receptacle_of("blue cube") == "small table"
+    d.world.layout = [Placement("small red can", "large table", (0.0, -1.20))]  # off the far edge
+    d.reset(seed=0)
+    assert not d.world.valid and "static filter" in d.world.invalid_reason
+    d.world.layout = None
+
+
+def test_nav_drawer_and_unknown_receptacle(world) -> None:
+    d = world.driver
+    d.reset(seed=1)
+    assert d.open("cabinet drawer").fault.startswith("infeasible")  # not at the cabinet yet
+    ex = d.nav_to("cabinet")
+    assert ex.fault is None and d.located_at() == "cabinet"
+    assert ex.info["standoff"] == pytest.approx([2.8, 0.0, 1.571], abs=1e-3)
+    assert d.open("cabinet drawer").fault is None and d.world.drawer_position() > 0.2
+    assert d.close_articulated("cabinet drawer").fault is None and d.world.drawer_position() < 0.03
+    assert d.nav_to("fridge").fault.startswith("infeasible")
+
+
+def test_stale_marker_is_routable_outcome(world, tmp_path: Path) -> None:
+    from bt_grasp.episode import run_episode
+
+    tree = tmp_path / "stale.yaml"
+    tree.write_text("""tree: stale
+root:
+  sequence:
+    children:
+      - nav_to: {receptacle: large table}
+      - show_object_by_category: {category: "{goal.object}"}
+      - nav_to: {receptacle: small table}
+      - selector:
+          children:
+            - pick: {id: p, marker: "{objects.best}"}
+            - label_is: {key: "{pick.outcome}", label: stale_marker}
+      - wait_clarify: {reason: "marker went stale as expected"}
+""")
+    world.driver.world.layout = [Placement("small red can", "large table", (0.0, -0.62))]
+    trace = tmp_path / "t.jsonl"
+    res = run_episode(str(tree), world=world, goal="Bring me the red can", trace=str(trace))
+    world.driver.world.layout = None
+    assert res.reason == "marker went stale as expected"
+    assert res.actions == 1 and any(e.metadata.get("outcome") == "stale_marker" for e in res.events)
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_agentic_scenario(world, scenario: str) -> None:
+    t = run_trial(world, scenario, "agentic", seed=0)
+    assert t.valid
+    assert t.success, (t.decision, t.reason, t.picks, t.wrong_picks)
+    assert t.wrong_picks == 0
+    if scenario == "no_valid_target":
+        assert t.decision == "WAIT_CLARIFY" and t.picks == 0
+    if scenario == "induced_empty":
+        assert t.picks == 2 and t.empty_picks == 1  # one retry after the Watchdog's EMPTY
+
+
+def test_open_loop_is_fooled_where_the_agent_is_not(world) -> None:
+    t = run_trial(world, "induced_empty", "open_loop", seed=0)
+    assert t.decision == "FINALIZE" and not t.success and t.empty_picks == 1  # believed an empty grasp
+
+
+def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
+    trace = tmp_path / "rev.jsonl"
+    t = run_trial(world, "goal_revision", "agentic", seed=0, trace=str(trace))
+    assert t.success and t.revised
+    changes = [json.loads(line) for line in trace.read_text().splitlines()]
+    text = json.dumps(changes)
+    assert '"goal.object": "blue can"' in text and "revised" in text
+
+
+def test_walk_around_and_drawer_through_the_tree(world, tmp_path: Path) -> None:
+    from bt_grasp.episode import run_episode
+
+    tree = tmp_path / "drawer.yaml"
+    tree.write_text("""tree: drawer
+root:
+  sequence:
+    children:
+      - nav_to: {receptacle: large table}
+      - walk_around: {views: 3}
+      - nav_to: {receptacle: cabinet}
+      - show_receptacles: {target: cabinet}
+      - open: {id: o, marker: "{receptacles.best}"}
+      - close: {id: c, marker: "{receptacles.best}"}
+      - finish: {reason: "drawer opened and closed"}
+""")
+    world.driver.world.layout = [Placement("small red can", "large table", (0.0, -0.62)),
+                                 Placement("blue cube", "large table", (0.12, -0.72))]
+    trace = tmp_path / "d.jsonl"
+    res = run_episode(str(tree), world=world, goal="Bring me the red can", trace=str(trace))
+    world.driver.world.layout = None
+    assert res.decision.value == "FINALIZE", res.reason
+    text = trace.read_text()
+    assert "0: a small red can" in text or "0: a blue cube" in text
+    assert [e.metadata.get("handle") for e in res.events if e.node in ("o", "c")] == ["cabinet drawer"] * 2
