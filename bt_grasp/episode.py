@@ -50,6 +50,10 @@ def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int
         world.driver.reset(episode=episode, seed=seed, target=wanted)
         task = world.driver.task() if hasattr(world.driver, "task") else None
         ctx = build_context(spec, world, goal_blackboard(goal, spec.goal, task))
+        if trace:
+            from pathlib import Path
+
+            ctx.services["trace_dir"] = str(Path(trace).resolve().parent / f"{Path(trace).stem}_marks")
         runner = Runner(spec, ctx, trace_path=trace,
                         header_extra={"robot": profile.name, "seed": seed, "episode": episode,
                                       "perception": world.perceiver.name, "lighting": lighting})

@@ -121,6 +121,10 @@ def make_sim_stretch_driver(profile: RobotProfile, gui: bool = False, dry_run: b
     driver_options.sim may set n_objects (default 3).
     """
     sim_opts = dict(profile.driver_options.get("sim") or {})
+    if sim_opts.get("scene") == "household":
+        from bt_grasp.drivers.stretch.sim.household import make_household_driver
+
+        return make_household_driver(profile, gui=gui, dry_run=dry_run, seed=seed)
     world = StretchWorld(gui=gui, seed=seed, n_objects=int(sim_opts.get("n_objects", 3)))
     robot = SimStretchRobot(world=world)
     cam = profile.camera
