@@ -61,10 +61,14 @@ def resolve_profile_path(name_or_path: str | None) -> Path:
     p = Path(name_or_path)
     if p.exists():
         return p
-    candidate = ROBOTS_DIR / f"{name_or_path}.yaml"
-    if candidate.exists():
-        return candidate
-    known = sorted(x.stem for x in ROBOTS_DIR.glob("*.yaml")) if ROBOTS_DIR.exists() else []
+    # A profile name: robots/ in the working directory (a project checkout), then the checkout
+    # this package was installed from in development mode.
+    dirs = [Path.cwd() / "robots", ROBOTS_DIR]
+    for folder in dirs:
+        candidate = folder / f"{name_or_path}.yaml"
+        if candidate.exists():
+            return candidate
+    known = sorted({x.stem for d in dirs if d.exists() for x in d.glob("*.yaml")})
     raise UserError(f"robot profile not found: {name_or_path} (known: {', '.join(known) or 'none'})",
                     file=str(name_or_path))
 
