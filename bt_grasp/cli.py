@@ -27,8 +27,28 @@ def _load(path: str):
 
 # -- run -------------------------------------------------------------------------------------
 
+def _import_pybullet_quietly() -> None:
+    """pybullet prints a build banner on stdout at import; keep stdout for the result line/JSON."""
+    import os
+
+    if "pybullet" in sys.modules:
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        import pybullet  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.episode import run_episode
+
+    _import_pybullet_quietly()
 
     result = run_episode(args.tree, robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,

@@ -77,3 +77,10 @@ def test_docs_node_reference_is_generated_from_the_registry(capsys):
     assert main(["nodes"]) == 0
     assert (ROOT / "docs" / "nodes.md").read_text().strip() == capsys.readouterr().out.strip(), \
         "docs/nodes.md is stale: run `bt-grasp nodes > docs/nodes.md`"
+
+
+def test_run_json_on_stdout_is_machine_readable_in_a_fresh_process():
+    proc = subprocess.run([sys.executable, "-m", "bt_grasp.cli", "run", str(ROOT / "trees" / "clutter.yaml"),
+                           "--image-size", "256", "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["decision"] in ("FINALIZE", "WAIT_CLARIFY")
