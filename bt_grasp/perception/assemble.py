@@ -100,3 +100,26 @@ def describe(name: str, attrs: dict[str, Any]) -> str:
     return (f"{name}: {attrs.get('category', '?')}, {attrs.get('colour', '?')}, about "
             f"{ext[0] * 100:.0f}x{ext[1] * 100:.0f} cm, {ext[2] * 100:.0f} cm tall, at "
             f"({c[0]:.2f}, {c[1]:.2f}, {c[2]:.2f}) m in the base frame")
+
+
+class GroundingLocator:
+    """`locate` shared by every perceiver: ground the text in a scene of this very frame.
+
+    Subclasses provide `survey(obs)` and `min_pixels`.
+    """
+
+    min_pixels: int
+
+    def survey(self, obs: Observation) -> SceneGraph:  # pragma: no cover - provided by subclasses
+        raise NotImplementedError
+
+    def locate(self, obs: Observation, text: str, scene: SceneGraph | None = None) -> Located | None:
+        """Ground `text` (re-surveying when the scene is missing or from another frame)."""
+        from .grounding import ground
+
+        if scene is None or scene.clock != obs.clock or any(o.mask is None for o in scene.objects):
+            scene = self.survey(obs)
+        hit = ground(text, scene)
+        if hit is None:
+            return None
+        return to_located(obs, scene, hit[0], hit[1], self.min_pixels)

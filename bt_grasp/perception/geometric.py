@@ -27,13 +27,12 @@ from scipy.sparse.csgraph import connected_components
 
 from bt_grasp.drivers.base import Observation
 
-from .assemble import assemble, describe, heights_and_points, to_located
-from .grounding import ground
+from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .scene_graph import occlusion_counts
-from .types import Located, SceneGraph
+from .types import SceneGraph
 
 
-class GeometricPerceiver:
+class GeometricPerceiver(GroundingLocator):
     """Perceiver from RGB-D alone: table removal, clustering, colour/size/shape naming."""
 
     name = "geometric"
@@ -190,11 +189,3 @@ class GeometricPerceiver:
         self.last_scene = scene
         return scene
 
-    def locate(self, obs: Observation, text: str, scene: SceneGraph | None = None) -> Located | None:
-        """Ground `text` in the scene (re-surveying when it is missing or from another frame)."""
-        if scene is None or scene.clock != obs.clock or any(o.mask is None for o in scene.objects):
-            scene = self.survey(obs)
-        hit = ground(text, scene)
-        if hit is None:
-            return None
-        return to_located(obs, scene, hit[0], hit[1], self.min_pixels)

@@ -14,12 +14,11 @@ import numpy as np
 
 from bt_grasp.drivers.base import Observation
 
-from .assemble import assemble, describe, heights_and_points, to_located
-from .grounding import ground
-from .types import Located, SceneGraph
+from .assemble import GroundingLocator, assemble, describe, heights_and_points
+from .types import SceneGraph
 
 
-class SimPerceiver:
+class SimPerceiver(GroundingLocator):
     """Perceiver over the simulator's instance annotations (labelled `sim` in every report)."""
 
     name = "sim"
@@ -54,11 +53,3 @@ class SimPerceiver:
         self.last_scene = scene
         return scene
 
-    def locate(self, obs: Observation, text: str, scene: SceneGraph | None = None) -> Located | None:
-        """Ground `text` (re-surveying when the scene is missing or from another frame)."""
-        if scene is None or scene.clock != obs.clock or any(o.mask is None for o in scene.objects):
-            scene = self.survey(obs)
-        hit = ground(text, scene)
-        if hit is None:
-            return None
-        return to_located(obs, scene, hit[0], hit[1], self.min_pixels)
