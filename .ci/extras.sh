@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Optional hardware stacks, so the Stretch contract test and the RealSense playback test run
+# Optional stacks, so the Stretch contract test, the RealSense playback test and the local-Ray
+# benchmark smoke test run
 # instead of skipping: stretch_body is installed without its hardware dependencies (only what
 # `import stretch_body` needs), pyrealsense2 needs libusb.
 set -euo pipefail
@@ -7,6 +8,6 @@ export DEBIAN_FRONTEND=noninteractive
 if ! ldconfig -p | grep -q libusb-1.0; then
   apt-get update -qq && apt-get install -y -qq libusb-1.0-0 >/dev/null
 fi
-pip install -q pyrealsense2
+pip install -q pyrealsense2 "ray>=2.9"
 pip install -q --no-deps hello-robot-stretch-body
 pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime
