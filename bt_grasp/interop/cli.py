@@ -1,6 +1,6 @@
 """`bt-grasp export` and `bt-grasp import`: BehaviorTree.CPP v4 XML in and out.
 
-The lead's cli.py calls add_interop_parsers(subparsers); each sub-command's `func(args) -> int`
+bt_grasp/cli.py calls add_interop_parsers(subparsers); each sub-command's `func(args) -> int`
 returns the exit code (0 ok, 2 user error). Output files are never overwritten silently: an
 existing -o path is refused unless --force is given.
 """

@@ -1,7 +1,6 @@
 """`bt-grasp serve`: run the MCP tool server for one robot profile.
 
-The lead's bt_grasp/cli.py adds this with one entry in its adder list:
-`("bt_grasp.mcp_server.cli", "add_serve_parser")`. Until then (and for debugging)
+bt_grasp/cli.py adds this subcommand through `add_serve_parser`; for debugging
 `python -m bt_grasp.mcp_server --robot robots/ur5e_robotiq.yaml` runs the same command.
 
 stdout is the MCP wire, so nothing else may write there: while the world is built (PyBullet

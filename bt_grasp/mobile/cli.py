@@ -1,5 +1,5 @@
-"""`bt-grasp scenarios`: the mobile recovery-scenario suite (wired by the lead into bt_grasp/cli.py
-with `add_scenarios_parser(subparsers)`)."""
+"""`bt-grasp scenarios`: the mobile recovery-scenario suite (bt_grasp/cli.py calls
+`add_scenarios_parser(subparsers)`)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m bt_grasp.mobile.cli ...`) until the lead wires the subcommand."""
+    """Standalone entry (`python -m bt_grasp.mobile.cli ...`), the same as `bt-grasp scenarios`."""
     parser = argparse.ArgumentParser(prog="bt-grasp")
     sub = parser.add_subparsers(dest="command", required=True)
     add_scenarios_parser(sub)

@@ -1,4 +1,4 @@
-"""`bt-grasp watchdog record | eval | calibrate`: the lead wires add_watchdog_parser into bt-grasp.
+"""`bt-grasp watchdog record | eval | calibrate` (bt_grasp/cli.py calls add_watchdog_parser).
 
 Each subcommand's handler is `args.func(args) -> int` (exit code); bad input raises UserError.
 """
@@ -134,7 +134,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m bt_grasp.watchdog.cli ...`) until the lead wires bt-grasp."""
+    """Standalone entry (`python -m bt_grasp.watchdog.cli ...`), the same commands as `bt-grasp watchdog`."""
     ap = argparse.ArgumentParser(prog="bt-grasp")
     sub = ap.add_subparsers(dest="cmd")
     sub.required = True

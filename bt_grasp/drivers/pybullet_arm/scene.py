@@ -185,7 +185,7 @@ def local_catalogue() -> list[ObjectSpec]:
 def object_catalogue() -> list[ObjectSpec]:
     """The shared catalogue when present (bt_grasp.bench.catalogue), else the local list."""
     try:
-        from bt_grasp.bench.catalogue import catalogue  # lazy: written by another engineer
+        from bt_grasp.bench.catalogue import catalogue  # lazy: the catalogue is optional here
     except ImportError:
         return local_catalogue()
     try:
