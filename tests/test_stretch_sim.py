@@ -289,3 +289,20 @@ def test_clutter_tree_episode_on_sim_stretch(drv, profile, tmp_path) -> None:
     assert result.decision == Decision.FINALIZE and drv.object_in_basket(drv.task())
     lines = trace.read_text().splitlines()
     assert len(lines) >= 2
+
+
+def test_nav_to_a_named_place_uses_the_profiles_nav_places(profile) -> None:
+    named = profile.model_copy(deep=True)
+    named.driver_options["nav_places"] = {"kitchen_table": [0.2, 0.0, 0.0]}
+    d = make_sim_stretch_driver(named)
+    try:
+        d.reset(episode=0, seed=0)
+        x0 = float(d.robot.base.status["x"])
+        ok = d.nav_to("kitchen_table", timeout=60.0)
+        assert ok.fault is None, ok.fault
+        assert abs(float(d.robot.base.status["x"]) - x0 - 0.2) < 0.03
+        unknown = d.nav_to("garage", timeout=60.0)
+        assert unknown.fault.startswith("infeasible: unknown place 'garage'")
+        assert "kitchen_table" in unknown.fault
+    finally:
+        d.close()

@@ -109,6 +109,7 @@ class StretchOptions:
     max_base_travel_m: float = 0.6
     max_closing_axis_deg: float = 25.0
     places: dict[str, list[float]] | None = None
+    nav_places: dict[str, list[float]] | None = None  # name -> (x, y, theta) standoff in odometry
     kinematics: dict[str, Any] | None = None
     sim: dict[str, Any] | None = None
 
@@ -601,11 +602,21 @@ class StretchDriver:
 
     # ------------------------------------------------------------------ MobileBase
     def nav_to(self, place: Any, timeout: float | None = None) -> Execution:
-        """Drive to (x, y[, theta]) in the reset-time odometry frame: turn, drive, turn."""
+        """Drive to (x, y[, theta]) in the reset-time odometry frame: turn, drive, turn.
+
+        A place name is looked up in driver_options.nav_places (standoff poses measured once on
+        the robot's map), so trees can say nav_to(receptacle) on hardware too."""
         self._begin("nav_to", None)
         if self.dry_run:
             return self._dry("nav_to", Phase.HOLD)
         t0, deadline = self.clock.now(), self._deadline(timeout)
+        if isinstance(place, str):
+            named = self.opts.nav_places or {}
+            if place not in named:
+                return self._finish("nav_to", Telemetry.empty(), t0,
+                                    f"infeasible: unknown place {place!r} "
+                                    f"(driver_options.nav_places knows: {', '.join(named) or 'none'})")
+            place = named[place]
         try:
             x, y = float(place[0]), float(place[1])
             theta = float(place[2]) if len(place) > 2 else None
