@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import py_trees
 from py_trees.common import Status
 
+from bt_grasp.blackboard import ref_key
 from bt_grasp.context import RunContext
 from bt_grasp.outcomes import Decision, ExecStatus
 from bt_grasp.registry import NodeType
@@ -61,8 +62,6 @@ class Leaf(py_trees.behaviour.Behaviour):
 
     def out_key(self, name: str) -> str:
         """The blackboard key an output port writes to ("{grasp.label}" -> "grasp.label")."""
-        from bt_grasp.blackboard import ref_key
-
         value = self.params.get(name) or self.node_type.ports[name].default
         return ref_key(value) or str(value)
 
