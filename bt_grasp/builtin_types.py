@@ -12,6 +12,15 @@ from bt_grasp.registry import NodeType, Port, Registry
 PERCEPTION_OUT = ("found", "not_found")
 LOCATE_OUT = ("found", "occluded", "not_found")
 MOTION_OUT = ("done", "infeasible", "fault")
+CARRY_OUT = ("done", "dropped", "infeasible", "fault")
+CHECK_HOLD_DOC = ("judge the motion's telemetry while the gripper is shut: fingers at the closed stop "
+                  "with no effort -> outcome `dropped` (FAILURE) instead of `done`")
+
+
+def _carry_outcomes(params: dict) -> tuple[str, ...]:
+    """`dropped` exists only when the hold is checked (a literal false leaves it out)."""
+    check = params.get("check_hold", False)
+    return CARRY_OUT if check not in (False, None, "false", "False") else MOTION_OUT
 GRASP_OUT = ("done", "infeasible", "fault")
 PUSH_OUT = ("done", "infeasible", "clutter_too_dense", "fault")
 
@@ -90,12 +99,16 @@ LEAVES = [
         doc="Push the object along an image direction, starting from a free gap behind it."),
     NodeType("lift", "primitive", {
         "height": Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
-        "outcome": _key("outcome", "lift.outcome", "done | infeasible | fault"),
-    }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Raise the end effector."),
+        "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
+        "outcome": _key("outcome", "lift.outcome", "done | dropped | infeasible | fault"),
+    }, outcomes=CARRY_OUT, outcomes_for=_carry_outcomes, outcome_port="outcome",
+        doc="Raise the end effector."),
     NodeType("place", "primitive", {
         "target": Port("target", "str", default="basket", doc="where to put the held object"),
-        "outcome": _key("outcome", "place.outcome", "done | infeasible | fault"),
-    }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Carry the held object to a receptacle and release it."),
+        "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
+        "outcome": _key("outcome", "place.outcome", "done | dropped | infeasible | fault"),
+    }, outcomes=CARRY_OUT, outcomes_for=_carry_outcomes, outcome_port="outcome",
+        doc="Carry the held object to a receptacle and release it."),
     NodeType("open_gripper", "primitive", {
         "outcome": _key("outcome", "open_gripper.outcome", "done | infeasible | fault"),
     }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Open the gripper fully."),

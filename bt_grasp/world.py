@@ -58,8 +58,18 @@ def make_services(profile: RobotProfile) -> dict[str, Any]:
     def classify_telemetry(telemetry):
         return classify(telemetry, thresholds)
 
+    planned: list[tuple[Any, Any, list]] = []  # (frame, located, grasps), newest last
+
     def grasps(obs, located):
-        return plan_grasps(obs, located, gripper)
+        """Plans are deterministic for (frame, located object): locate_any scores an object and
+        the grasp leaf then executes the same object's plan, so recent plans are reused."""
+        for frame, obj, poses in planned:
+            if frame is obs and obj is located:
+                return list(poses)
+        poses = plan_grasps(obs, located, gripper)
+        planned.append((obs, located, poses))
+        del planned[:-4]
+        return list(poses)
 
     return {"classify": classify_telemetry, "plan_grasps": grasps, "plan_push": plan_push,
             "semantic_verifier": TargetStillThere(), "thresholds": thresholds}

@@ -134,7 +134,7 @@ FAULT_KINDS: tuple[str, ...] = (
     "grasp_offset",            # the grasp pose is shifted by params["offset_m"] (default 0.05)
     "friction",                # object lateral friction set to params["value"]
     "mass",                    # object mass set to params["value"] (kg)
-    "block_fingers",           # an obstacle stops the fingers part-way (params["at_norm"])
+    "block_fingers",           # the fingers jam part-way (params["at_norm"]) and do not grip
     "block_lift",              # the arm cannot rise: the lift stops after params["after_m"]
     "driver_exception",        # the primitive raises RuntimeError (a driver bug / comms loss)
     "never_finish",            # the motion never completes: runs until its timeout

@@ -128,14 +128,32 @@ class _Motion(Leaf):
                            event_meta=_exec_meta(execution))
 
 
-class Lift(_Motion):
+class _CarryMotion(_Motion):
+    """A motion that carries the grasped object; with check_hold a drop is outcome `dropped`."""
+
+    def execute(self) -> LeafResult:
+        from bt_grasp.watchdog.hold import hold_lost
+
+        execution = self.call()
+        outcome = _outcome_of(execution)
+        meta = _exec_meta(execution)
+        if outcome == "done" and self.port("check_hold"):
+            lost, why = hold_lost(execution.telemetry, self.ctx.services.get("thresholds"))
+            meta["hold"] = why
+            if lost:
+                outcome = "dropped"
+        writes = {f"{self.node_id}.reason": meta["hold"]} if "hold" in meta else {}
+        return self.result(outcome, writes, duration=execution.duration, event_meta=meta)
+
+
+class Lift(_CarryMotion):
     TYPE = "lift"
 
     def call(self) -> Execution:
         return self.ctx.driver.lift(float(self.port("height")), timeout=self.ctx.remaining_time())
 
 
-class Place(_Motion):
+class Place(_CarryMotion):
     TYPE = "place"
 
     def call(self) -> Execution:

@@ -266,15 +266,32 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     return out[:max_candidates]
 
 
-def plan_grasps(obs: Observation, located: Located, gripper: GripperModel | None = None,
-                min_height: float = 0.005, **kwargs: object) -> list[GraspPose]:
-    """Grasps for a located object, with the scene cloud and table taken from the same frame."""
+_LAST_FRAME: list[tuple[Observation, float, Plane, np.ndarray]] = []
+
+
+def scene_cloud(obs: Observation, min_height: float = 0.005) -> tuple[Plane, np.ndarray]:
+    """The frame's table plane and its non-table points (at most 30k), computed once per frame.
+
+    Planning grasps for several objects of one frame (locate_any, then the grasp itself) would
+    otherwise back-project and fit the same 512x512 frame each time (~25 ms). The cache holds
+    only the latest frame and matches it by identity: observations are not modified once taken.
+    """
+    if _LAST_FRAME and _LAST_FRAME[0][0] is obs and _LAST_FRAME[0][1] == min_height:
+        return _LAST_FRAME[0][2], _LAST_FRAME[0][3]
     P = pointmap(obs.depth, obs.K, obs.T_cam_base).reshape(-1, 3)
     P = P[np.all(np.isfinite(P), axis=1)]
     plane = fit_table_plane(P) or Plane(np.array([0.0, 0.0, 1.0]), 0.0)
     scene = P[plane.height(P) > min_height]
     if len(scene) > 30000:
         scene = scene[np.random.default_rng(0).choice(len(scene), 30000, replace=False)]
+    _LAST_FRAME[:] = [(obs, min_height, plane, scene)]
+    return plane, scene
+
+
+def plan_grasps(obs: Observation, located: Located, gripper: GripperModel | None = None,
+                min_height: float = 0.005, **kwargs: object) -> list[GraspPose]:
+    """Grasps for a located object, with the scene cloud and table taken from the same frame."""
+    plane, scene = scene_cloud(obs, min_height)
     obj = located.points_base if len(located.points_base) else backproject(obs.depth, obs.K, obs.T_cam_base,
                                                                            located.mask)
     obj = obj[plane.height(obj) > min_height]

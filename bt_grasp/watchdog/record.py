@@ -18,7 +18,8 @@ Induced outcomes (an *intent*; the stored label is the ground truth, which may d
            between the pads while they stay clamped, which finger telemetry cannot see (kept in
            the data on purpose: it is a real blind spot, and shows up as SLIP called SUCCESS)
   WEAK     low grip force (8-22 % of the maximum) on a 0.15-0.6 kg object
-  STALL    `block_lift` (the arm stops after 0-4 mm of the 15 mm micro-lift) or `never_finish`
+  STALL    `block_lift` (the arm stops after 0-4 mm of the 15 mm micro-lift), `block_fingers` (the
+           fingers jam part-way, between the opening and the object's width) or `never_finish`
            (the fingers stop moving at the start of the close) with a timeout that ends it
   TIMEOUT  a time budget of 30-85 % of the nominal grasp duration
 
@@ -27,7 +28,8 @@ Ground truth, decided in this order from simulator facts (see `ground_truth`):
   a grasp offset it can be a neighbour). Whether the held object is the target is stored as
   `truth.target_held` -- that is the semantic verifier's question, not the Watchdog's.
   1. STALL    the sim saw a motion that did not progress: the fingers, commanded to close, moved
-              < 2 mm over >= 0.5 s of CLOSE without touching any object; or the lift phases ran for
+              < 2 mm over >= 0.5 s of CLOSE, or came to rest >= 3 mm open for the last 0.3 s of
+              CLOSE..SETTLE, without an object between them; or the lift phases ran for
               at least their nominal 0.3 s and the tool centre point rose < 5 mm of the commanded 15 mm.
   2. TIMEOUT  the driver ended the primitive on its time budget (Execution.fault == "timeout").
   3. Held at the end of the grasp (`held_object()` is not None after the HOLD phase):
@@ -158,8 +160,11 @@ def plan(n: int, rng: np.random.Generator, n_objects: int) -> list[Scenario]:
             sc.force_frac = rng.uniform(0.08, 0.22)
             sc.fault = Fault("mass", {"value": rng.uniform(0.15, 0.6)}, primitive="grasp")
         elif intent is Label.STALL:
-            if rng.random() < 0.6:
+            r = rng.random()
+            if r < 0.4:
                 sc.fault = Fault("block_lift", {"after_m": rng.uniform(0.0, 0.004)}, primitive="grasp")
+            elif r < 0.7:  # where between the object and the opening: record_one turns it into at_norm
+                sc.fault = Fault("block_fingers", {"at_frac": rng.uniform(0.3, 0.7)}, primitive="grasp")
             else:
                 sc.fault = Fault("never_finish", {}, primitive="grasp")
                 sc.timeout = 1.6 + rng.uniform(1.0, 2.0)
@@ -227,6 +232,11 @@ class SimObserver:
             dur = float(c_clock[-1] - c_clock[0])
             finger_stalled = bool(dur >= 0.5 and (c_gap.max() - c_gap.min()) < 0.002
                                   and not (both[close] > 0).any())
+        cs = (ph == Phase.CLOSE) | (ph == Phase.SETTLE)
+        if cs.any() and not finger_stalled:  # jammed part-way (block_fingers): at rest, open, nothing between
+            last = cs & (clock >= clock[cs][-1] - 0.3)
+            finger_stalled = bool(clock[cs][-1] - clock[cs][0] >= 0.3 and gap[last].min() >= MIN_HELD_GAP_M
+                                  and (gap[last].max() - gap[last].min()) < 0.002 and not (both[cs] > 0).any())
         lift_rise = None
         lift_s = 0.0
         lifting = ph >= Phase.MICRO_LIFT
@@ -351,6 +361,10 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
         if f.kind == "grasp_offset":
             R = np.array(pb.getMatrixFromQuaternion(list(gp.orientation))).reshape(3, 3)
             f = Fault("grasp_offset", {"offset_m": f.params["offset_m"], "direction": R[:, 1].tolist()},
+                      primitive="grasp")
+        elif f.kind == "block_fingers" and "at_frac" in f.params:  # jam between the object and the opening
+            open_w = min(0.085, width + 0.03)
+            f = Fault("block_fingers", {"at_norm": (width + f.params["at_frac"] * (open_w - width)) / 0.085},
                       primitive="grasp")
         driver.inject(f)
     force = sc.force_frac * driver.max_force

@@ -45,6 +45,12 @@ TABLE_CLEARANCE_M = 0.003   # fingertips may come this close to the table top
 PALM_TOL_M = 0.005          # penetration of the palm into an object tolerated at a waypoint
 FINGER_TOL_M = 0.015        # fingers may brush/push neighbours this deep (they move them aside)
 NEVER_FINISH_CAP_S = 30.0
+# Tcp speeds (m/s). Moves in free space with nothing held run at FREE_TRANSIT (a UR5e moves its
+# tool at up to 1 m/s); moves that carry an object, descend to it or push it stay slow, because
+# there the speed changes what the contact does. Every move costs ~0.3 ms of physics per 1/240 s
+# step, so free transit at 0.8 rather than 0.4 m/s is ~15 % of an episode's wall time.
+FREE_TRANSIT_MPS = 0.8
+CARRY_TRANSIT_MPS = 0.4
 
 
 class _Abort(Exception):
@@ -109,6 +115,7 @@ class PyBulletArm:
         self.gap_cmd = STROKE_M
         self.gap_ref = STROKE_M
         self._fingers_frozen = False
+        self._gap_floor = 0.0
         self.grip_force = 0.2 * self.max_force
         self._hold_arm(self.q_cmd)
         self._command_fingers(STROKE_M, self.grip_force)
@@ -202,7 +209,7 @@ class PyBulletArm:
             return
         step = 2 * FINGER_SPEED_MPS * scene.TIMESTEP
         d = self.gap_cmd - self.gap_ref
-        self.gap_ref += float(np.clip(d, -step, step))
+        self.gap_ref = max(self.gap_ref + float(np.clip(d, -step, step)), min(self._gap_floor, self.gap_ref))
         self._apply_fingers()
 
     def _finger_state(self) -> tuple[float, float]:
@@ -228,6 +235,7 @@ class PyBulletArm:
         self._phase = phase
         self._stop = False
         self._fingers_frozen = False
+        self._gap_floor = 0.0  # block_fingers: the finger reference cannot close past this gap
 
     def _tick(self) -> None:
         """One physics step: record telemetry when due, enforce timeout and stop()."""
@@ -464,9 +472,9 @@ class PyBulletArm:
             self._command_fingers(gap_open, force)
             above = self.tcp_pose()[0]
             if above[2] < pre[2] + 0.05:  # leave the current spot upwards first
-                self._move_line(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn, 0.3,
-                                Phase.APPROACH)
-            self._move_line(pre, orn, 0.4, Phase.APPROACH)
+                self._move_line(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
+                                FREE_TRANSIT_MPS, Phase.APPROACH)
+            self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
             self._move_line(pos, orn, 0.15, Phase.APPROACH)
             self._close(force, kinds, target_body, info)
             self._phase = Phase.SETTLE
@@ -476,10 +484,7 @@ class PyBulletArm:
             self._wait(0.2)
             info["held"] = self.held_object()
 
-        try:
-            return self._run("grasp", timeout, Phase.APPROACH, body, info)
-        finally:
-            self._remove_stops()
+        return self._run("grasp", timeout, Phase.APPROACH, body, info)
 
     def _check_descent(self, descent: list[np.ndarray], orn: np.ndarray, gap: float,
                        target: int | None) -> tuple[bool, str]:
@@ -506,7 +511,7 @@ class PyBulletArm:
         if "block_fingers" in kinds:
             at = float(kinds["block_fingers"].params.get("at_norm", 0.5)) * STROKE_M
             info["blocked_at_m"] = at
-            self._spawn_stops(at)
+            self._gap_floor = at  # jammed part-way: the fingers stop there and stop pushing (no grip)
         self.gap_cmd = 0.0
         self._command_fingers(0.0, force)
         removed = False
@@ -525,33 +530,6 @@ class PyBulletArm:
             still = still + 1 if vel < 0.002 and n > 24 else 0
             if still >= 12:
                 break
-
-    def _spawn_stops(self, gap: float) -> None:
-        """block_fingers: two thin static plates just inside the finger pads, touching only the fingers.
-
-        They stand for an obstacle jammed between the fingers; frictionless and tall, so the micro-lift
-        slides along them while the fingers keep pressing (effort at the limit, aperture at `gap`).
-        """
-        pos, orn = self.tcp_pose()
-        R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
-        half = [0.0015, 0.02, 0.05]
-        col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=self.client)
-        self._stops = []
-        for sign in (1.0, -1.0):
-            c = pos + R[:, 0] * sign * (gap / 2 - half[0]) - R[:, 2] * 0.01
-            b = pb.createMultiBody(0, col, -1, c.tolist(), list(orn), physicsClientId=self.client)
-            pb.changeDynamics(b, -1, lateralFriction=0.0, physicsClientId=self.client)
-            for other in [self.table_id, self.basket_id, *self.bodies]:
-                pb.setCollisionFilterPair(b, other, -1, -1, 0, physicsClientId=self.client)
-            for link in range(-1, pb.getNumJoints(self.robot, physicsClientId=self.client)):
-                if link not in self.finger_j:
-                    pb.setCollisionFilterPair(b, self.robot, -1, link, 0, physicsClientId=self.client)
-            self._stops.append(b)
-
-    def _remove_stops(self) -> None:
-        for b in getattr(self, "_stops", []):
-            pb.removeBody(b, physicsClientId=self.client)
-        self._stops = []
 
     def _lift_phase(self, dz: float, orn: np.ndarray, block: Fault | None, phase: Phase, speed: float) -> None:
         p, _ = self.tcp_pose()
@@ -599,7 +577,7 @@ class PyBulletArm:
                 self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
                                 stop_after_m=float(kinds["block_lift"].params.get("after_m", 0.0))
                                 if "block_lift" in kinds else None)
-            self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, 0.4, Phase.APPROACH)
+            self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, CARRY_TRANSIT_MPS, Phase.APPROACH)
             self._move_line(above, DOWN, 0.2, Phase.APPROACH)
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
@@ -660,8 +638,8 @@ class PyBulletArm:
             self._command_fingers(0.0, self.grip_force)
             cur = self.tcp_pose()[0]
             if cur[2] < above[2]:
-                self._move_line(np.array([cur[0], cur[1], above[2]]), orn, 0.3, Phase.APPROACH)
-            self._move_line(above, orn, 0.4, Phase.APPROACH)
+                self._move_line(np.array([cur[0], cur[1], above[2]]), orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
             self._move_line(p0, orn, 0.15, Phase.APPROACH)
             self._move_line(p1, orn, 0.1, Phase.APPROACH)
             self._move_line(p1 + np.array([0, 0, 0.12]), orn, 0.2, Phase.APPROACH)
