@@ -81,6 +81,28 @@ def test_hard_lighting_is_seeded_and_varies():
         Lighting.sample("dim", np.random.default_rng(0))
 
 
+def test_hard_lighting_textures_the_table_in_some_episodes():
+    from bt_grasp.drivers.pybullet_arm.camera import Lighting
+    from bt_grasp.drivers.pybullet_arm.driver import PyBulletArm
+    from bt_grasp.profile import load_profile
+
+    drawn = {Lighting.sample("hard", np.random.default_rng(s)).table_texture for s in range(40)}
+    assert drawn == set(Lighting.TABLE_TEXTURES)
+    assert Lighting.sample("easy", np.random.default_rng(0)).table_texture is None
+
+    hard = PyBulletArm(load_profile("ur5e_robotiq"), image_size=128, lighting="hard")
+    try:
+        spread = {}
+        for ep in range(12):
+            obs = hard.reset(episode=ep, seed=0)
+            table = obs.annotations["instance"] == obs.annotations["table_id"]
+            spread[hard.camera.lighting.table_texture] = float(obs.rgb[table].std(axis=0).mean())
+    finally:
+        hard.close()
+    plain = spread.pop(None)
+    assert spread and all(s > plain + 5 for s in spread.values()), (plain, spread)
+
+
 def test_high_clutter_stratification_share():
     from bt_grasp.drivers.pybullet_arm.episodes import episode_seed, wants_high_clutter
 

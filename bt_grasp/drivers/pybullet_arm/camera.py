@@ -19,10 +19,14 @@ class Lighting:
     specular: float = 0.1
     table_rgba: tuple[float, float, float, float] = (0.72, 0.62, 0.48, 1.0)
     shadow: bool = False
+    table_texture: str | None = None  # a pybullet_data image, tinted by table_rgba
+
+    # Table surfaces for `hard`: wood grain, a fine grid, a noisy pattern, or plain colour (None).
+    TABLE_TEXTURES = ("table/table.png", "checker_grid.jpg", "tex256.png", None)
 
     @classmethod
     def sample(cls, mode: str, rng: np.random.Generator) -> Lighting:
-        """`easy`: fixed; `hard`: random direction, colour cast, intensity and table colour."""
+        """`easy`: fixed; `hard`: random direction, colour cast, intensity, table colour and texture."""
         if mode == "easy":
             return cls()
         if mode != "hard":
@@ -32,9 +36,12 @@ class Lighting:
         cast = rng.uniform(0.65, 1.0, 3)
         intensity = rng.uniform(0.35, 1.0)
         table = tuple(float(v) for v in rng.uniform(0.15, 0.9, 3)) + (1.0,)
+        specular = float(rng.uniform(0.0, 0.5))
+        shadow = bool(rng.random() < 0.5)
+        texture = cls.TABLE_TEXTURES[int(rng.integers(len(cls.TABLE_TEXTURES)))]
         return cls(direction=direction, colour=tuple(float(v) for v in cast),
                    ambient=float(0.25 + 0.45 * intensity), diffuse=float(0.3 + 0.5 * intensity),
-                   specular=float(rng.uniform(0.0, 0.5)), table_rgba=table, shadow=bool(rng.random() < 0.5))
+                   specular=specular, table_rgba=table, shadow=shadow, table_texture=texture)
 
 
 @dataclass

@@ -94,7 +94,7 @@ class PyBulletArm:
         c = self.client
         pb.resetSimulation(physicsClientId=c)
         scene.configure(c)
-        self.table_id = scene.add_table(c, self.camera.lighting.table_rgba)
+        self.table_id = scene.add_table(c, self.camera.lighting.table_rgba, self.camera.lighting.table_texture)
         self.basket_id = scene.add_basket(c)
         self.robot = pb.loadURDF(str(arm_urdf_path()), (0, 0, 0), useFixedBase=True,
                                  flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)

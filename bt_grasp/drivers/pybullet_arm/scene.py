@@ -37,12 +37,17 @@ def configure(client: int) -> None:
     pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
 
 
-def add_table(client: int, rgba: tuple[float, float, float, float] = (0.72, 0.62, 0.48, 1.0)) -> int:
+def add_table(client: int, rgba: tuple[float, float, float, float] = (0.72, 0.62, 0.48, 1.0),
+              texture: str | None = None) -> int:
+    """The table; `texture` (a pybullet_data image path) is tinted by `rgba` when rendered."""
     half = [s / 2 for s in TABLE_SIZE]
     col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=client)
     vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=list(rgba), physicsClientId=client)
     body = pb.createMultiBody(0, col, vis, [TABLE_CENTRE[0], TABLE_CENTRE[1], -half[2]], physicsClientId=client)
     pb.changeDynamics(body, -1, lateralFriction=0.8, physicsClientId=client)
+    if texture:
+        tex = pb.loadTexture(str(Path(pybullet_data.getDataPath()) / texture), physicsClientId=client)
+        pb.changeVisualShape(body, -1, textureUniqueId=tex, rgbaColor=list(rgba), physicsClientId=client)
     return body
 
 
