@@ -109,3 +109,13 @@ def test_high_clutter_stratification_share():
     for base in (0, 1, 7):
         assert sum(wants_high_clutter(episode_seed(base, i), 0.5) for i in range(20)) == 10
         assert sum(wants_high_clutter(episode_seed(base, i), 0.25) for i in range(20)) == 5
+
+
+def test_a_frame_is_rendered_again_only_after_the_world_changed(arm):
+    first = arm.reset(episode=2, seed=0)
+    assert arm.observe() is first  # nothing stepped: the same frame, not a second render
+    arm.open_gripper()  # physics steps
+    moved = arm.observe()
+    assert moved is not first and moved.clock > first.clock
+    again = arm.reset(episode=2, seed=0)
+    assert again is not first and np.array_equal(again.rgb, first.rgb)  # same scene, new frame

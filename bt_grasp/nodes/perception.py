@@ -9,10 +9,16 @@ PERCEPTION_SECONDS = 0.2  # logical time charged for one frame + inference
 
 
 def observe_and_survey(leaf: Leaf):
-    """A fresh frame and its scene graph, remembered for the primitives that follow."""
+    """A fresh frame and its scene graph, remembered for the primitives that follow.
+
+    A perceiver's survey is a function of the frame, so when the driver hands back the very
+    frame surveyed last (nothing moved since), its scene graph is reused."""
     ctx = leaf.ctx
     obs = ctx.driver.observe()
-    scene = ctx.perceiver.survey(obs)
+    last = ctx.services.get("last_observation")
+    scene = ctx.services.get("last_scene") if last is obs else None
+    if scene is None:
+        scene = ctx.perceiver.survey(obs)
     ctx.services["last_observation"] = obs
     ctx.services["last_scene"] = scene
     return obs, scene

@@ -92,6 +92,8 @@ class PyBulletArm:
     # ------------------------------------------------------------------ world
     def _build_world(self) -> None:
         c = self.client
+        self._world_builds = getattr(self, "_world_builds", 0) + 1
+        self._last_frame: tuple[tuple, Observation] | None = None
         pb.resetSimulation(physicsClientId=c)
         scene.configure(c)
         self.table_id = scene.add_table(c, self.camera.lighting.table_rgba, self.camera.lighting.table_texture)
@@ -167,8 +169,27 @@ class PyBulletArm:
             colour = list(rgba) if visible else [rgba[0], rgba[1], rgba[2], 0.0]
             pb.changeVisualShape(self.robot, link, rgbaColor=colour, physicsClientId=self.client)
 
+    def _frame_key(self) -> tuple:
+        """What a rendered frame depends on that can change without the physics clock advancing:
+        a rebuilt world, the lighting, the image size, and the (invisible) collision ghost."""
+        ghost = pb.getBasePositionAndOrientation(self.ghost, physicsClientId=self.client)
+        return (self._world_builds, self.clock, tuple(self.bodies), id(self.camera.lighting), self.camera.width, ghost)
+
     def observe(self) -> Observation:
-        """RGB-D frame of the fixed camera with the robot hidden; annotations = the sim's annotator."""
+        """RGB-D frame of the fixed camera with the robot hidden; annotations = the sim's annotator.
+
+        Rendering is a pure function of the simulator state, so a second call with no physics
+        step in between (e.g. locate right after survey) returns the same Observation object
+        instead of rendering an identical image again; callers treat frames as read-only.
+        """
+        key = self._frame_key()
+        if self._last_frame is not None and self._last_frame[0] == key:
+            return self._last_frame[1]
+        obs = self._render_frame()
+        self._last_frame = (key, obs)
+        return obs
+
+    def _render_frame(self) -> Observation:
         self._robot_visible(False)
         try:
             rgb, depth, inst = self.camera.render(self.client)
