@@ -99,3 +99,36 @@ def test_never_finish_without_timeout_is_capped(arm):
     arm.inject(Fault("never_finish", primitive="open_gripper"))
     ex = arm.open_gripper()
     assert ex.fault == "timeout" and ex.duration == pytest.approx(30.0, abs=0.01)
+
+
+def test_push_leaf_pushes_an_object_lower_than_the_fingertip_clearance():
+    """The planner puts the push at half a low object's height (below the fingertip clearance);
+    the driver raises it to the clearance and pushes. The leaf must not refuse it beforehand."""
+    from helpers import tree
+
+    from bt_grasp.episode import build_context
+    from bt_grasp.runner import Runner
+    from bt_grasp.world import build_world
+
+    puck = ObjectSpec("red puck", "puck", "red", "medium", "cylinder", (0.03, 0.014), (0.85, 0.1, 0.1, 1), 0.05)
+    spec = tree("""
+        tree: push_low
+        root:
+          sequence:
+            id: s
+            children:
+              - locate_object: {id: locate, target: "red puck"}
+              - push: {id: push, target: "{target}", direction: right, distance: 0.08}
+              - finalize: {id: done, reason: pushed}
+        """)
+    world = build_world(load_profile("ur5e_robotiq"), image_size=256)
+    try:
+        world.driver.reset_scene([puck], [(0.5, 0.0, 0.007)], target="red puck")
+        before, _ = world.driver.object_pose("red puck")
+        result = Runner(spec, build_context(spec, world, {"goal.object": "red puck"})).run()
+        after, _ = world.driver.object_pose("red puck")
+    finally:
+        world.close()
+    push = next(e for e in result.events if e.primitive == "push")
+    assert result.reason == "pushed", push.metadata
+    assert np.linalg.norm(after[:2] - before[:2]) > 0.03

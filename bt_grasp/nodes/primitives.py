@@ -81,24 +81,31 @@ class Push(Leaf):
             return self.result("infeasible", event_meta={"reason": "no located target to push"})
         obs = ctx.services.get("last_observation") or ctx.driver.observe()
         scene = ctx.services.get("last_scene")
-        plan = None
+        refused: list[str] = []  # why each direction was not pushed (planner or driver guard)
+        dense = True
         for direction in self._directions(located, scene):
             plan = ctx.services["plan_push"](obs, located, scene, direction, float(self.port("distance")))
-            if plan.ok:
-                break
-        if not plan.ok:
-            outcome = "clutter_too_dense" if "dense" in plan.reason else "infeasible"
-            return self.result(outcome, {f"{self.node_id}.reason": plan.reason},
-                               event_meta={"reason": plan.reason, "target": located.name})
-        ok, reason = ctx.driver.feasible([plan.start, plan.end])
-        if not ok:
-            return self.result("infeasible", {f"{self.node_id}.reason": reason},
-                               event_meta={"reason": reason, "target": located.name})
-        execution = ctx.driver.push(plan.start, plan.end, plan.height, timeout=ctx.remaining_time())
-        meta = {**_exec_meta(execution), "target": located.name, "direction": plan.direction,
-                "start": [round(float(x), 4) for x in plan.start],
-                "end": [round(float(x), 4) for x in plan.end]}
-        return self.result(_outcome_of(execution), duration=execution.duration, event_meta=meta)
+            if not plan.ok:
+                dense &= "dense" in plan.reason
+                refused.append(f"{direction}: {plan.reason}")
+                continue
+            # The safety guard is the driver's: it keeps the fingertips off the table (raising a
+            # push planned lower than that) and checks IK and collisions on the points it will
+            # move through. "infeasible: ..." means nothing moved, so the next direction is tried.
+            execution = ctx.driver.push(plan.start, plan.end, plan.height, timeout=ctx.remaining_time())
+            outcome = _outcome_of(execution)
+            if outcome == "infeasible":
+                dense = False
+                refused.append(f"{direction}: {execution.fault}")
+                continue
+            meta = {**_exec_meta(execution), "target": located.name, "direction": plan.direction,
+                    "start": [round(float(x), 4) for x in plan.start],
+                    "end": [round(float(x), 4) for x in plan.end]}
+            writes = {f"{self.node_id}.reason": execution.fault} if execution.fault else {}
+            return self.result(outcome, writes, execution.duration, meta)
+        reason = "; ".join(refused) or "no push direction"
+        return self.result("clutter_too_dense" if dense and refused else "infeasible",
+                           {f"{self.node_id}.reason": reason}, event_meta={"reason": reason, "target": located.name})
 
 
     def _directions(self, located, scene) -> list[str]:
