@@ -132,3 +132,20 @@ def test_push_leaf_pushes_an_object_lower_than_the_fingertip_clearance():
     push = next(e for e in result.events if e.primitive == "push")
     assert result.reason == "pushed", push.metadata
     assert np.linalg.norm(after[:2] - before[:2]) > 0.03
+
+
+def test_grasp_feasible_makes_the_checks_grasp_makes_and_consumes_no_fault(arm):
+    """A grasp planned between the fingertips of a low object would put the tips below the
+    table as a plain waypoint; grasp() raises it, and grasp_feasible agrees with grasp()."""
+    puck = ObjectSpec("red puck", "puck", "red", "medium", "cylinder", (0.03, 0.014), (0.85, 0.1, 0.1, 1), 0.05)
+    arm.clear_faults()
+    arm.reset_scene([puck], [(0.5, 0.0, 0.007)])
+    pose = GraspPose(np.array([0.5, 0.0, 0.007]), DOWN, 0.07)
+    as_waypoint, why = arm.feasible([np.concatenate([pose.position, pose.orientation])])
+    assert not as_waypoint and "table" in why
+    arm.inject(Fault("latency", {"seconds": 0.1}, primitive="grasp"))
+    assert arm.grasp_feasible(pose, 0.07) == (True, "")
+    assert arm.faults.peek("grasp"), "checking must not consume the injected fault"
+    ex = arm.grasp(pose, 0.07, 60.0)
+    assert ex.fault is None and ex.info["height_clamped_m"] > 0
+    assert arm.held_object() == "red puck"

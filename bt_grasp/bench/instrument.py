@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 # Driver calls that step physics or run IK / collision queries (rendering is subtracted out).
-DRIVER_CALLS = ("reset", "observe", "grasp", "push", "lift", "place", "open_gripper", "feasible")
+DRIVER_CALLS = ("reset", "observe", "grasp", "push", "lift", "place", "open_gripper", "feasible",
+                "grasp_feasible")
 
 
 @dataclass

@@ -88,6 +88,9 @@ class Driver(Protocol):
 
     def feasible(self, waypoints: list[np.ndarray]) -> tuple[bool, str]: ...
 
+    # Optional: `grasp_feasible(pose, width) -> (ok, reason)`, the checks grasp() itself makes
+    # before moving; the grasp leaf prefers it to feasible() for choosing among candidates.
+
     def stop(self) -> None: ...
 
     def close(self) -> None: ...

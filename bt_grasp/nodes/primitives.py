@@ -52,8 +52,15 @@ class Grasp(Leaf):
         obs = ctx.services.get("last_observation") or ctx.driver.observe()
         candidates = ctx.services["plan_grasps"](obs, located)
         reasons = []
+        # A driver that can check a grasp exactly as it would execute it (raised off the table,
+        # its pre-grasp and descent, ignoring the object it aims at) is asked that; otherwise the
+        # grasp pose itself is checked as a waypoint.
+        grasp_feasible = getattr(ctx.driver, "grasp_feasible", None)
         for pose in candidates[: self.MAX_CANDIDATES]:
-            ok, reason = ctx.driver.feasible([np.concatenate([pose.position, pose.orientation])])
+            if grasp_feasible is not None:
+                ok, reason = grasp_feasible(pose, pose.width)
+            else:
+                ok, reason = ctx.driver.feasible([np.concatenate([pose.position, pose.orientation])])
             if not ok:
                 reasons.append(reason)
                 continue

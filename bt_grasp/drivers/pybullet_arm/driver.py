@@ -447,14 +447,14 @@ class PyBulletArm:
                 best, best_d = b, d
         return best
 
-    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
-        """Pre-grasp above along the approach axis, descend, close with `force`, settle, micro-lift, hold."""
+    def _grasp_plan(self, pose: GraspPose, width: float, faults: list[Fault]) -> dict[str, Any]:
+        """Where a grasp would move: the grasp point (raised so the fingertips clear the table, and
+        moved by a grasp_offset fault), the pre-grasp above it, the descent and the body it aims at."""
         pos = np.asarray(pose.position, float).copy()
         orn = np.asarray(pose.orientation, float)
         orn = orn / np.linalg.norm(orn)
-        faults_peek = self.faults.peek("grasp")
-        info: dict[str, Any] = {"width": float(width), "force": float(force)}
-        for f in faults_peek:
+        plan: dict[str, Any] = {}
+        for f in faults:
             if f.kind == "grasp_offset":
                 R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
                 direction = np.asarray(f.params.get("direction", R[:, 0]), float)
@@ -463,18 +463,37 @@ class PyBulletArm:
         approach = R[:, 2]
         tip_z = pos[2] + approach[2] * TCP_FROM_TIP_M
         if tip_z < TABLE_CLEARANCE_M:  # the grasp point is clamped so fingertips stay off the table
-            info["height_clamped_m"] = float(TABLE_CLEARANCE_M - tip_z)
+            plan["height_clamped_m"] = float(TABLE_CLEARANCE_M - tip_z)
             pos[2] += TABLE_CLEARANCE_M - tip_z
-        gap_open = float(np.clip(width, 0.01, STROKE_M))
-        force = float(np.clip(force, 0.0, self.max_force))
         pre = pos - approach * PREGRASP_M
-        info.update(position=pos.tolist(), orientation=orn.tolist(), pregrasp=pre.tolist())
-        target_body = self._nearest_object(pos)
-        info["object"] = self._body_name(target_body) if target_body is not None else None
-        descent = [pos - approach * PREGRASP_M * k / 4 for k in (4, 3, 2, 1, 0)]
-        ok, why = self.feasible([pre], gap=gap_open, check_objects=True)
+        plan.update(pos=pos, orn=orn, pre=pre, gap=float(np.clip(width, 0.01, STROKE_M)),
+                    descent=[pos - approach * PREGRASP_M * k / 4 for k in (4, 3, 2, 1, 0)],
+                    target=self._nearest_object(pos))
+        return plan
+
+    def _grasp_checks(self, plan: dict[str, Any]) -> tuple[bool, str]:
+        ok, why = self.feasible([plan["pre"]], gap=plan["gap"], check_objects=True)
         if ok:
-            ok, why = self._check_descent(descent, orn, gap_open, target_body)
+            ok, why = self._check_descent(plan["descent"], plan["orn"], plan["gap"], plan["target"])
+        return ok, why
+
+    def grasp_feasible(self, pose: GraspPose, width: float) -> tuple[bool, str]:
+        """Exactly the checks grasp() makes before moving (pre-grasp, descent, grasp pose against
+        everything but the aimed-at object); nothing moves and no fault is consumed."""
+        ok, why = self._grasp_checks(self._grasp_plan(pose, width, self.faults.peek("grasp")))
+        return ok, "" if ok else f"infeasible: {why}"
+
+    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
+        """Pre-grasp above along the approach axis, descend, close with `force`, settle, micro-lift, hold."""
+        plan = self._grasp_plan(pose, width, self.faults.peek("grasp"))
+        pos, orn, pre, gap_open, target_body = plan["pos"], plan["orn"], plan["pre"], plan["gap"], plan["target"]
+        info: dict[str, Any] = {"width": float(width), "force": float(force)}
+        if "height_clamped_m" in plan:
+            info["height_clamped_m"] = plan["height_clamped_m"]
+        force = float(np.clip(force, 0.0, self.max_force))
+        info.update(position=pos.tolist(), orientation=orn.tolist(), pregrasp=pre.tolist())
+        info["object"] = self._body_name(target_body) if target_body is not None else None
+        ok, why = self._grasp_checks(plan)
         if not ok:
             self.faults.take("grasp")  # the attempt is consumed even though nothing moved
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
