@@ -13,6 +13,8 @@ PERCEPTION_OUT = ("found", "not_found")
 LOCATE_OUT = ("found", "occluded", "not_found")
 MOTION_OUT = ("done", "infeasible", "fault")
 CARRY_OUT = ("done", "dropped", "infeasible", "fault")
+GRASP_OUT = ("done", "infeasible", "fault")
+PUSH_OUT = ("done", "infeasible", "clutter_too_dense", "fault")
 CHECK_HOLD_DOC = ("judge the motion's telemetry while the gripper is shut: fingers at the closed stop "
                   "with no effort -> outcome `dropped` (FAILURE) instead of `done`")
 
@@ -21,8 +23,6 @@ def _carry_outcomes(params: dict) -> tuple[str, ...]:
     """`dropped` exists only when the hold is checked (a literal false leaves it out)."""
     check = params.get("check_hold", False)
     return CARRY_OUT if check not in (False, None, "false", "False") else MOTION_OUT
-GRASP_OUT = ("done", "infeasible", "fault")
-PUSH_OUT = ("done", "infeasible", "clutter_too_dense", "fault")
 
 
 def _key(name: str, default: str, doc: str) -> Port:

@@ -12,7 +12,9 @@ from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import FAULT_KINDS, Fault, GraspPose  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
+from bt_grasp.watchdog.hold import hold_lost  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
+from bt_grasp.watchdog.thresholds import WatchdogThresholds  # noqa: E402
 
 BOX = ObjectSpec("green box", "box", "green", "medium", "box", (0.05, 0.05, 0.06), (0.1, 0.8, 0.1, 1), 0.15)
 CENTRE = (0.5, 0.0, 0.03)
@@ -46,6 +48,18 @@ def test_heavy_slippery_object_slips_during_lift(arm):
     tel = ex.telemetry
     assert tel.aperture_norm[0] > 0.4 and tel.effort[0] > 0.15  # still squeezing at the start
     assert tel.aperture_norm[-1] < 0.05 and tel.effort[-1] < 0.05  # collapsed once the object stayed
+    assert hold_lost(tel, WatchdogThresholds())[0]  # the hold check on lift/place sees the drop
+
+
+def test_hold_check_passes_a_firm_carry_and_the_release(arm):
+    th = WatchdogThresholds()
+    arm.clear_faults()
+    _grasp(arm, force=60.0)
+    lifted = arm.lift(0.08)
+    placed = arm.place("basket")
+    assert not hold_lost(lifted.telemetry, th)[0]
+    assert not hold_lost(placed.telemetry, th)[0], "the release at the basket is not a drop"
+    assert placed.info["in_basket"]
 
 
 def test_block_lift_keeps_height(arm):

@@ -128,6 +128,37 @@ def test_block_fingers_and_telemetry_faults(arm):
     assert arm.held_object() is None  # the stop at 68 mm kept the fingers off the 50 mm box
 
 
+def test_block_fingers_stops_part_way_without_grip_and_reads_as_stall(arm):
+    from bt_grasp.outcomes import Label
+    from bt_grasp.watchdog.classify import classify
+    from bt_grasp.watchdog.thresholds import thresholds_from_profile
+
+    _box_scene(arm)
+    arm.inject(Fault("block_fingers", {"at_norm": 0.8}, primitive="grasp"))
+    tel = _grasp(arm).telemetry
+    settle = tel.phase == Phase.SETTLE
+    assert np.median(tel.aperture_norm[settle]) == pytest.approx(0.8, abs=0.02)  # stopped at the jam
+    assert tel.effort[settle].max() < 0.06        # jammed, not squeezing: no grip reading
+    assert tel.stalled[settle].all()              # the driver's own stall flag
+    assert arm.held_object() is None
+    assert classify(tel, thresholds_from_profile(load_profile("ur5e_robotiq"))).label is Label.STALL
+
+
+def test_recorder_records_block_fingers_as_stall(arm):
+    """The recorder induces STALL with block_fingers too, and its ground truth agrees."""
+    from bt_grasp.outcomes import Label
+    from bt_grasp.watchdog import record as R
+    from bt_grasp.watchdog.thresholds import WatchdogThresholds
+
+    cat = R._catalogue()
+    scs = [s for s in R.plan(60, np.random.default_rng(7), len(cat))
+           if s.fault is not None and s.fault.kind == "block_fingers"][:3]
+    assert scs, "plan() must induce STALL with block_fingers too"
+    sensor = R.SensorModel.from_thresholds(WatchdogThresholds(), 0.085, enabled=False)
+    labels = [R.record_one(arm, s, np.random.default_rng(0), sensor, cat) for s in scs]
+    assert [r[1] for r in labels if r is not None].count(Label.STALL) >= 2
+
+
 def test_driver_exception_and_once(arm):
     _box_scene(arm)
     arm.inject(Fault("driver_exception"))

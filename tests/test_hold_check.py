@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from helpers import ROOT, run_oracle
 
 from bt_grasp.oracles import ScriptedOracle
@@ -92,48 +91,3 @@ def test_dropped_is_an_outcome_only_where_the_hold_is_checked() -> None:
     lift = default_registry().get("lift")
     assert "dropped" not in lift.alphabet({})
     assert "dropped" in lift.alphabet({"check_hold": True})
-
-
-# --- on the PyBullet arm: a real slip during the lift -------------------------------------------
-
-@pytest.fixture(scope="module")
-def arm():
-    pytest.importorskip("pybullet")
-    pytest.importorskip("airo_models")
-    from bt_grasp.drivers.pybullet_arm.driver import PyBulletArm
-    from bt_grasp.profile import load_profile
-
-    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=256)
-    yield a
-    a.close()
-
-
-def _grasp_box(arm, force: float):
-    from bt_grasp.bench.objects import ObjectSpec
-    from bt_grasp.drivers.base import GraspPose
-    from bt_grasp.drivers.pybullet_arm.driver import DOWN
-
-    box = ObjectSpec("green box", "box", "green", "medium", "box", (0.05, 0.05, 0.06), (0.1, 0.8, 0.1, 1), 0.15)
-    centre = (0.5, 0.0, 0.03)
-    arm.reset_scene([box], [centre])
-    return arm.grasp(GraspPose(np.array(centre), DOWN, 0.08), 0.08, force)
-
-
-def test_arm_slip_during_lift_is_seen_and_a_firm_carry_is_not(arm) -> None:
-    from bt_grasp.drivers.base import Fault
-
-    arm.clear_faults()
-    arm.inject(Fault("mass", {"value": 3.0}))
-    arm.inject(Fault("friction", {"value": 0.05}))
-    _grasp_box(arm, force=20.0)
-    slipped = arm.lift(0.08)
-    assert arm.held_object() is None
-    assert hold_lost(slipped.telemetry, TH)[0]
-
-    arm.clear_faults()
-    _grasp_box(arm, force=60.0)
-    lifted = arm.lift(0.08)
-    placed = arm.place("basket")
-    assert not hold_lost(lifted.telemetry, TH)[0]
-    assert not hold_lost(placed.telemetry, TH)[0], "the release at the basket is not a drop"
-    assert placed.info["in_basket"]

@@ -24,7 +24,7 @@ from bt_grasp.mobile.som import LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.mobile.user import SeenItem, TerminalUser
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS
-from bt_grasp.nodes.primitives import _exec_meta
+from bt_grasp.nodes.primitives import _exec_meta, check_grasp
 from bt_grasp.nodes.terminal import Finalize
 from bt_grasp.perception.grounding import parse
 
@@ -257,7 +257,7 @@ class Pick(Leaf):
                                event_meta={"reason": why})
         candidates = ctx.services["plan_grasps"](mark.observation, mark.located)
         for pose in candidates[: self.MAX_CANDIDATES]:
-            ok, _ = ctx.driver.feasible([pose])
+            ok, _ = check_grasp(ctx.driver, pose, pose)
             if not ok:
                 continue
             ex = ctx.driver.grasp(pose, pose.width, 20.0, timeout=ctx.remaining_time())

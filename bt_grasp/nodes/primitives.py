@@ -32,6 +32,16 @@ def _exec_meta(execution: Execution) -> dict[str, Any]:
     return meta
 
 
+def check_grasp(driver: Any, pose: Any, waypoint: Any) -> tuple[bool, str]:
+    """Can `driver` execute this grasp candidate? A driver that checks a grasp exactly as it would
+    execute it (raised off the table, its pre-grasp and descent, ignoring the object it aims at)
+    answers through grasp_feasible; otherwise `waypoint` is checked by feasible()."""
+    grasp_feasible = getattr(driver, "grasp_feasible", None)
+    if grasp_feasible is not None:
+        return grasp_feasible(pose, pose.width)
+    return driver.feasible([waypoint])
+
+
 PUSH_DIRECTIONS = ("left", "right", "up", "down")
 
 
@@ -52,15 +62,8 @@ class Grasp(Leaf):
         obs = ctx.services.get("last_observation") or ctx.driver.observe()
         candidates = ctx.services["plan_grasps"](obs, located)
         reasons = []
-        # A driver that can check a grasp exactly as it would execute it (raised off the table,
-        # its pre-grasp and descent, ignoring the object it aims at) is asked that; otherwise the
-        # grasp pose itself is checked as a waypoint.
-        grasp_feasible = getattr(ctx.driver, "grasp_feasible", None)
         for pose in candidates[: self.MAX_CANDIDATES]:
-            if grasp_feasible is not None:
-                ok, reason = grasp_feasible(pose, pose.width)
-            else:
-                ok, reason = ctx.driver.feasible([np.concatenate([pose.position, pose.orientation])])
+            ok, reason = check_grasp(ctx.driver, pose, np.concatenate([pose.position, pose.orientation]))
             if not ok:
                 reasons.append(reason)
                 continue

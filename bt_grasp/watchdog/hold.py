@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bt_grasp.watchdog.classify import _first_stable
 from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 
@@ -36,14 +37,9 @@ def hold_lost(tel: Telemetry, th: WatchdogThresholds | None = None) -> tuple[boo
         return False, "no telemetry while holding"
     t = np.asarray(tel.t[:n], dtype=np.float64)
     empty = (np.asarray(tel.aperture_norm[:n]) <= th.closed_eps) & (np.asarray(tel.effort[:n]) <= th.empty_effort_max)
-    run_start = None
-    for i in range(n):
-        if not empty[i]:
-            run_start = None
-            continue
-        if run_start is None:
-            run_start = i
-        if t[i] - t[run_start] >= th.settle_window_s and i - run_start + 1 >= th.min_window_samples:
-            return True, (f"fingers at the closed stop with effort {float(tel.effort[i]):.2f} "
-                          f"from t={t[run_start]:.2f} s: the object was dropped")
-    return False, "fingers still on the object"
+    hit = _first_stable(empty, t, th.settle_window_s, th.min_window_samples)
+    if hit is None:
+        return False, "fingers still on the object"
+    i, run_start = hit
+    return True, (f"fingers at the closed stop with effort {float(tel.effort[i]):.2f} "
+                  f"from t={t[run_start]:.2f} s: the object was dropped")

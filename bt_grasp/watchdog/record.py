@@ -334,6 +334,7 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
     spec = catalogue[sc.object_index]
     objs = [spec]
     from bt_grasp.drivers.pybullet_arm import scene
+    from bt_grasp.drivers.pybullet_arm.gripper import STROKE_M
 
     positions = [(sc.xy[0], sc.xy[1], 0.5 * scene.nominal_widths(spec)[2] + 0.002)]
     orients = [tuple(pb.getQuaternionFromEuler([0, 0, sc.yaw]))]
@@ -356,6 +357,7 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
     target_body = next(b for b, s in driver.bodies.items() if s.name == spec.name)
     if sc.extra_mass is not None:
         pb.changeDynamics(target_body, -1, mass=float(sc.extra_mass), physicsClientId=driver.client)
+    open_w = min(STROKE_M, width + 0.03)
     if sc.fault is not None:
         f = sc.fault
         if f.kind == "grasp_offset":
@@ -363,12 +365,10 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
             f = Fault("grasp_offset", {"offset_m": f.params["offset_m"], "direction": R[:, 1].tolist()},
                       primitive="grasp")
         elif f.kind == "block_fingers" and "at_frac" in f.params:  # jam between the object and the opening
-            open_w = min(0.085, width + 0.03)
-            f = Fault("block_fingers", {"at_norm": (width + f.params["at_frac"] * (open_w - width)) / 0.085},
+            f = Fault("block_fingers", {"at_norm": (width + f.params["at_frac"] * (open_w - width)) / STROKE_M},
                       primitive="grasp")
         driver.inject(f)
     force = sc.force_frac * driver.max_force
-    open_w = min(0.085, width + 0.03)
     with SimObserver(driver) as obs:
         ex = driver.grasp(gp, open_w, force, timeout=sc.timeout)
     driver.clear_faults()

@@ -86,14 +86,16 @@ class PyBulletArm:
         self.spec: EpisodeSpec | None = None
         self.bodies: dict[int, Any] = {}   # body id -> ObjectSpec
         self._stop = False
+        self._world_builds = 0
+        self._last_frame: tuple[tuple, Observation] | None = None
         self._build_world()
         self.clock = 0.0
 
     # ------------------------------------------------------------------ world
     def _build_world(self) -> None:
         c = self.client
-        self._world_builds = getattr(self, "_world_builds", 0) + 1
-        self._last_frame: tuple[tuple, Observation] | None = None
+        self._world_builds += 1  # part of every frame key: a rebuilt world is a new scene
+        self._last_frame = None
         pb.resetSimulation(physicsClientId=c)
         scene.configure(c)
         self.table_id = scene.add_table(c, self.camera.lighting.table_rgba, self.camera.lighting.table_texture)
