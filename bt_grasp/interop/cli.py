@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bt_grasp.errors import UserError
@@ -41,26 +42,26 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write a tree file as BT.CPP v4 XML."""
     from bt_grasp.interop.btcpp_export import export_btcpp
 
-    try:
+    def produce() -> str:
         if args.format != "btcpp":  # argparse choices make this unreachable; kept for callers
             raise UserError(f"unknown export format '{args.format}' (known: btcpp)")
-        _write(export_btcpp(args.file), args.output, args.force)
-    except UserError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    if args.output not in (None, "-"):
-        print(f"wrote {args.output}", file=sys.stderr)
-    return 0
+        return export_btcpp(args.file)
+
+    return _emit(produce, args)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Read a BT.CPP v4 XML document and write an equivalent bt_grasp tree file."""
     from bt_grasp.interop.btcpp_import import import_btcpp
 
+    return _emit(lambda: import_btcpp(args.file, outcomes=_parse_outcomes(args.outcomes),
+                                      decisions=False if args.no_decisions else None), args)
+
+
+def _emit(produce: Callable[[], str], args: argparse.Namespace) -> int:
+    """Write what `produce` returns to args.output; a UserError is one line on stderr, exit 2."""
     try:
-        text = import_btcpp(args.file, outcomes=_parse_outcomes(args.outcomes),
-                            decisions=False if args.no_decisions else None)
-        _write(text, args.output, args.force)
+        _write(produce(), args.output, args.force)
     except UserError as exc:
         print(str(exc), file=sys.stderr)
         return 2
