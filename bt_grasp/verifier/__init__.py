@@ -1,0 +1,1 @@
+"""The verifier: explicit run states, exhaustive search, compositional bounds and the report."""
