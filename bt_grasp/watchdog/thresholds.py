@@ -130,6 +130,9 @@ class WatchdogThresholds(BaseModel):
         0.003, ge=0, le=0.5,
         description="Std of Gaussian noise added to finger velocity readings (m/s) when recording "
                     "(an encoder-derived, filtered velocity; not the derivative of the noisy aperture).")
+    load_noise_n: float = Field(
+        0.3, ge=0, le=20,
+        description="Std of Gaussian noise added to wrist load readings (N) when recording.")
     latency_s: float = Field(
         0.02, ge=0, le=1,
         description="Sensor latency applied when recording: each reading reports the state this "
@@ -151,7 +154,7 @@ class WatchdogThresholds(BaseModel):
 
 
 SENSOR_FIELDS: frozenset[str] = frozenset(
-    {"aperture_noise_m", "effort_noise", "height_noise_m", "velocity_noise", "latency_s"})
+    {"aperture_noise_m", "effort_noise", "height_noise_m", "velocity_noise", "latency_s", "load_noise_n"})
 
 
 def thresholds_from_dict(data: dict[str, Any] | None, source: str | None = None) -> WatchdogThresholds:
