@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.watchdog.reference import _columns, _first
+from bt_grasp.watchdog.reference import _columns, _first, _load_refs
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 from bt_grasp.watchdog.verdict import (
     _CLOSE,
@@ -205,6 +205,9 @@ def _classify_rows(cols_list: list[dict[str, np.ndarray]], th: WatchdogThreshold
         cum_r = {k: c2[r] for k, c2 in cum.items()}
         ctx = _Ctx(t=t[r], cum=cum_r, h_ref=float(h_ref[r]) if has_lift[r] else None)
         i = int(win_i[r])
+        if i < BIG and order[int(win[r])] == "held":  # only a held verdict reads the wrist load
+            mr = int(m[r])
+            _load_refs(ctx, cols_list[r]["load"][:mr], p[r, :mr], int(il[r]) if has_lift[r] else None)
         if has_acq[r] and (i >= BIG or i_acq[r] <= i):
             ctx.i_acq, ctx.acq_window = int(i_acq[r]), (int(acq_rs[r]), int(i_acq[r]))
             ctx.a_ref, ctx.e_ref = float(a_ref[r]), float(e_ref[r])

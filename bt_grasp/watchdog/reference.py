@@ -15,6 +15,7 @@ import numpy as np
 from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 from bt_grasp.watchdog.verdict import (
+    _APPROACH,
     _CLOSE,
     _HOLD,
     _LIFT,
@@ -29,6 +30,8 @@ from bt_grasp.watchdog.verdict import (
     _build,
     _Ctx,
     _end,
+    _lift_load,
+    _median,
     _wmean,
 )
 
@@ -41,6 +44,7 @@ def _columns(tel: Any) -> tuple[dict[str, np.ndarray] | None, str]:
         cols = {name: getattr(tel, name) for name in REQUIRED_COLUMNS + BOOL_COLUMNS}
         if all(isinstance(v, np.ndarray) and v.ndim == 1 for v in cols.values()) and \
                 len({len(v) for v in cols.values()}) == 1:
+            cols["load"] = _load_column(tel.load, len(tel.t))
             return cols, ""
     cols = {}
     for name in REQUIRED_COLUMNS + BOOL_COLUMNS:
@@ -62,7 +66,32 @@ def _columns(tel: Any) -> tuple[dict[str, np.ndarray] | None, str]:
     n = lengths.pop()
     for name in BOOL_COLUMNS:
         cols.setdefault(name, np.zeros(n, bool))
+    cols["load"] = _load_column(tel.get("load") if isinstance(tel, Mapping) else getattr(tel, "load", None), n)
     return cols, ""
+
+
+def _load_column(val: Any, n: int) -> np.ndarray:
+    """The optional wrist load as floats; NaN where (or wherever, if malformed) it was not measured."""
+    try:
+        arr = np.array([np.nan if x is None else x for x in val] if isinstance(val, (list, tuple)) else val,
+                       dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.full(n, np.nan)
+    return arr if arr.shape == (n,) else np.full(n, np.nan)
+
+
+def _load_refs(ctx: _Ctx, load: np.ndarray, p: np.ndarray, i_lift0: int | None) -> None:
+    """Wrist-load sums and references (free gripper over APPROACH, steady lift) into ctx."""
+    fin = np.isfinite(load)
+    ctx.cum["l"] = np.cumsum(np.where(fin, load, 0.0))
+    ctx.cum["lf"] = np.cumsum(fin.astype(np.float64))
+    if i_lift0 is None:
+        return
+    ctx.l_ref = _median(load[:i_lift0][p[:i_lift0] == _APPROACH].tolist())
+    i_hold = _first(p >= _HOLD)
+    if i_hold is not None and i_hold > i_lift0:
+        ctx.i_hold = i_hold
+        ctx.l_lift = _lift_load(ctx.cum, i_lift0, i_hold)
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -163,6 +192,7 @@ def _acquisition(cols: dict[str, np.ndarray], th: WatchdogThresholds) -> tuple[_
         pre = ((p == _CLOSE) | (p == _SETTLE)) & (np.arange(n) < i_lift0)
         cnt = int(pre.sum())
         ctx.h_ref = float(np.cumsum(np.where(pre, h, 0.0))[i_lift0 - 1]) / cnt if cnt else float(h[i_lift0])
+    _load_refs(ctx, cols["load"], p, i_lift0)
     masks = {"closed": closed, "still": still, "active": active, "track": track, "i_lift0": i_lift0,
              "t": t, "a": a, "e": e, "h": h, "p": p}
     return ctx, masks

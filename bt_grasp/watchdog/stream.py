@@ -15,6 +15,7 @@ from typing import Any
 from bt_grasp.watchdog.telemetry import Sample
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 from bt_grasp.watchdog.verdict import (
+    _APPROACH,
     _CLOSE,
     _HOLD,
     _LIFT,
@@ -27,10 +28,22 @@ from bt_grasp.watchdog.verdict import (
     _build,
     _Ctx,
     _end,
+    _lift_load,
+    _median,
     _wmean,
 )
 
 _SAMPLE_FIELDS = tuple(f.name for f in fields(Sample))
+
+
+def _load_value(s: Any) -> float:
+    """A sample's optional wrist load; NaN when absent, not numeric or not finite (not measured)."""
+    val = s.get("load") if isinstance(s, Mapping) else getattr(s, "load", None)
+    try:
+        x = float(val)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return x if math.isfinite(x) else math.nan
 
 
 class StreamingClassifier:
@@ -48,7 +61,8 @@ class StreamingClassifier:
         self.n = 0
         self.verdict: Verdict | None = None
         self._t: list[float] = []
-        self._cum: dict[str, list[float]] = {k: [] for k in ("a", "e", "absv", "track", "h", "drift")}
+        self._cum: dict[str, list[float]] = {k: [] for k in ("a", "e", "absv", "track", "h", "drift",
+                                                                         "l", "lf")}
         self._sums = dict.fromkeys(self._cum, 0.0)
         self._runs: dict[str, int | None] = dict.fromkeys(
             ("contact", "empty", "finger_stall", "stall_flag", "loss", "held"))
@@ -56,6 +70,8 @@ class StreamingClassifier:
         self._i_lift0: int | None = None
         self._pre_sum = 0.0
         self._pre_n = 0
+        self._app_loads: list[float] = []  # wrist load over APPROACH, for the free-gripper reference
+        self._hold_seen = False
         self._lift_win: deque[tuple[float, float]] = deque()
 
     def _stable(self, name: str, cond: bool, i: int, t: float, window: float) -> int | None:
@@ -70,7 +86,7 @@ class StreamingClassifier:
             return rs
         return None
 
-    def _read(self, s: Any) -> tuple[tuple[float, ...], int, bool] | str:
+    def _read(self, s: Any) -> tuple[tuple[float, ...], int, bool, float] | str:
         vals = []
         for name in FLOAT_COLUMNS:
             val = s.get(name) if isinstance(s, Mapping) else getattr(s, name, None)
@@ -95,7 +111,7 @@ class StreamingClassifier:
         if phf != round(phf) or phf < 0 or phf > _MAX_PHASE:
             return "unknown phase code"
         st = s.get("stalled", False) if isinstance(s, Mapping) else getattr(s, "stalled", False)
-        return tuple(vals), int(phf), bool(st)
+        return tuple(vals), int(phf), bool(st), _load_value(s)
 
     def feed(self, sample: Sample | Mapping[str, Any]) -> Verdict | None:
         if self.verdict is not None:
@@ -105,13 +121,17 @@ class StreamingClassifier:
         r = self._read(sample)
         if isinstance(r, str):
             return self._decide_bad(r, i, sample)
-        (t, _am, a, cmd, e, v, h), p, stalled = r
+        (t, _am, a, cmd, e, v, h), p, stalled, load = r
         if i > 0 and t < self._t[-1]:
             return self._decide_bad("time goes backwards", i, sample)
         self.n += 1
         self._t.append(t)
         absv, track = abs(v), abs(a - cmd)
         for k, x in (("a", a), ("e", e), ("absv", absv), ("track", track), ("h", h)):
+            self._sums[k] += x
+            self._cum[k].append(self._sums[k])
+        measured = math.isfinite(load)
+        for k, x in (("l", load if measured else 0.0), ("lf", 1.0 if measured else 0.0)):
             self._sums[k] += x
             self._cum[k].append(self._sums[k])
         ctx = self._ctx
@@ -134,9 +154,17 @@ class StreamingClassifier:
             if p >= _LIFT:
                 self._i_lift0 = i
                 ctx.h_ref = self._pre_sum / self._pre_n if self._pre_n else h
+                ctx.l_ref = _median(self._app_loads)
             elif p in (_CLOSE, _SETTLE):
                 self._pre_sum += h
                 self._pre_n += 1
+            elif p == _APPROACH:
+                self._app_loads.append(load)
+        if p >= _HOLD and not self._hold_seen:  # the steady-lift load is known from the first HOLD sample
+            self._hold_seen = True
+            if self._i_lift0 is not None and i > self._i_lift0:
+                ctx.i_hold = i
+                ctx.l_lift = _lift_load(self._cum, self._i_lift0, i)
         # after acquisition: drift column (zeros before, as in batch)
         after = acq_before is not None  # i > i_acq
         drift = abs(a - ctx.a_ref) if after else 0.0

@@ -84,6 +84,23 @@ class WatchdogThresholds(BaseModel):
         description="SLIP when effort during the lift falls below (1 - this fraction) of the held "
                     "effort and below hold_effort_min: the object left the fingers.")
 
+    # --- wrist load (only when the driver measures it: Telemetry.load) --------------------------
+    use_load: bool = Field(
+        True,
+        description="Use the wrist load when the telemetry has it. A held object is carried: the wrist "
+                    "load in HOLD is the free gripper's plus the object's weight, and it stays what it "
+                    "was during the steady lift. Without a load channel these checks are skipped.")
+    carried_load_min_n: float = Field(
+        0.1, ge=-50, le=50,
+        description="SLIP instead of SUCCESS / WEAK when the HOLD load exceeds the free gripper's load "
+                    "(median over APPROACH) by less than this (N): the fingers are closed on something "
+                    "the arm does not carry.")
+    load_drop_max_n: float = Field(
+        0.5, gt=0, le=50,
+        description="SLIP instead of SUCCESS / WEAK when the HOLD load is more than this (N) below the "
+                    "load over the second half of the micro-lift: the lift dragged the object by "
+                    "friction (pads sliding along it), and the drag vanished when the arm stopped.")
+
     # --- stall ----------------------------------------------------------------------------------
     stall_velocity_eps: float = Field(
         0.02, ge=0, le=1,
@@ -138,6 +155,13 @@ class WatchdogThresholds(BaseModel):
         description="Sensor latency applied when recording: each reading reports the state this "
                     "long before its timestamp.")
 
+    # --- provenance (classify never reads it) ---------------------------------------------------
+    calibration_seeds: list[int] = Field(
+        default_factory=list,
+        description="Recording seeds of the traces these thresholds were fitted on (written by "
+                    "`bt-grasp watchdog calibrate`); `watchdog eval` reports traces from other seeds "
+                    "as held out.")
+
     @model_validator(mode="after")
     def _consistent(self) -> WatchdogThresholds:
         if self.empty_effort_max >= self.hold_effort_min:
@@ -150,11 +174,12 @@ class WatchdogThresholds(BaseModel):
 
     def decision_fields(self) -> dict[str, Any]:
         """The fields classify reads (calibrate fits these; the sensor model is left alone)."""
-        return {k: v for k, v in self.model_dump().items() if k not in SENSOR_FIELDS}
+        return {k: v for k, v in self.model_dump().items() if k not in SENSOR_FIELDS and k not in META_FIELDS}
 
 
 SENSOR_FIELDS: frozenset[str] = frozenset(
     {"aperture_noise_m", "effort_noise", "height_noise_m", "velocity_noise", "latency_s", "load_noise_n"})
+META_FIELDS: frozenset[str] = frozenset({"calibration_seeds"})
 
 
 def thresholds_from_dict(data: dict[str, Any] | None, source: str | None = None) -> WatchdogThresholds:

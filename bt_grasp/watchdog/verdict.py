@@ -7,6 +7,7 @@ so they compute identical floats and labels (the rules themselves are documented
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ FLOAT_COLUMNS: tuple[str, ...] = ("t", "aperture_m", "aperture_norm", "commanded
 BOOL_COLUMNS: tuple[str, ...] = ("stalled", "overload")
 REQUIRED_COLUMNS: tuple[str, ...] = FLOAT_COLUMNS + ("phase",)
 
+_APPROACH = int(Phase.APPROACH)
 _CLOSE, _SETTLE, _LIFT, _HOLD = int(Phase.CLOSE), int(Phase.SETTLE), int(Phase.MICRO_LIFT), int(Phase.HOLD)
 _MAX_PHASE = max(int(p) for p in Phase)
 
@@ -122,6 +124,46 @@ class _Ctx:
     h_ref: float | None = None
     h_last: float = float("nan")
     phase_last: int = 0
+    l_ref: float | None = None  # median wrist load over APPROACH (the free gripper), if measured
+    l_lift: float | None = None  # mean wrist load over the second half of the micro-lift
+    i_hold: int | None = None  # first HOLD sample (l_lift is known from there on)
+
+
+def _median(values: list[float]) -> float | None:
+    """Median of the finite values (the batch and streaming paths both call this)."""
+    vals = [v for v in values if math.isfinite(v)]
+    return float(statistics.median(vals)) if vals else None
+
+
+def _mean_if_measured(cum: dict[str, Any], i0: int, i1: int) -> float | None:
+    """Mean load over samples i0..i1, or None unless every one of them was measured."""
+    if i1 < i0 or _wmean(cum["lf"], i0, i1) < 1.0:
+        return None
+    return _wmean(cum["l"], i0, i1)
+
+
+def _lift_load(cum: dict[str, Any], i_lift0: int, i_hold: int) -> float | None:
+    """Load over the second half of the lift samples i_lift0..i_hold-1 (past the start transient)."""
+    if i_hold - i_lift0 < 2:
+        return None
+    return _mean_if_measured(cum, i_lift0 + (i_hold - i_lift0) // 2, i_hold - 1)
+
+
+def _load_check(ctx: _Ctx, rs: int, i: int, th: WatchdogThresholds) -> dict[str, float] | None:
+    """Wrist-load evidence of a held window rs..i: carried load and drop since the lift, in N.
+
+    The second half of the window is used, past the deceleration dip at the end of the lift."""
+    if not th.use_load or "l" not in ctx.cum:
+        return None
+    hold = _mean_if_measured(ctx.cum, rs + (i - rs + 1) // 2, i)
+    if hold is None:
+        return None
+    out: dict[str, float] = {"hold_load_n": hold}
+    if ctx.l_ref is not None:
+        out["carried_load_n"] = hold - ctx.l_ref
+    if ctx.l_lift is not None and ctx.i_hold is not None and ctx.i_hold <= i:
+        out["lift_load_drop_n"] = ctx.l_lift - hold
+    return out if len(out) > 1 else None
 
 
 def _acq_evidence(ctx: _Ctx) -> dict[str, Any]:
@@ -204,6 +246,21 @@ def _build(kind: str, i: int, rs: int | None, ctx: _Ctx, th: WatchdogThresholds,
             reason = (f"held through the micro-lift but weakly: effort {me:.3f} (hold >= {th.hold_effort_min}),"
                       f" aperture drift {mdrift:.3f} (max {th.aperture_drift_max})")
             m = min(max(margins["low_effort"], margins["drift"]), lift_m)
+        load = _load_check(ctx, rs, i, th)
+        if load is not None:
+            ev.update(load)
+            carried = load.get("carried_load_n", math.inf)
+            drop = load.get("lift_load_drop_n", -math.inf)
+            if carried < th.carried_load_min_n or drop > th.load_drop_max_n:
+                scale = th.load_drop_max_n
+                margins = {"not_carried": _rel(th.carried_load_min_n - carried, scale),
+                           "load_drop": _rel(drop - th.load_drop_max_n, scale)}
+                label, rule = Label.SLIP, "load_not_carried"
+                reason = (f"the fingers look held, but the wrist does not carry the object: load "
+                          f"{carried:+.2f} N over the free gripper (min {th.carried_load_min_n}), "
+                          f"{drop:+.2f} N below the lift's (max {th.load_drop_max_n}): it slid between "
+                          "the pads and stayed down")
+                m = max(margins.values())
         ev.update(rule=rule, reason=reason, margins=margins, mean_effort=me, aperture_drift=mdrift,
                   lift_rise_m=rise)
     elif kind == "budget":

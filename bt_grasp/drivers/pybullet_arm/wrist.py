@@ -32,4 +32,4 @@ class WristLoadSensor:
         orn = pb.getLinkState(self.robot, self.joint, computeForwardKinematics=True,
                               physicsClientId=self.client)[5]
         R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
-        return float(-(R @ np.array([fx, fy, fz]))[2])
+        return float((R @ np.array([fx, fy, fz]))[2])
