@@ -15,8 +15,8 @@ Induced outcomes (an *intent*; the stored label is the ground truth, which may d
   SLIP     `friction` (object lateral friction 0.001-0.02) and a mass of 0.3-2 kg; three in four
            grasped shallow (finger pads overlap the object's top 5-12 mm) so the 15 mm micro-lift
            pulls the fingers off it, one in four grasped normally -- then the object slides down
-           between the pads while they stay clamped, which finger telemetry cannot see (kept in
-           the data on purpose: it is a real blind spot, and shows up as SLIP called SUCCESS)
+           between the pads while they stay clamped, which finger telemetry cannot see; only the
+           wrist load (telemetry `load`) shows that the arm does not carry it
   WEAK     low grip force (8-22 % of the maximum) on a 0.15-0.6 kg object
   STALL    `block_lift` (the arm stops after 0-4 mm of the 15 mm micro-lift), `block_fingers` (the
            fingers jam part-way, between the opening and the object's width) or `never_finish`
