@@ -15,7 +15,6 @@ import numpy as np
 from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 from bt_grasp.watchdog.verdict import (
-    _APPROACH,
     _CLOSE,
     _HOLD,
     _LIFT,
@@ -31,7 +30,6 @@ from bt_grasp.watchdog.verdict import (
     _Ctx,
     _end,
     _lift_load,
-    _median,
     _wmean,
 )
 
@@ -81,13 +79,12 @@ def _load_column(val: Any, n: int) -> np.ndarray:
 
 
 def _load_refs(ctx: _Ctx, load: np.ndarray, p: np.ndarray, i_lift0: int | None) -> None:
-    """Wrist-load sums and references (free gripper over APPROACH, steady lift) into ctx."""
+    """Wrist-load sums and the steady-lift load into ctx."""
     fin = np.isfinite(load)
     ctx.cum["l"] = np.cumsum(np.where(fin, load, 0.0))
     ctx.cum["lf"] = np.cumsum(fin.astype(np.float64))
     if i_lift0 is None:
         return
-    ctx.l_ref = _median(load[:i_lift0][p[:i_lift0] == _APPROACH].tolist())
     i_hold = _first(p >= _HOLD)
     if i_hold is not None and i_hold > i_lift0:
         ctx.i_hold = i_hold

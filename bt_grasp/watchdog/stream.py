@@ -15,7 +15,6 @@ from typing import Any
 from bt_grasp.watchdog.telemetry import Sample
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 from bt_grasp.watchdog.verdict import (
-    _APPROACH,
     _CLOSE,
     _HOLD,
     _LIFT,
@@ -29,7 +28,6 @@ from bt_grasp.watchdog.verdict import (
     _Ctx,
     _end,
     _lift_load,
-    _median,
     _wmean,
 )
 
@@ -70,7 +68,6 @@ class StreamingClassifier:
         self._i_lift0: int | None = None
         self._pre_sum = 0.0
         self._pre_n = 0
-        self._app_loads: list[float] = []  # wrist load over APPROACH, for the free-gripper reference
         self._hold_seen = False
         self._lift_win: deque[tuple[float, float]] = deque()
 
@@ -154,12 +151,9 @@ class StreamingClassifier:
             if p >= _LIFT:
                 self._i_lift0 = i
                 ctx.h_ref = self._pre_sum / self._pre_n if self._pre_n else h
-                ctx.l_ref = _median(self._app_loads)
             elif p in (_CLOSE, _SETTLE):
                 self._pre_sum += h
                 self._pre_n += 1
-            elif p == _APPROACH:
-                self._app_loads.append(load)
         if p >= _HOLD and not self._hold_seen:  # the steady-lift load is known from the first HOLD sample
             self._hold_seen = True
             if self._i_lift0 is not None and i > self._i_lift0:

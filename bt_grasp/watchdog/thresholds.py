@@ -87,14 +87,9 @@ class WatchdogThresholds(BaseModel):
     # --- wrist load (only when the driver measures it: Telemetry.load) --------------------------
     use_load: bool = Field(
         True,
-        description="Use the wrist load when the telemetry has it. A held object is carried: the wrist "
-                    "load in HOLD is the free gripper's plus the object's weight, and it stays what it "
-                    "was during the steady lift. Without a load channel these checks are skipped.")
-    carried_load_min_n: float = Field(
-        0.1, ge=-50, le=50,
-        description="SLIP instead of SUCCESS / WEAK when the HOLD load exceeds the free gripper's load "
-                    "(median over APPROACH) by less than this (N): the fingers are closed on something "
-                    "the arm does not carry.")
+        description="Use the wrist load when the telemetry has it: a carried object weighs the same "
+                    "during the steady lift and at rest in HOLD. Without a load channel the check is "
+                    "skipped.")
     load_drop_max_n: float = Field(
         0.5, gt=0, le=50,
         description="SLIP instead of SUCCESS / WEAK when the HOLD load is more than this (N) below the "
