@@ -155,6 +155,9 @@ def test_load_drop_rule() -> None:
     assert classify(dragged, TH.model_copy(update={"use_load": False})).label is Label.SUCCESS
     offset = Telemetry(**{**base.to_dict(), "load": base.load - 0.6})  # a constant sensor offset changes nothing
     assert classify(offset, TH).label is Label.SUCCESS
+    pushed = Telemetry(**{**base.to_dict(), "load": np.where(lift, -30.0, base.load)})
+    v = classify(pushed, TH)  # pressing on something the table holds up: not carrying
+    assert v.label is Label.SLIP and v.evidence["rule"] == "wrist_pushed_up"
     gap = base.load.copy()
     gap[lift] = np.nan  # unmeasured during the lift: no load evidence, finger rules decide
     assert classify(Telemetry(**{**base.to_dict(), "load": gap}), TH).label is Label.SUCCESS

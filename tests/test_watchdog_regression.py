@@ -52,7 +52,8 @@ def test_deep_slips_are_caught_by_the_wrist_load(traces) -> None:  # noqa: ANN00
     fingers_only = [classify(Telemetry(**{**tr.telemetry.to_dict(), "load": None}), th) for tr in slips]
     by_load = [v for v, f in zip(with_load, fingers_only, strict=True)
                if v.label is Label.SLIP and f.label is Label.SUCCESS]
-    assert by_load and all(v.evidence["rule"] == "load_drop_at_rest" for v in by_load)
+    rules = {v.evidence["rule"] for v in by_load}
+    assert "load_drop_at_rest" in rules and rules <= {"load_drop_at_rest", "wrist_pushed_up"}
     assert sum(v.label is Label.SLIP for v in with_load) > sum(f.label is Label.SLIP for f in fingers_only)
 
 

@@ -40,6 +40,7 @@ GRID: dict[str, list[float]] = {
     "stall_velocity_eps": [0.005, 0.01, 0.02, 0.04],
     "stall_window_s": [0.15, 0.2, 0.3, 0.5],
     "lift_progress_min_m": [0.002, 0.004, 0.006],
+    "pushed_up_load_n": [-20.0, -10.0, -5.0, 0.0, 2.0],
     "load_drop_max_n": [0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5],
 }
 

@@ -32,10 +32,11 @@ Events (first index wins; ties resolved in this order, most cautious first):
   bad telemetry -> TIMEOUT ("bad telemetry"); stable empty -> EMPTY, or SLIP if acquired before;
   stable loss -> SLIP; stable finger stall / stall flag / lift stall -> STALL; stable held ->
   SUCCESS if the window's mean effort >= hold_effort_min and mean |a - a_ref| <= aperture_drift_max,
-  else WEAK -- unless the wrist load (when measured, and use_load) shows a drag instead of a carried
-  weight: the mean load over the second half of the held window is more than load_drop_max_n below
-  the mean over the second half of the MICRO_LIFT samples -> SLIP ("load_drop_at_rest": the pads
-  slid along an object that stayed down). t - t0 > attempt_time_budget_s -> TIMEOUT. No event before the stream ends ->
+  else WEAK -- unless the wrist load (when measured, and use_load) shows that nothing is carried:
+  with L the mean load over the second half of the held window, L < pushed_up_load_n -> SLIP
+  ("wrist_pushed_up": pressing on something supported), or L more than load_drop_max_n below the
+  mean over the second half of the MICRO_LIFT samples -> SLIP ("load_drop_at_rest": the pads slid
+  along an object that stayed down). t - t0 > attempt_time_budget_s -> TIMEOUT. No event before the stream ends ->
   TIMEOUT ("no stable terminal signature"). Contact without lift evidence therefore never becomes
   SUCCESS: `held` requires `lifted`.
 

@@ -90,6 +90,11 @@ class WatchdogThresholds(BaseModel):
         description="Use the wrist load when the telemetry has it: a carried object weighs the same "
                     "during the steady lift and at rest in HOLD. Without a load channel the check is "
                     "skipped.")
+    pushed_up_load_n: float = Field(
+        0.0, ge=-1000, le=50,
+        description="SLIP instead of SUCCESS / WEAK when the wrist load at rest in HOLD is below this (N, "
+                    "downward positive): carrying only ever adds weight, so a wrist pushed up means the "
+                    "gripper presses on something the table supports.")
     load_drop_max_n: float = Field(
         0.5, gt=0, le=50,
         description="SLIP instead of SUCCESS / WEAK when the HOLD load is more than this (N) below the "

@@ -141,18 +141,22 @@ def _lift_load(cum: dict[str, Any], i_lift0: int, i_hold: int) -> float | None:
 
 
 def _load_check(ctx: _Ctx, rs: int, i: int, th: WatchdogThresholds) -> dict[str, float] | None:
-    """Wrist-load evidence of a held window rs..i: the load drop (N) from the steady lift to rest.
+    """Wrist-load evidence of a held window rs..i: the load at rest and its drop (N) from the
+    steady lift, when known.
 
     The second half of the window is used, past the deceleration dip at the end of the lift. Why
     a drop and not the load over the free gripper's: with the fingers squeezing, the simulated
     wrist reading sits a few tenths of a newton off the free gripper's, as much as a light
     object weighs, while lift and rest share the same squeeze."""
-    if not th.use_load or "l" not in ctx.cum or ctx.l_lift is None or ctx.i_hold is None or ctx.i_hold > i:
+    if not th.use_load or "l" not in ctx.cum:
         return None
     hold = _mean_if_measured(ctx.cum, rs + (i - rs + 1) // 2, i)
     if hold is None:
         return None
-    return {"hold_load_n": hold, "lift_load_n": ctx.l_lift, "lift_load_drop_n": ctx.l_lift - hold}
+    out = {"hold_load_n": hold}
+    if ctx.l_lift is not None and ctx.i_hold is not None and ctx.i_hold <= i:
+        out.update(lift_load_n=ctx.l_lift, lift_load_drop_n=ctx.l_lift - hold)
+    return out
 
 
 def _acq_evidence(ctx: _Ctx) -> dict[str, Any]:
@@ -238,8 +242,15 @@ def _build(kind: str, i: int, rs: int | None, ctx: _Ctx, th: WatchdogThresholds,
         load = _load_check(ctx, rs, i, th)
         if load is not None:
             ev.update(load)
-            drop = load["lift_load_drop_n"]
-            if drop > th.load_drop_max_n:
+            drop, hold = load.get("lift_load_drop_n", -math.inf), load["hold_load_n"]
+            if hold < th.pushed_up_load_n:
+                margins = {"pushed_up": _rel(th.pushed_up_load_n - hold, max(abs(th.pushed_up_load_n), 1.0))}
+                label, rule = Label.SLIP, "wrist_pushed_up"
+                reason = (f"the fingers look held, but the wrist is pushed up (load {hold:.2f} N < "
+                          f"{th.pushed_up_load_n}): the gripper presses on something that rests on the "
+                          "table instead of carrying it")
+                m = margins["pushed_up"]
+            elif drop > th.load_drop_max_n:
                 margins = {"load_drop": _rel(drop - th.load_drop_max_n, th.load_drop_max_n)}
                 label, rule = Label.SLIP, "load_drop_at_rest"
                 reason = (f"the fingers look held, but the wrist load fell {drop:.2f} N (> {th.load_drop_max_n})"
