@@ -73,9 +73,11 @@ def test_geometric_finds_and_names_objects(obs):
             assert np.linalg.norm(np.asarray(o.attributes["footprint_centre"]) - prim.center[:2]) < 0.01
         assert 0.0 <= o.point2d[0] <= 1.0 and 0.0 <= o.point2d[1] <= 1.0
         assert o.mask is not None and o.mask[int(o.point2d[1] * 255), int(o.point2d[0] * 255)]
-    cats = {o.attributes["colour"]: o.attributes["category"] for o in scene.objects}
-    assert cats["blue"] == "cylinder" and cats["yellow"] == "ball" and cats["green"] == "bar"
-    assert cats["orange"] == "box" and cats["white"] == "box"
+    # Named in the catalogue's words: its nouns, and sizes on that noun's own scale.
+    names = {o.attributes["colour"]: o.name for o in scene.objects}
+    assert names == {p.colour: p.name for p in prims}, names
+    shapes = {o.attributes["colour"]: o.attributes["shape"] for o in scene.objects}
+    assert shapes["blue"] == "cylinder" and shapes["yellow"] == "ball" and shapes["green"] == "bar"
 
 
 @pytest.mark.parametrize("backend", [SimPerceiver, GeometricPerceiver])

@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import ndimage
 from scipy.spatial import ConvexHull, QhullError
 
 from .colour import name_colour
+from .vocabulary import best_name, name_scores
 
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
-# Geometric-mean-dimension thresholds (metres) small|medium|large, per perceived category.
-_SIZE_THRESHOLDS = {"cylinder": (0.05, 0.07), "bar": (0.045, 0.06), "default": (0.045, 0.06)}
 
 
 def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
@@ -77,13 +77,6 @@ def classify_shape(length: float, width: float, height: float, roundness: float,
     return "box"
 
 
-def size_label(category: str, length: float, width: float, height: float) -> str:
-    """small | medium | large from the geometric mean of the footprint and height."""
-    g = float(np.cbrt(max(length * width * height, 0.0)))
-    lo, hi = _SIZE_THRESHOLDS.get(category, _SIZE_THRESHOLDS["default"])
-    return "small" if g < lo else ("large" if g > hi else "medium")
-
-
 def interior_point(mask: np.ndarray) -> tuple[float, float]:
     """(u, v) of the mask pixel nearest its centroid (inside even for concave or ring shapes)."""
     v, u = np.nonzero(mask)
@@ -94,16 +87,86 @@ def interior_point(mask: np.ndarray) -> tuple[float, float]:
     return float(u[k]), float(v[k])
 
 
+def _pad(window: tuple[slice, slice], shape: tuple[int, ...], pad: int) -> tuple[slice, slice]:
+    r, c = window
+    return (slice(max((r.start or 0) - pad, 0), min((r.stop or shape[0]) + pad, shape[0])),
+            slice(max((c.start or 0) - pad, 0), min((c.stop or shape[1]) + pad, shape[1])))
+
+
+def support_heights(mask: np.ndarray, heights: np.ndarray, ring_px: int = 4) -> tuple[float, float]:
+    """(low, high) estimate of the height the object rests on, from a ring just outside its mask.
+
+    Why a ring: from above, the support is hidden under the object, but around an object lying
+    on another the supporter's top shows; where the table shows too the support is uncertain,
+    so both a low (10 %) and a typical (60 %) ring height are returned.
+    """
+    ring = ndimage.binary_dilation(mask, iterations=ring_px) & ~mask
+    h = heights[ring]
+    h = h[np.isfinite(h)]
+    if len(h) == 0:
+        return 0.0, 0.0
+    return max(float(np.quantile(h, 0.10)), 0.0), max(float(np.quantile(h, 0.60)), 0.0)
+
+
+def shape_beliefs(roundness: float, flat_top: float) -> tuple[float, float]:
+    """(p_round, p_flat): soft beliefs from the outline and top-face cues.
+
+    Boxes and lying cylinders fill their rectangle (roundness ≥ 0.9), discs and balls fill π/4
+    of it (≈ 0.8); flat tops put most points within 4 mm of the top (≥ 0.8), balls and lying
+    cylinders about a third.
+    """
+    p_round = 1.0 / (1.0 + np.exp((roundness - 0.865) / 0.02))
+    p_flat = 1.0 / (1.0 + np.exp(-(flat_top - 0.6) / 0.08))
+    return float(p_round), float(p_flat)
+
+
+def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
+    """(radius, rms residual) of the least-squares sphere through 3D points (0, inf if degenerate).
+
+    Algebraic fit |p|² = 2c·p + k, solved linearly; a ball's visible cap fits to ~1 mm, a box or
+    duck does not.
+    """
+    if len(pts) < 20:
+        return 0.0, float("inf")
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    A = np.hstack([2 * pts, np.ones((len(pts), 1))])
+    b = (pts ** 2).sum(1)
+    sol, *_ = np.linalg.lstsq(A, b, rcond=None)
+    c, k = sol[:3], sol[3]
+    r2 = k + c @ c
+    if r2 <= 0:
+        return 0.0, float("inf")
+    r = float(np.sqrt(r2))
+    rms = float(np.sqrt(np.mean((np.linalg.norm(pts - c, axis=1) - r) ** 2)))
+    return r, rms
+
+
+def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
+    """Extents (2nd-98th percentile) of 3D points along their principal axes, longest first."""
+    if len(pts) < 10:
+        return []
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    q = pts - pts.mean(axis=0)
+    _, vecs = np.linalg.eigh(q.T @ q)
+    proj = q @ vecs
+    ext = np.quantile(proj, 0.98, axis=0) - np.quantile(proj, 0.02, axis=0)
+    return sorted((float(e) for e in ext), reverse=True)
+
+
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-            window: tuple[slice, slice] | None = None) -> dict[str, Any]:
-    """Geometry, colour and shape attributes of one segment (JSON-friendly values).
+            window: tuple[slice, slice] | None = None, occluded: bool = False) -> dict[str, Any]:
+    """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
-    window: optional (rows, cols) slices bounding the mask, to work on a crop (speed).
+    window: optional (rows, cols) slices bounding the mask, to work on a crop (speed);
+    occluded: a nearer object borders the segment, so its footprint may be cut short.
     """
     hgt, wid = mask.shape
     v0 = u0 = 0
     if window is not None:
+        window = _pad(window, mask.shape, 6)
         mask, P, heights, rgb = mask[window], P[window], heights[window], rgb[window]
         v0, u0 = window[0].start or 0, window[1].start or 0
     m = mask & np.isfinite(heights)
@@ -115,9 +178,9 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     colour, cconf = name_colour(rgb[mask])
     out.update(colour=colour, colour_confidence=round(cconf, 3))
     if len(pts) < 3:
-        out.update(category="irregular", size="small", centroid_base=[float("nan")] * 3, top_height=0.0,
-                   bottom_height=0.0, extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0, flat_top=0.0,
-                   graspable=False)
+        out.update(category="irregular", shape="irregular", size="small", centroid_base=[float("nan")] * 3,
+                   top_height=0.0, bottom_height=0.0, extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0,
+                   flat_top=0.0, graspable=False, name_scores={})
         return out
     top = float(np.quantile(h, 0.95))
     bottom = float(np.quantile(h, 0.05))
@@ -125,11 +188,24 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     rect_area = length * width
     roundness = hull_area / rect_area if rect_area > 0 else 0.0
     flat_top = float(np.mean(h > top - 0.004))
-    category = classify_shape(length, width, top, roundness, flat_top)
-    out.update(category=category, size=size_label(category, length, width, top),
+    shape = classify_shape(length, width, top, roundness, flat_top)
+    sup_lo, sup_hi = support_heights(mask, heights)
+    sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
+    p_round, p_flat = shape_beliefs(roundness, flat_top)
+    radius, rms = fit_sphere(pts)
+    p_sphere = float(1.0 / (1.0 + np.exp((rms - 0.0015) / 0.0004))) if 0.012 < radius < 0.06 else 0.0
+    scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
+                          "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
+                          "p_flat": p_flat, "p_sphere": p_sphere, "sphere_r": radius if p_sphere > 0.5 else 0.0,
+                          "occluded": float(occluded), "obb": principal_extents(pts),
+                          "tilted": float(flat_top < 0.5 and top - bottom > 0.02)}, colour)
+    noun, size, _ = best_name(scores)
+    out.update(category=noun, shape=shape, size=size,
                centroid_base=[float(x) for x in pts.mean(axis=0)],
                footprint_centre=[float(centre[0]), float(centre[1])],
-               top_height=top, bottom_height=bottom, extent=[length, width, top], yaw=yaw,
-               roundness=round(roundness, 3), flat_top=round(flat_top, 3),
+               top_height=top, bottom_height=bottom, support_height=round(sup_lo, 4),
+               extent=[length, width, top], yaw=yaw,
+               roundness=round(roundness, 3), flat_top=round(flat_top, 3), name_scores=scores,
+               sphere_fit=[round(radius, 4), round(rms, 5)],
                graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25))
     return out

@@ -30,6 +30,7 @@ from bt_grasp.drivers.base import Observation
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .scene_graph import occlusion_counts
 from .types import SceneGraph
+from .vocabulary import catalogue_name
 
 
 class GeometricPerceiver(GroundingLocator):
@@ -182,7 +183,7 @@ class GeometricPerceiver(GroundingLocator):
         labels = self._track(labels, P)
 
         def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
-            name = f"{meas['size']} {meas['colour']} {meas['category']}"
+            name = catalogue_name(meas["colour"], meas["category"], meas["size"])
             return name, describe(name, meas), {"source": "geometric"}
 
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
