@@ -105,7 +105,8 @@ def support_heights(mask: np.ndarray, heights: np.ndarray, ring_px: int = 4) -> 
     h = h[np.isfinite(h)]
     if len(h) == 0:
         return 0.0, 0.0
-    return max(float(np.quantile(h, 0.10)), 0.0), max(float(np.quantile(h, 0.60)), 0.0)
+    lo, hi = np.quantile(h, [0.10, 0.60])
+    return max(float(lo), 0.0), max(float(hi), 0.0)
 
 
 def shape_beliefs(roundness: float, flat_top: float) -> tuple[float, float]:
@@ -151,17 +152,20 @@ def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
     q = pts - pts.mean(axis=0)
     _, vecs = np.linalg.eigh(q.T @ q)
     proj = q @ vecs
-    ext = np.quantile(proj, 0.98, axis=0) - np.quantile(proj, 0.02, axis=0)
+    lo, hi = np.quantile(proj, [0.02, 0.98], axis=0)
+    ext = hi - lo
     return sorted((float(e) for e in ext), reverse=True)
 
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-            window: tuple[slice, slice] | None = None, occluded: bool = False) -> dict[str, Any]:
+            window: tuple[slice, slice] | None = None, occluded: bool = False,
+            colour: str | None = None) -> dict[str, Any]:
     """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
     window: optional (rows, cols) slices bounding the mask, to work on a crop (speed);
-    occluded: a nearer object borders the segment, so its footprint may be cut short.
+    occluded: a nearer object borders the segment, so its footprint may be cut short;
+    colour: the palette name when already known (skips colour naming).
     """
     hgt, wid = mask.shape
     v0 = u0 = 0
@@ -175,16 +179,19 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     u, v = interior_point(mask)
     u, v = u + u0, v + v0
     out: dict[str, Any] = {"pixels": int(mask.sum()), "point2d": (u / max(wid - 1, 1), v / max(hgt - 1, 1))}
-    colour, cconf = name_colour(rgb[mask])
+    cconf = 1.0
+    if colour is None:
+        colour, cconf = name_colour(rgb[mask])
     out.update(colour=colour, colour_confidence=round(cconf, 3))
     if len(pts) < 3:
         out.update(category="irregular", shape="irregular", size="small", centroid_base=[float("nan")] * 3,
                    top_height=0.0, bottom_height=0.0, extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0,
                    flat_top=0.0, graspable=False, name_scores={})
         return out
-    top = float(np.quantile(h, 0.95))
-    bottom = float(np.quantile(h, 0.05))
-    centre, yaw, length, width, hull_area = min_area_rect(pts[:, :2])
+    bottom, top = (float(x) for x in np.quantile(h, [0.05, 0.95]))
+    # The outline's hull only needs the outline: boundary pixels of large segments (speed).
+    rim = m & ~ndimage.binary_erosion(m) if len(pts) > 400 else m
+    centre, yaw, length, width, hull_area = min_area_rect(P[rim][:, :2])
     rect_area = length * width
     roundness = hull_area / rect_area if rect_area > 0 else 0.0
     flat_top = float(np.mean(h > top - 0.004))

@@ -28,7 +28,10 @@ from scipy.sparse.csgraph import connected_components
 from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
+from .colour import name_colour
+from .features import measure
 from .scene_graph import occlusion_counts
+from .split_merge import merge_by_fit, split_at_valleys, valley_map
 from .types import SceneGraph
 from .vocabulary import catalogue_name
 
@@ -40,7 +43,8 @@ class GeometricPerceiver(GroundingLocator):
 
     def __init__(self, min_height: float = 0.007, max_height: float = 0.40, jump: float = 0.012,
                  chroma_break: float = 0.10, min_area_m2: float = 2.0e-4, min_pixels: int = 20,
-                 track_radius: float = 0.04, min_chroma_intensity: float = 40.0) -> None:
+                 track_radius: float = 0.04, min_chroma_intensity: float = 40.0,
+                 split_valleys: bool = True) -> None:
         self.min_height = min_height  # foreground threshold above the table (depth noise margin)
         self.max_height = max_height  # ignore anything higher (arm, people) above the table
         self.jump = jump  # 3D distance that breaks a pixel link, plus 3 pixel footprints
@@ -50,6 +54,7 @@ class GeometricPerceiver(GroundingLocator):
         self.track_radius = track_radius
         # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
         self.min_chroma_intensity = min_chroma_intensity
+        self.split_valleys = split_valleys  # cut touching same-colour objects at surface folds
         self.last_scene: SceneGraph | None = None
         self._next_id = 1
 
@@ -97,7 +102,36 @@ class GeometricPerceiver(GroundingLocator):
         new[keep] = np.arange(1, int(keep.sum()) + 1)
         labels = np.zeros((h, w), dtype=np.int32)
         labels[fg] = new[comp]
+        if self.split_valleys:
+            labels = self._split_and_merge(labels, P, heights, obs)
         return self._merge_fragments(labels, P, heights, obs), P, heights
+
+    def _split_and_merge(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
+                         obs: Observation) -> np.ndarray:
+        """Cut segments along surface valleys, then merge pieces back where one catalogue object
+        explains them together (split_merge.py)."""
+        fg = labels > 0
+        pieces = split_at_valleys(labels, fg, valley_map(heights, fg), self.min_pixels)
+        if pieces.max() == labels.max():
+            return labels
+        occ: dict[int, set[int]] = {}
+        for (a, b), c in occlusion_counts(pieces, obs.depth).items():
+            if c >= 3:
+                occ.setdefault(a, set()).add(b)
+
+        colours: dict[int, str] = {}
+
+        def fit(mask: np.ndarray, win: tuple[slice, slice]) -> float:
+            members = set(np.unique(pieces[win][mask]).tolist())
+            occluded = any(occ.get(m, set()) - members for m in members)
+            parent = int(np.bincount(labels[win][mask]).argmax())
+            if parent not in colours:  # pieces of one segment share its colour (no colour break)
+                colours[parent] = name_colour(obs.rgb[labels == parent])[0]
+            meas = measure(mask, P[win], heights[win], obs.rgb[win], occluded=occluded, colour=colours[parent])
+            ns = meas.get("name_scores") or {}
+            return max((max(v.values()) for v in ns.values()), default=0.0)
+
+        return merge_by_fit(pieces, labels, fit)
 
     def _merge_fragments(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
                          obs: Observation) -> np.ndarray:
