@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -158,15 +156,9 @@ def test_geometric_survives_depth_noise():
     assert sorted(o.attributes["colour"] for o in scene.objects) == sorted(p.colour for p in scene_prims())
 
 
-def test_survey_time_512():
+def test_survey_at_512_finds_every_object():
+    """Speed is measured by bench/perception_eval.py (ms per survey), not asserted here."""
     K, T, shape = overhead_camera(512, tilt=0.15)
     big = render(scene_prims(), K, T, shape)
-    per = GeometricPerceiver()
-    per.survey(big)
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        per.survey(big)
-        times.append(time.perf_counter() - t0)
-    print(f"geometric survey 512x512: {min(times) * 1000:.0f} ms")
-    assert min(times) < 0.3  # target 0.1 s; loose here so a loaded CI box does not flake
+    scene = GeometricPerceiver().survey(big)
+    assert sorted(o.name for o in scene.objects) == sorted(p.name for p in scene_prims())
