@@ -143,6 +143,34 @@ def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
     return r, rms
 
 
+def planar_share(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_points: int = 300,
+                 seed: int = 0) -> float:
+    """Share of points on the best two planes (RANSAC, 2 mm): boxes and tilted blocks show one to
+    three flat faces (two planes cover most points), balls, ducks and bears are curved."""
+    if len(pts) < 20:
+        return 0.0
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    rng = np.random.default_rng(seed)
+    covered = np.zeros(len(pts), dtype=bool)
+    for _ in range(2):
+        rest = np.flatnonzero(~covered)
+        if len(rest) < 10:
+            break
+        idx = rest[rng.integers(0, len(rest), size=(iterations, 3))]
+        a, b, c = pts[idx[:, 0]], pts[idx[:, 1]], pts[idx[:, 2]]
+        n = np.cross(b - a, c - a)
+        norm = np.linalg.norm(n, axis=1)
+        ok = norm > 1e-9
+        if not ok.any():
+            break
+        n, a = n[ok] / norm[ok, None], a[ok]
+        d = np.abs(pts[rest] @ n.T - np.einsum("ik,ik->i", a, n)[None, :]) < tol
+        best = int(np.argmax(d.sum(axis=0)))
+        covered[rest[d[:, best]]] = True
+    return float(covered.mean())
+
+
 def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
     """Extents (2nd-98th percentile) of 3D points along their principal axes, longest first."""
     if len(pts) < 10:
@@ -199,11 +227,15 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     sup_lo, sup_hi = support_heights(mask, heights)
     sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
     p_round, p_flat = shape_beliefs(roundness, flat_top)
+    if occluded:  # a cut outline says little about roundness
+        p_round = 0.5 + 0.4 * (p_round - 0.5)
+    planar = planar_share(pts)
+    p_planar = float(1.0 / (1.0 + np.exp(-(planar - 0.85) / 0.04)))
     radius, rms = fit_sphere(pts)
-    p_sphere = float(1.0 / (1.0 + np.exp((rms - 0.0015) / 0.0004))) if 0.012 < radius < 0.06 else 0.0
+    p_sphere = float(1.0 / (1.0 + np.exp((rms - 0.0009) / 0.0002))) if 0.012 < radius < 0.06 else 0.0
     scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
                           "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
-                          "p_flat": p_flat, "p_sphere": p_sphere, "sphere_r": radius if p_sphere > 0.5 else 0.0,
+                          "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "sphere_r": radius if p_sphere > 0.5 else 0.0,
                           "occluded": float(occluded), "obb": principal_extents(pts),
                           "tilted": float(flat_top < 0.5 and top - bottom > 0.02)}, colour)
     noun, size, _ = best_name(scores)
@@ -213,6 +245,6 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                top_height=top, bottom_height=bottom, support_height=round(sup_lo, 4),
                extent=[length, width, top], yaw=yaw,
                roundness=round(roundness, 3), flat_top=round(flat_top, 3), name_scores=scores,
-               sphere_fit=[round(radius, 4), round(rms, 5)],
+               sphere_fit=[round(radius, 4), round(rms, 5)], planar_share=round(planar, 3),
                graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25))
     return out

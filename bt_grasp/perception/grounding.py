@@ -198,12 +198,18 @@ def _category_score(q: Query, o: SceneObject) -> float:
     c = o.attributes.get("category")
     if c is None:
         return 0.5
+    if o.attributes.get("name_scores"):  # measured, but no catalogue entry explains it: weak evidence
+        return 0.75 * _shape_class_score(q, str(o.attributes.get("shape", c)))
     if c == q.category or (q.category == "block" and c in ("box", "cube", "lego brick", "jenga block")):
         return 1.0
     if q.category == "box" and c == "cube":
         return 0.9
-    typical, other = SHAPE_OF.get(q.category, ((), ()))
-    shape = o.attributes.get("shape", c)
+    return _shape_class_score(q, c)
+
+
+def _shape_class_score(q: Query, shape: str) -> float:
+    """Agreement of a perceived shape class (box, cylinder, ball, bar, disc, irregular) with the noun."""
+    typical, other = SHAPE_OF.get(q.category or "", ((), ()))
     if shape in typical:  # a perceived shape class compatible with the word
         return 0.8
     if shape in other:  # ... in another rest pose

@@ -38,6 +38,7 @@ class Pose:
     round_: bool | None  # footprint outline round (True), rectangular (False) or either (None)
     flat: bool | None  # top face flat (True), curved (False) or either (None)
     sphere: bool = False  # a ball: the visible surface is a sphere cap of diameter `height`
+    planar: bool | None = None  # flat faces (blocks) or curved all over (balls, ducks, bears)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Prototype:
 def _box_poses(x: float, y: float, z: float, round_: bool | None = False, flat: bool | None = True) -> list[Pose]:
     out = []
     for h, a, b in ((z, x, y), (y, x, z), (x, y, z)):
-        out.append(Pose(h, max(a, b), min(a, b), round_, flat))
+        out.append(Pose(h, max(a, b), min(a, b), round_, flat, planar=True))
     return out
 
 
@@ -67,17 +68,19 @@ def _poses(shape: str, dims: tuple[float, ...], ext: tuple[float, float, float],
         return _box_poses(*dims[:3])
     if shape == "cylinder":
         r, h = dims[0], dims[1]
-        return [Pose(h, 2 * r, 2 * r, True, True), Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, False)]
+        return [Pose(h, 2 * r, 2 * r, True, True),
+                Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, False, planar=False)]  # lying: curved side up
     if shape == "sphere":
-        return [Pose(2 * dims[0], 2 * dims[0], 2 * dims[0], True, False, sphere=True)]
+        return [Pose(2 * dims[0], 2 * dims[0], 2 * dims[0], True, False, sphere=True, planar=False)]
     # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
     if noun in ("jenga block", "domino"):
         return _box_poses(*ext)
     if noun == "lego brick":  # studs up: a bumpy top; on a side: flat
         poses = _box_poses(*ext)
-        return [Pose(p.height, p.long, p.short, False, p.height != ext[2]) for p in poses]
-    flat = False if noun in ("duck", "teddy bear") else None
-    return [Pose(h, max(a, b), min(a, b), None, flat) for h, a, b in {(p[2], p[0], p[1]) for p in permutations(ext)}]
+        return [Pose(p.height, p.long, p.short, False, p.height != ext[2], planar=p.height != ext[2]) for p in poses]
+    organic = noun in ("duck", "teddy bear")  # curved all over; a mug is curved outside, hollow inside
+    return [Pose(h, max(a, b), min(a, b), None, False if organic else None, planar=False)
+            for h, a, b in {(p[2], p[0], p[1]) for p in permutations(ext)}]
 
 
 @cache
@@ -147,6 +150,8 @@ def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
         cue *= m["p_flat"] if pose.flat else 1.0 - m["p_flat"]
     if "p_sphere" in m:
         cue *= m["p_sphere"] if pose.sphere else 1.0 - 0.7 * m["p_sphere"]
+    if pose.planar is not None and "p_planar" in m:
+        cue *= m["p_planar"] if pose.planar else 1.0 - m["p_planar"]
     return f * (0.25 + 0.75 * cue)
 
 
@@ -164,6 +169,9 @@ def tilted_score(proto: Prototype, m: dict[str, float]) -> float:
         f *= 0.2
     if "p_sphere" in m:
         f *= 1.0 - 0.7 * m["p_sphere"] if d[0] != d[2] else 0.3 + 0.7 * m["p_sphere"]
+    planar = proto.poses[0].planar
+    if planar is not None and "p_planar" in m:
+        f *= 0.25 + 0.75 * (m["p_planar"] if planar else 1.0 - m["p_planar"])
     return f
 
 
