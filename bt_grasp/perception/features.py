@@ -143,32 +143,73 @@ def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
     return r, rms
 
 
-def planar_share(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_points: int = 300,
-                 seed: int = 0) -> float:
-    """Share of points on the best two planes (RANSAC, 2 mm): boxes and tilted blocks show one to
-    three flat faces (two planes cover most points), balls, ducks and bears are curved."""
+def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_points: int = 300,
+                 seed: int = 0, planes: int = 3) -> tuple[float, list[list[float]]]:
+    """(share of points on the best `planes` planes, [[share, long, short, fill] per plane]).
+
+    Why: boxes and leaning blocks show one to three flat faces (three planes cover most points;
+    each face's in-plane rectangle is two of the object's dimensions whatever its tilt), while
+    balls, ducks and bears are curved all over.
+    """
     if len(pts) < 20:
-        return 0.0
-    if len(pts) > max_points:
-        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+        return 0.0, []
+    sub = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)] if len(pts) > max_points else pts
     rng = np.random.default_rng(seed)
-    covered = np.zeros(len(pts), dtype=bool)
-    for _ in range(2):
+    covered = np.zeros(len(sub), dtype=bool)
+    faces: list[list[float]] = []
+    for _ in range(planes):
         rest = np.flatnonzero(~covered)
         if len(rest) < 10:
             break
         idx = rest[rng.integers(0, len(rest), size=(iterations, 3))]
-        a, b, c = pts[idx[:, 0]], pts[idx[:, 1]], pts[idx[:, 2]]
+        a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
         n = np.cross(b - a, c - a)
         norm = np.linalg.norm(n, axis=1)
         ok = norm > 1e-9
         if not ok.any():
             break
         n, a = n[ok] / norm[ok, None], a[ok]
-        d = np.abs(pts[rest] @ n.T - np.einsum("ik,ik->i", a, n)[None, :]) < tol
+        d = np.abs(sub[rest] @ n.T - np.einsum("ik,ik->i", a, n)[None, :]) < tol
         best = int(np.argmax(d.sum(axis=0)))
         covered[rest[d[:, best]]] = True
-    return float(covered.mean())
+        on = np.abs((pts - a[best]) @ n[best]) < tol  # the face's points among all points
+        if on.sum() >= 10:
+            e1 = np.cross(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
+            e1 /= np.linalg.norm(e1)
+            e2 = np.cross(n[best], e1)
+            q = pts[on] - a[best]
+            _, _, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
+            fill = hull / (length * width) if length * width > 0 else 0.0  # 1 rectangle, π/4 disc
+            faces.append([float(on.mean()), length, width, fill])
+    return float(covered.mean()), faces
+
+
+def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int = 400) -> float:
+    """Belief (0..1) that the top is a lying cylinder: every cross-section is one circle.
+
+    The points, seen along the footprint's long axis, are fitted by one circle (linear algebraic
+    fit in the across/height plane): a cylinder lying down fits it to ~1 mm with a radius near
+    half the footprint width; a box (flat top, or top and side) needs a huge or ill-fitting
+    circle, and a ball's cross-sections differ along its length.
+    """
+    if len(pts) < 30 or width <= 0:
+        return 0.0
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    c, s_ = np.cos(yaw), np.sin(yaw)
+    xy = pts[:, :2] - pts[:, :2].mean(axis=0)
+    ss = -xy[:, 0] * s_ + xy[:, 1] * c
+    hh = pts[:, 2] - pts[:, 2].mean()
+    A = np.stack([2 * ss, 2 * hh, np.ones_like(ss)], axis=1)
+    sol, *_ = np.linalg.lstsq(A, ss ** 2 + hh ** 2, rcond=None)
+    s0, z0, k = sol
+    r2 = k + s0 ** 2 + z0 ** 2
+    if r2 <= 0 or z0 > 0:  # the centre must lie below the visible surface
+        return 0.0
+    r = float(np.sqrt(r2))
+    rms = float(np.sqrt(np.mean((np.hypot(ss - s0, hh - z0) - r) ** 2)))
+    ratio = r / (width / 2.0)
+    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2) / (1.0 + np.exp((rms - 0.0008) / 0.0002)))
 
 
 def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
@@ -229,13 +270,14 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     p_round, p_flat = shape_beliefs(roundness, flat_top)
     if occluded:  # a cut outline says little about roundness
         p_round = 0.5 + 0.4 * (p_round - 0.5)
-    planar = planar_share(pts)
-    p_planar = float(1.0 / (1.0 + np.exp(-(planar - 0.85) / 0.04)))
+    planar, faces = planar_faces(pts)
+    p_cyl = cross_curvature(pts, yaw, width)
+    p_planar = float(1.0 / (1.0 + np.exp(-(planar - 0.93) / 0.02)))
     radius, rms = fit_sphere(pts)
     p_sphere = float(1.0 / (1.0 + np.exp((rms - 0.0009) / 0.0002))) if 0.012 < radius < 0.06 else 0.0
     scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
                           "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
-                          "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "sphere_r": radius if p_sphere > 0.5 else 0.0,
+                          "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl, "sphere_r": radius if p_sphere > 0.5 else 0.0,
                           "occluded": float(occluded), "obb": principal_extents(pts),
                           "tilted": float(flat_top < 0.5 and top - bottom > 0.02)}, colour)
     noun, size, _ = best_name(scores)
@@ -245,6 +287,6 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                top_height=top, bottom_height=bottom, support_height=round(sup_lo, 4),
                extent=[length, width, top], yaw=yaw,
                roundness=round(roundness, 3), flat_top=round(flat_top, 3), name_scores=scores,
-               sphere_fit=[round(radius, 4), round(rms, 5)], planar_share=round(planar, 3),
+               sphere_fit=[round(radius, 4), round(rms, 5)], planar_share=round(planar, 3), lying_cylinder=round(p_cyl, 3),
                graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25))
     return out

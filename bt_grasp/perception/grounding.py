@@ -24,8 +24,10 @@ from .types import SceneGraph, SceneObject
 ACCEPT = 0.45
 # A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
 AMBIGUOUS = 0.8
-# Noun fits are taken relative to the object's best fit, but never relative to less than this.
+# Segments whose best catalogue fit is below this are unfamiliar (judged by shape class instead).
 NOUN_FLOOR = 0.25
+# Noun fits are taken relative to the object's best fit, or to this when the best is lower.
+FIT_REF = 0.4
 
 COLOUR_WORDS = {"red": "red", "orange": "orange", "yellow": "yellow", "green": "green", "cyan": "cyan",
                 "turquoise": "cyan", "blue": "blue", "navy": "blue", "purple": "purple", "violet": "purple",
@@ -173,8 +175,9 @@ def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
 def _noun_score(q: Query, ns: dict[str, dict[str, float]]) -> float:
     """How well the catalogue noun fits, relative to the object's best-fitting noun.
 
-    Relative, because occlusion lowers every fit alike (segments no entry explains are not
-    scored this way, see _name_fit).
+    Relative, because occlusion lowers every fit alike, but never relative to less than FIT_REF:
+    a fragment that fits nothing well must not look like a perfect match (segments no entry
+    explains at all are not scored this way, see _name_fit).
     """
     best = max((max(v.values()) for v in ns.values()), default=0.0)
     nouns = ["box", "cube", "bar", "jenga block", "lego brick", "domino"] if q.category == "block" \
@@ -182,7 +185,7 @@ def _noun_score(q: Query, ns: dict[str, dict[str, float]]) -> float:
     s = max((max(ns[n].values()) for n in nouns if n in ns), default=-1.0)
     if s < 0:
         return -1.0
-    return min(1.0, s / best)
+    return min(1.0, s / max(best, FIT_REF))
 
 
 def _category_score(q: Query, o: SceneObject) -> float:

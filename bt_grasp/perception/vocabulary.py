@@ -39,6 +39,7 @@ class Pose:
     flat: bool | None  # top face flat (True), curved (False) or either (None)
     sphere: bool = False  # a ball: the visible surface is a sphere cap of diameter `height`
     planar: bool | None = None  # flat faces (blocks) or curved all over (balls, ducks, bears)
+    lying_cylinder: bool = False  # curved across, straight along (a can or puck on its side)
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def _poses(shape: str, dims: tuple[float, ...], ext: tuple[float, float, float],
     if shape == "cylinder":
         r, h = dims[0], dims[1]
         return [Pose(h, 2 * r, 2 * r, True, True),
-                Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, False, planar=False)]  # lying: curved side up
+                Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, None, lying_cylinder=True)]
     if shape == "sphere":
         return [Pose(2 * dims[0], 2 * dims[0], 2 * dims[0], True, False, sphere=True, planar=False)]
     # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
@@ -152,6 +153,11 @@ def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
         cue *= m["p_sphere"] if pose.sphere else 1.0 - 0.7 * m["p_sphere"]
     if pose.planar is not None and "p_planar" in m:
         cue *= m["p_planar"] if pose.planar else 1.0 - m["p_planar"]
+    if "p_cyl" in m:
+        if pose.lying_cylinder:
+            cue *= 0.2 + 0.8 * m["p_cyl"]
+        elif not pose.sphere:
+            cue *= 1.0 - (0.8 if pose.planar else 0.6) * m["p_cyl"]
     return f * (0.25 + 0.75 * cue)
 
 
@@ -175,6 +181,25 @@ def tilted_score(proto: Prototype, m: dict[str, float]) -> float:
     return f
 
 
+def face_score(proto: Prototype, m: dict[str, float]) -> float:
+    """A flat-faced object in any pose: each large visible face's rectangle against the pairs of
+    the object's dimensions (a leaning box shows its faces, not its footprint)."""
+    faces = [f for f in m.get("faces") or [] if f[0] >= 0.15]
+    if not faces or proto.poses[0].planar is not True:
+        return 0.0
+    over = 0.15
+    under = 0.7 if m.get("occluded", 0.0) else 0.35
+    d = proto.dims
+    pairs = ((d[0], d[1]), (d[0], d[2]), (d[1], d[2]))
+    out = 1.0
+    for k, (_, length, width, fill) in enumerate(faces[:2]):
+        s = max(_log_penalty(length, a, over, under) * _log_penalty(max(width, 1e-4), b, over, under)
+                for a, b in pairs)
+        s *= 1.0 / (1.0 + math.exp(-(fill - 0.87) / 0.02))  # a block's faces are rectangles, a can's top is not
+        out *= s if k == 0 else 0.5 + 0.5 * s
+    return out * m.get("p_planar", 1.0) * (1.0 - m.get("p_sphere", 0.0))
+
+
 def name_scores(m: dict[str, float], colour: str | None = None) -> dict[str, dict[str, float]]:
     """{noun: {size: score}} for a segment's measurements.
 
@@ -187,7 +212,7 @@ def name_scores(m: dict[str, float], colour: str | None = None) -> dict[str, dic
     for p in prototypes():
         s = max(pose_score(pose, m, p.loose) for pose in p.poses)
         if m.get("tilted", 0.0):
-            s = max(s, TILTED_WEIGHT * tilted_score(p, m))
+            s = max(s, TILTED_WEIGHT * max(tilted_score(p, m), face_score(p, m)))
         if colour is not None and colour not in p.colours:
             s /= 8.0
         out.setdefault(p.noun, {})[p.size] = round(s, 4)
