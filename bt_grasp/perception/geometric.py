@@ -30,6 +30,7 @@ from bt_grasp.drivers.base import Observation
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .colour import name_colour
 from .features import measure
+from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
 from .scene_graph import occlusion_counts
 from .split_merge import merge_by_fit, split_at_valleys, valley_map
 from .types import SceneGraph
@@ -215,10 +216,22 @@ class GeometricPerceiver(GroundingLocator):
         """Segment, name and relate the objects in one RGB-D frame (annotations are ignored)."""
         labels, P, heights = self.segment(obs)
         labels = self._track(labels, P)
+        rid = find_receptacle(labels, P)
+        inside = outline(labels, rid) if rid else np.zeros(labels.shape, dtype=bool)
+        if rid:
+            labels = add_floor(labels, rid, inside, heights, self.min_height)
+        h, w = labels.shape
 
         def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+            if oid == rid:  # the fixture: named as the tree knows it, never a catalogue object
+                attrs = {"source": "geometric", "category": RECEPTACLE_NAME, "fixture": True, "name_scores": {}}
+                return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas, **attrs}), attrs
             name = catalogue_name(meas["colour"], meas["category"], meas["size"])
-            return name, describe(name, meas), {"source": "geometric"}
+            attrs = {"source": "geometric"}
+            u, v = meas["point2d"]
+            if inside[int(round(v * (h - 1))), int(round(u * (w - 1)))]:
+                attrs["in_receptacle"] = RECEPTACLE_NAME
+            return name, describe(name, meas), attrs
 
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
         self.last_scene = scene
