@@ -144,7 +144,7 @@ def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
 
 
 def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_points: int = 300,
-                 seed: int = 0, planes: int = 3) -> tuple[float, list[list[float]]]:
+                 seed: int = 0, planes: int = 3, rectangles: bool = True) -> tuple[float, list[list[float]]]:
     """(share of points on the best `planes` planes, [[share, long, short, fill] per plane]).
 
     Why: boxes and leaning blocks show one to three flat faces (three planes cover most points;
@@ -172,12 +172,14 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
         d = np.abs(sub[rest] @ n.T - np.einsum("ik,ik->i", a, n)[None, :]) < tol
         best = int(np.argmax(d.sum(axis=0)))
         covered[rest[d[:, best]]] = True
+        if not rectangles:
+            continue
         on = np.abs((pts - a[best]) @ n[best]) < tol  # the face's points among all points
         if on.sum() >= 10:
             e1 = np.cross(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
             e1 /= np.linalg.norm(e1)
             e2 = np.cross(n[best], e1)
-            q = pts[on] - a[best]
+            q = pts[on][:: max(1, int(on.sum()) // 400)] - a[best]
             _, _, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
             fill = hull / (length * width) if length * width > 0 else 0.0  # 1 rectangle, π/4 disc
             faces.append([float(on.mean()), length, width, fill])
@@ -270,7 +272,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     p_round, p_flat = shape_beliefs(roundness, flat_top)
     if occluded:  # a cut outline says little about roundness
         p_round = 0.5 + 0.4 * (p_round - 0.5)
-    planar, faces = planar_faces(pts)
+    tilted = flat_top < 0.5 and top - bottom > 0.02
+    planar, faces = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
     p_cyl = cross_curvature(pts, yaw, width)
     p_planar = float(1.0 / (1.0 + np.exp(-(planar - 0.93) / 0.02)))
     radius, rms = fit_sphere(pts)
@@ -279,7 +282,7 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                           "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
                           "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl, "sphere_r": radius if p_sphere > 0.5 else 0.0,
                           "occluded": float(occluded), "obb": principal_extents(pts),
-                          "tilted": float(flat_top < 0.5 and top - bottom > 0.02)}, colour)
+                          "tilted": float(tilted)}, colour)
     noun, size, _ = best_name(scores)
     out.update(category=noun, shape=shape, size=size,
                centroid_base=[float(x) for x in pts.mean(axis=0)],

@@ -14,7 +14,8 @@ of its visible walls, cut by the image border when the basket is only partly in 
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import Delaunay, QhullError
+from scipy import ndimage
+from scipy.spatial import ConvexHull, QhullError
 
 from .features import min_area_rect
 
@@ -22,13 +23,20 @@ RECEPTACLE_NAME = "basket"
 MIN_LONG_M = 0.20  # longer than any catalogue object: a fixture, not something to grasp
 
 
-def find_receptacle(labels: np.ndarray, P: np.ndarray) -> int:
-    """Label of the receptacle segment (0 if none): the largest segment longer than MIN_LONG_M."""
+def find_receptacle(labels: np.ndarray, P: np.ndarray, pixel_m: float) -> int:
+    """Label of the receptacle segment (0 if none): the largest segment longer than MIN_LONG_M.
+
+    pixel_m: roughly the size of a pixel on the table, to skip segments too small in the image.
+    """
     best, best_len = 0, MIN_LONG_M
-    for lab in np.unique(labels):
-        if lab == 0:
+    for k, win in enumerate(ndimage.find_objects(labels)):
+        if win is None:
             continue
-        pts = P[labels == lab]
+        lab = k + 1
+        span = max(win[0].stop - win[0].start, win[1].stop - win[1].start) * pixel_m * np.sqrt(2)
+        if span < MIN_LONG_M:  # even its image box's diagonal is too short
+            continue
+        pts = P[win][labels[win] == lab]
         pts = pts[np.isfinite(pts).all(axis=1)]
         if len(pts) < 50:
             continue
@@ -40,18 +48,32 @@ def find_receptacle(labels: np.ndarray, P: np.ndarray) -> int:
 
 
 def outline(labels: np.ndarray, rid: int) -> np.ndarray:
-    """HxW bool: pixels inside the convex hull (in the image) of the receptacle's segment."""
+    """HxW bool: pixels inside the convex hull (in the image) of the receptacle's segment.
+
+    A convex polygon covers one span per image row, so the hull's edges are walked at half-pixel
+    steps and each row is filled between its leftmost and rightmost edge point.
+    """
     v, u = np.nonzero(labels == rid)
     inside = np.zeros(labels.shape, dtype=bool)
     if len(u) < 3:
         return inside
+    pts = np.stack([u, v], axis=1).astype(float)
     try:
-        tri = Delaunay(np.stack([u, v], axis=1)[:: max(1, len(u) // 3000)])
+        hull = pts[ConvexHull(pts).vertices]
     except QhullError:
         return inside
-    v0, v1, u0, u1 = v.min(), v.max() + 1, u.min(), u.max() + 1
-    vv, uu = np.mgrid[v0:v1, u0:u1]
-    inside[v0:v1, u0:u1] = (tri.find_simplex(np.stack([uu.ravel(), vv.ravel()], axis=1)) >= 0).reshape(vv.shape)
+    a, b = hull, np.roll(hull, -1, axis=0)
+    steps = np.maximum(np.ceil(2 * np.abs(b - a).max(axis=1)).astype(int), 1)
+    t = np.concatenate([np.arange(n) / n for n in steps])
+    start = np.repeat(a, steps, axis=0)
+    edge = start + (np.repeat(b, steps, axis=0) - start) * t[:, None]
+    rows = np.rint(edge[:, 1]).astype(int)
+    lo = np.full(labels.shape[0], labels.shape[1], dtype=int)
+    hi = np.full(labels.shape[0], -1, dtype=int)
+    np.minimum.at(lo, rows, np.floor(edge[:, 0]).astype(int))
+    np.maximum.at(hi, rows, np.ceil(edge[:, 0]).astype(int))
+    cols = np.arange(labels.shape[1])
+    inside[:] = (cols[None, :] >= lo[:, None]) & (cols[None, :] <= hi[:, None])
     return inside
 
 

@@ -216,7 +216,8 @@ class GeometricPerceiver(GroundingLocator):
         """Segment, name and relate the objects in one RGB-D frame (annotations are ignored)."""
         labels, P, heights = self.segment(obs)
         labels = self._track(labels, P)
-        rid = find_receptacle(labels, P)
+        d = obs.depth[obs.depth > 0]
+        rid = find_receptacle(labels, P, float(np.max(d)) / float(obs.K[0, 0]) if d.size else 0.0)
         inside = outline(labels, rid) if rid else np.zeros(labels.shape, dtype=bool)
         if rid:
             labels = add_floor(labels, rid, inside, heights, self.min_height)

@@ -55,6 +55,16 @@ def split_at_valleys(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min
     Valley pixels (and pieces too small to stand alone) go to the nearest piece of the same
     original segment, so the cut removes no pixels.
     """
+    rows, cols = np.nonzero(labels.any(axis=1))[0], np.nonzero(labels.any(axis=0))[0]
+    if len(rows) == 0:
+        return labels
+    win = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))  # only where segments are
+    out = np.zeros_like(labels)
+    out[win] = _split_window(labels[win], fg[win], valley[win], min_pixels)
+    return out
+
+
+def _split_window(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min_pixels: int) -> np.ndarray:
     core = fg & ~valley & (labels > 0)
     pieces, n = ndimage.label(core)
     if n == 0:
@@ -63,8 +73,7 @@ def split_at_valleys(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min
     # segments are separated by unlabelled pixels or by different labels, so check and cut).
     pieces = pieces.astype(np.int64) * (int(labels.max()) + 1) + labels
     pieces[~core] = 0
-    uniq, pieces_flat = np.unique(pieces, return_inverse=True)
-    pieces = pieces_flat.reshape(labels.shape).astype(np.int32)  # 0 stays 0 (smallest value)
+    pieces = _compact(pieces)
     counts = np.bincount(pieces.ravel())
     small = counts < min_pixels
     small[0] = True
@@ -78,8 +87,14 @@ def split_at_valleys(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min
         orphan = (labels > 0) & (pieces == 0)  # no piece of its own segment nearby: keep as was
         if orphan.any():
             pieces[orphan] = labels[orphan] + int(pieces.max())
-    _, relabelled = np.unique(pieces, return_inverse=True)
-    return relabelled.reshape(labels.shape).astype(np.int32)
+    return _compact(pieces)
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    """Relabel to 1..n in order of value, keeping 0 as 0 (background)."""
+    uniq, inv = np.unique(a, return_inverse=True)
+    out = inv.reshape(a.shape).astype(np.int32)
+    return out if uniq[0] == 0 else out + 1
 
 
 def adjacent_pairs(labels: np.ndarray, reach: int = 2) -> set[tuple[int, int]]:
@@ -143,5 +158,4 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
         _merge_within(sub, ids, lambda mask, win=win: fit(mask, win), keep)
         region = parent[win] == k + 1
         labels[win][region] = sub[region]
-    _, relabelled = np.unique(labels, return_inverse=True)
-    return relabelled.reshape(labels.shape).astype(np.int32)
+    return _compact(labels)
