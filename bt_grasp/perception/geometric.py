@@ -3,16 +3,16 @@
 Pipeline: pointmap in the base frame -> RANSAC table plane (horizontal prior) -> pixels 7 mm to
 40 cm above it are foreground -> 4-connected components on the image grid where neighbouring
 pixels are joined only if they are close in 3D (depth-discontinuity break) and similar in
-chromaticity/brightness (colour break) -> small segments dropped -> colour, size and shape
-category named per segment -> relations. Ids are kept stable across frames by matching segments
-to the previous survey (Hungarian assignment on 3D centroid distance < track_radius).
+chromaticity/brightness (colour break) -> small segments dropped -> segments cut at surface
+folds and the pieces merged back where one catalogue object explains them (split_merge.py) ->
+fragments cut apart by an object lying across them re-joined -> the basket fixture found and
+given its floor (fixtures.py) -> colour, catalogue noun and size named per segment
+(vocabulary.py) -> relations. Ids are kept stable across frames by matching segments to the
+previous survey (Hungarian assignment on 3D centroid distance < track_radius).
 
-Fragments of one object cut apart by an object lying across it are re-joined (same chromaticity
-and top height, common occluder).
-
-Simplified: touching objects of the same colour merge into one segment (no depth or colour edge
-between them); textured objects may split; shapes come from visible points only; colour names
-assume roughly white light (no white balance).
+Simplified: touching same-colour objects with no fold between them (two boxes side by side at
+one height) stay one segment; textured objects may split; shapes come from visible points only;
+colour names assume roughly white light (no white balance).
 """
 
 from __future__ import annotations
