@@ -57,6 +57,9 @@ class Located:
     points_base: np.ndarray  # Nx3
     score: float = 1.0
     occluded_by: list[int] = field(default_factory=list)
+    # Names of other candidates that fit the text as well as this one (within the grounding
+    # margin). Non-empty means the choice is a guess: ask "ambiguous: A or B" instead of grasping.
+    alternatives: list[str] = field(default_factory=list)
 
 
 @runtime_checkable
