@@ -1,0 +1,131 @@
+"""A run's explicit state: saved and restored as plain data, and the key two runs merge on.
+
+The state of a run is every node's `state()` (bt_grasp.resumable) plus the context: blackboard,
+clock, ledger, decision and tick count. `RunState.key()` keeps only what can change the future:
+
+- a node's RESET data only while it runs or is on the path of the tick in progress;
+- clock times relative to now (a timeout's time left), never the absolute clock;
+- the blackboard keys some node reads;
+- counters compared against a fixed limit, capped at that limit (a retry scope that has used
+  every attempt any of its retries allows is "spent", however many starts it counted);
+- not the tick count: it only matters against `max_ticks`, which the search checks separately
+  (a merged state is reused only if its longest future still fits before the cap).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from py_trees.behaviour import Behaviour
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.composites import ActionBudget, BudgetedRetry
+from bt_grasp.context import RunContext
+from bt_grasp.resumable import NodeState
+from bt_grasp.trace import jsonable
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything needed to put a run back exactly where it was at a tick boundary."""
+
+    nodes: tuple[NodeState, ...]
+    blackboard: dict[str, Any]
+    clock: float
+    ledger: dict[str, Any]
+    decision: Any
+    reason: str
+    tick: int
+    trial: int
+    events: int
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _PLAIN):
+        return value
+    return json.dumps(jsonable(value), sort_keys=True, default=str)
+
+
+class RunState:
+    """One compiled tree and its context: save, restore and the merge key."""
+
+    def __init__(self, root: Behaviour, ctx: RunContext, read_keys: set[str]) -> None:
+        self.root, self.ctx, self.read = root, ctx, sorted(read_keys)
+        self.nodes: list[Behaviour] = list(root.iterate())
+        index = {id(n): i for i, n in enumerate(self.nodes)}
+        self.by_name = {n.name: n for n in self.nodes}
+        # the nodes on the path from the root to each node: the "active" ones while it is ticked
+        self.paths: dict[str, frozenset[int]] = {}
+        for node in self.nodes:
+            path, cur = set(), node
+            while cur is not None:
+                path.add(index[id(cur)])
+                cur = cur.parent
+            self.paths[node.name] = frozenset(path)
+        self.retry_caps: dict[str, int] = {}
+        for node in self.nodes:
+            if isinstance(node, BudgetedRetry):
+                self.retry_caps[node.scope] = max(self.retry_caps.get(node.scope, 0), node.attempts)
+        self.scope_caps: dict[str, int] = {}
+        for node in self.nodes:
+            if isinstance(node, ActionBudget):
+                self.scope_caps[node.scope] = max(self.scope_caps.get(node.scope, 0), node.limit)
+
+    def save(self) -> Snapshot:
+        ctx, led = self.ctx, self.ctx.ledger
+        return Snapshot(
+            nodes=tuple(n.state() for n in self.nodes), blackboard=dict(ctx.blackboard.items()),
+            clock=ctx.clock.now,
+            ledger={"actions": led.actions, "perception_streak": led.perception_streak,
+                    "perception_calls": led.perception_calls,
+                    "primitive_calls": dict(led.primitive_calls),
+                    "retry_starts": dict(led.retry_starts), "scoped_actions": dict(led.scoped_actions)},
+            decision=ctx.decision, reason=ctx.reason, tick=ctx.tick, trial=ctx._trial,
+            events=len(ctx.all_events))
+
+    def restore(self, snap: Snapshot) -> None:
+        for node, state in zip(self.nodes, snap.nodes, strict=True):
+            node.restore(state)
+        ctx = self.ctx
+        ctx.blackboard = Blackboard(snap.blackboard)
+        ctx.clock.now = snap.clock
+        for name, value in snap.ledger.items():
+            setattr(ctx.ledger, name, dict(value) if isinstance(value, dict) else value)
+        ctx.decision, ctx.reason, ctx.tick, ctx._trial = snap.decision, snap.reason, snap.tick, snap.trial
+        del ctx.all_events[snap.events:]
+        ctx.events = []
+        ctx.deadlines = []
+        ctx.action_scopes = []
+
+    def costs(self) -> dict[str, int]:
+        """What the report bounds: actions, ticks, perception calls, calls per primitive."""
+        led = self.ctx.ledger
+        out = {"actions": led.actions, "ticks": self.ctx.tick, "perception": led.perception_calls}
+        for name, n in led.primitive_calls.items():
+            out[f"primitive:{name}"] = n
+        return out
+
+    def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
+        """Everything that can change the future, as hashable plain data.
+
+        `asking`: the leaf whose choice is pending (None at a tick boundary); `pending`: the
+        outcomes that leaf already chose in this call (a duration is chosen after the outcome).
+        """
+        ctx, led = self.ctx, self.ctx.ledger
+        now = ctx.clock.now
+        active = self.paths.get(asking.split("#", 1)[0], frozenset()) if asking else frozenset()
+        nodes = tuple(n.future_state(i in active, now) for i, n in enumerate(self.nodes))
+        bb = ctx.blackboard
+        board = tuple((k, _plain(bb.get(k))) for k in self.read if k in bb)
+        limits = ctx.limits
+        retry = tuple(sorted((s, min(n, self.retry_caps.get(s, n))) for s, n in led.retry_starts.items()))
+        scoped = tuple(sorted((s, min(n, self.scope_caps.get(s, n))) for s, n in led.scoped_actions.items()))
+        return (nodes, board, min(led.actions, limits.actions),
+                min(led.perception_streak, limits.perception_streak), retry, scoped,
+                ctx.decision, ctx.reason if ctx.decision else None,
+                tuple(round(d - now, 9) for d in ctx.deadlines), tuple(ctx.action_scopes),
+                asking, pending)
