@@ -12,19 +12,8 @@ from typing import Any, ClassVar
 
 from py_trees.common import Status
 
-# One node's state: (status value, index of current_child or None, RESET values, KEPT values).
-NodeState = tuple[str, "int | None", tuple[Any, ...], tuple[Any, ...]]
-
-
-def child_index(node: Any) -> int | None:
-    """Position of `node.current_child` among its children (None when there is none)."""
-    child = getattr(node, "current_child", None)
-    if child is None:
-        return None
-    for i, c in enumerate(node.children):
-        if c is child:
-            return i
-    return None
+# One node's state: (status, index of current_child or None, RESET values, KEPT values).
+NodeState = tuple[Status, "int | None", tuple[Any, ...], tuple[Any, ...]]
 
 
 class Resumable:
@@ -43,15 +32,19 @@ class Resumable:
     READS_CHILD_STATUS: ClassVar[bool] = False
 
     def state(self) -> NodeState:
-        return (self.status.value, child_index(self),  # type: ignore[attr-defined]
-                tuple(getattr(self, a) for a in self.RESET),
-                tuple(getattr(self, a) for a in self.KEPT))
+        child = getattr(self, "current_child", None)
+        return (self.status,  # type: ignore[attr-defined]
+                None if child is None else self.children.index(child),  # type: ignore[attr-defined]
+                tuple([getattr(self, a) for a in self.RESET]) if self.RESET else (),
+                tuple([getattr(self, a) for a in self.KEPT]) if self.KEPT else ())
 
     def restore(self, state: NodeState) -> None:
         status, child, reset, kept = state
-        self.status = Status(status)  # type: ignore[attr-defined]
-        if hasattr(self, "current_child"):
-            self.current_child = None if child is None else self.children[child]  # type: ignore[attr-defined]
+        self.status = status  # type: ignore[attr-defined]
+        if child is not None:
+            self.current_child = self.children[child]  # type: ignore[attr-defined]
+        elif hasattr(self, "current_child"):
+            self.current_child = None
         for name, value in zip(self.RESET, reset, strict=True):
             setattr(self, name, value)
         for name, value in zip(self.KEPT, kept, strict=True):
@@ -66,8 +59,8 @@ class Resumable:
         """
         status, child, reset, kept = self.state()
         parent = getattr(self, "parent", None)
-        running = status == Status.RUNNING.value
-        shown: Any = status if getattr(parent, "READS_CHILD_STATUS", False) else running
+        running = status is Status.RUNNING
+        shown: Any = status.value if getattr(parent, "READS_CHILD_STATUS", False) else running
         if running or active:
             return (shown, child, self._canonical(reset, now), kept)
         return (shown, kept)

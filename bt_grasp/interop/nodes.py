@@ -274,13 +274,13 @@ class ThresholdParallel(_Control):
 
     def state(self) -> NodeState:
         status, child, _, kept = super().state()
-        done = tuple(sorted((i, s.value) for i, s in self.done.items()))
+        done = tuple(sorted(self.done.items()))
         return (status, child, (done, self.index), kept)
 
     def restore(self, state: NodeState) -> None:
         status, child, (done, index), kept = state
         super().restore((status, child, (), kept))
-        self.done = {i: Status(s) for i, s in done}
+        self.done = dict(done)
         self.index = index
 
     def tick(self) -> Iterator[Behaviour]:

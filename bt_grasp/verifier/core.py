@@ -14,6 +14,7 @@ from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
 from bt_grasp.registry import Registry, default_registry
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
@@ -58,6 +59,9 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     """
     registry = registry or getattr(spec, "registry", None) or default_registry()
     setup = _Setup(spec, registry, goal)
+    fast = _from_summary(spec, registry, setup)
+    if fast is not None:
+        return fast
     machine = Machine(spec, registry, setup.limits, setup.initial, keys_read(spec, registry))
     found = search(machine, max_runs, time_limit)
     result = VerifyResult(
@@ -87,6 +91,33 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
             result.proven = False
             result.problem = (f"internal error: the witness for {key} replays to {got}, not the "
                               f"bound {result.bounds[key]}; the state model missed something")
+    return result
+
+
+def _from_summary(spec: Any, registry: Registry, setup: _Setup) -> VerifyResult | None:
+    """The compositional summary's result, if the structure proves that every run decides
+    within max_ticks and every bound's witness, replayed on the Runner, reaches it; else None."""
+    try:
+        summary = summarise(spec, registry)
+    except Exception:  # a node type the summary rules do not know: the search handles it
+        return None
+    if summary.decides is not True or any(v is None for v in summary.bounds.values()):
+        return None
+    bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
+    witnesses = {}
+    for key, bound in bounds.items():
+        steps = summary.witnesses.get(key)
+        if steps is None:
+            return None
+        res = setup.replay(ScriptedOracle(scripts_of(steps)))
+        if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
+            return None
+        witnesses[key] = _as_steps(list(steps))
+    result = VerifyResult(
+        proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
+        counterexample=None, unrouted=unrouted_labels(spec, registry),
+        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0)
+    result.method = "summary"
     return result
 
 

@@ -28,6 +28,8 @@ class VerifyResult:
     witnesses: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     # (steps before the loop, steps in the loop) when the counterexample repeats a loop
     loop: tuple[int, int] | None = None
+    # "search": explored every run; "summary": compositional bounds, each reached by its witness
+    method: str = "search"
     # node id -> ids from the root down to it (for printing steps as paths through the tree)
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
@@ -74,7 +76,11 @@ def _steps(res: VerifyResult, steps: list[dict[str, str]]) -> list[str]:
 
 def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str]:
     """The report as lines of text; `witness`: also print the run reaching that bound."""
-    out = [f"{name}: explored {res.runs_explored} partial runs, {res.states} distinct states"]
+    if res.method == "summary":
+        out = [f"{name}: bounds from the tree's structure; the structure proves every run decides "
+               f"within max_ticks, and each bound's witness, replayed, reaches it"]
+    else:
+        out = [f"{name}: explored {res.runs_explored} partial runs, {res.states} distinct states"]
     if res.bounds:
         out.append("worst case over every run (each reached by a witness run; "
                    "`--witness KEY` prints it):")

@@ -72,6 +72,7 @@ class Machine:
         self.root = compile_tree(spec, self.ctx)
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
+        self.state.track_changes()
         self.script: list[int] = []
         self.pos = 0
         self.pending: tuple[str, ...] = ()

@@ -19,11 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from py_trees.behaviour import Behaviour
+from py_trees.common import Status
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.composites import ActionBudget, BudgetedRetry
+from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Switch
 from bt_grasp.context import RunContext
+from bt_grasp.interop.nodes import OpaqueDecorator
 from bt_grasp.resumable import NodeState
+from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.trace import jsonable
 
 _PLAIN = (str, int, float, bool, type(None))
@@ -66,16 +69,41 @@ class RunState:
                 path.add(index[id(cur)])
                 cur = cur.parent
             self.paths[node.name] = frozenset(path)
+        # nodes whose future state is constant unless they run or are on the tick's path
+        self.quiet = [not n.KEPT and not getattr(n.parent, "READS_CHILD_STATUS", False)
+                      for n in self.nodes]
         self.retry_caps: dict[str, int] = {}
-        for node in self.nodes:
+        scope_nodes: dict[str, list[int]] = {}
+        for i, node in enumerate(self.nodes):
             if isinstance(node, BudgetedRetry):
                 self.retry_caps[node.scope] = max(self.retry_caps.get(node.scope, 0), node.attempts)
+                scope_nodes.setdefault(node.scope, []).append(i)
+        # A retry scope whose only node is started at most once per episode: once that node has
+        # started and is no longer running, nothing reads the scope's count again.
+        self.once_scopes = {scope: ids[0] for scope, ids in scope_nodes.items()
+                            if len(ids) == 1 and not _restartable(self.nodes[ids[0]])}
         self.scope_caps: dict[str, int] = {}
         for node in self.nodes:
             if isinstance(node, ActionBudget):
                 self.scope_caps[node.scope] = max(self.scope_caps.get(node.scope, 0), node.limit)
 
+    def track_changes(self) -> None:
+        """Note which nodes a tick touches, so that restoring the same snapshot again only puts
+        those back (every change to a node goes through its own or a parent's tick or stop)."""
+        self.dirty: set[int] = set()
+        self._last: Snapshot | None = None
+        for i, node in enumerate(self.nodes):
+            node.tick = _marking(node.tick, self.dirty, i)
+            node.stop = _marking(node.stop, self.dirty, i)
+
     def save(self) -> Snapshot:
+        snap = self._save()
+        if hasattr(self, "dirty"):
+            self.dirty.clear()
+            self._last = snap
+        return snap
+
+    def _save(self) -> Snapshot:
         ctx, led = self.ctx, self.ctx.ledger
         return Snapshot(
             nodes=tuple(n.state() for n in self.nodes), blackboard=dict(ctx.blackboard.items()),
@@ -88,8 +116,16 @@ class RunState:
             events=len(ctx.all_events))
 
     def restore(self, snap: Snapshot) -> None:
-        for node, state in zip(self.nodes, snap.nodes, strict=True):
-            node.restore(state)
+        if getattr(self, "_last", None) is snap:
+            for i in self.dirty:
+                self.nodes[i].restore(snap.nodes[i])
+            self.dirty.clear()
+        else:
+            for node, state in zip(self.nodes, snap.nodes, strict=True):
+                node.restore(state)
+            if hasattr(self, "dirty"):
+                self.dirty.clear()
+                self._last = snap
         ctx = self.ctx
         ctx.blackboard = Blackboard(snap.blackboard)
         ctx.clock.now = snap.clock
@@ -118,14 +154,46 @@ class RunState:
         ctx, led = self.ctx, self.ctx.ledger
         now = ctx.clock.now
         active = self.paths.get(asking.split("#", 1)[0], frozenset()) if asking else frozenset()
-        nodes = tuple(n.future_state(i in active, now) for i, n in enumerate(self.nodes))
+        running, quiet = Status.RUNNING, self.quiet
+        nodes = tuple((i, n.future_state(i in active, now)) for i, n in enumerate(self.nodes)
+                      if not quiet[i] or n.status is running or i in active)
         bb = ctx.blackboard
         board = tuple((k, _plain(bb.get(k))) for k in self.read if k in bb)
         limits = ctx.limits
-        retry = tuple(sorted((s, min(n, self.retry_caps.get(s, n))) for s, n in led.retry_starts.items()))
+        retry = tuple(sorted((s, self._retry_count(s, n, active)) for s, n in led.retry_starts.items()))
         scoped = tuple(sorted((s, min(n, self.scope_caps.get(s, n))) for s, n in led.scoped_actions.items()))
         return (nodes, board, min(led.actions, limits.actions),
                 min(led.perception_streak, limits.perception_streak), retry, scoped,
                 ctx.decision, ctx.reason if ctx.decision else None,
                 tuple(round(d - now, 9) for d in ctx.deadlines), tuple(ctx.action_scopes),
                 asking, pending)
+
+    def _retry_count(self, scope: str, n: int, active: frozenset[int]) -> Any:
+        node = self.once_scopes.get(scope)
+        if node is not None and n >= 1 and node not in active and \
+                self.nodes[node].status is not Status.RUNNING:
+            return "finished"
+        return min(n, self.retry_caps.get(scope, n))
+
+
+def _marking(method: Any, dirty: set[int], i: int) -> Any:
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        dirty.add(i)
+        return method(*args, **kwargs)
+    return marked
+
+
+# Nodes that tick a child at most once per activation of their own and never go back to it.
+_ONCE = (ActionBudget, LogicalTimeout, Switch, Inverter, ForceSuccess, ForceFailure, OpaqueDecorator)
+
+
+def _restartable(node: Behaviour) -> bool:
+    """Can `node` be started more than once in an episode? Only if some ancestor loops or
+    re-ticks finished children (retry, repeat, a reactive or parallel composite, ...)."""
+    cur = node.parent
+    while cur is not None:
+        once = isinstance(cur, _ONCE) or (isinstance(cur, (Sequence, Selector)) and cur.memory)
+        if not once:
+            return True
+        cur = cur.parent
+    return False
