@@ -72,6 +72,10 @@ class RunState:
         # nodes whose future state is constant unless they run or are on the tick's path
         self.quiet = [not n.KEPT and not getattr(n.parent, "READS_CHILD_STATUS", False)
                       for n in self.nodes]
+        # with track_changes(): the snapshot the tree was last at, and the nodes touched since
+        self.tracking = False
+        self.dirty: set[int] = set()
+        self._last: Snapshot | None = None
         self.retry_caps: dict[str, int] = {}
         scope_nodes: dict[str, list[int]] = {}
         for i, node in enumerate(self.nodes):
@@ -90,23 +94,31 @@ class RunState:
     def track_changes(self) -> None:
         """Note which nodes a tick touches, so that restoring the same snapshot again only puts
         those back (every change to a node goes through its own or a parent's tick or stop)."""
-        self.dirty: set[int] = set()
-        self._last: Snapshot | None = None
+        self.tracking = True
         for i, node in enumerate(self.nodes):
             node.tick = _marking(node.tick, self.dirty, i)
             node.stop = _marking(node.stop, self.dirty, i)
 
     def save(self) -> Snapshot:
         snap = self._save()
-        if hasattr(self, "dirty"):
+        if self.tracking:
             self.dirty.clear()
             self._last = snap
         return snap
 
+    def _node_states(self) -> tuple[NodeState, ...]:
+        last = self._last
+        if last is None:
+            return tuple(n.state() for n in self.nodes)
+        states = list(last.nodes)  # untouched nodes share their state with the last snapshot
+        for i in self.dirty:
+            states[i] = self.nodes[i].state()
+        return tuple(states)
+
     def _save(self) -> Snapshot:
         ctx, led = self.ctx, self.ctx.ledger
         return Snapshot(
-            nodes=tuple(n.state() for n in self.nodes), blackboard=dict(ctx.blackboard.items()),
+            nodes=self._node_states(), blackboard=dict(ctx.blackboard.items()),
             clock=ctx.clock.now,
             ledger={"actions": led.actions, "perception_streak": led.perception_streak,
                     "perception_calls": led.perception_calls,
@@ -116,16 +128,19 @@ class RunState:
             events=len(ctx.all_events))
 
     def restore(self, snap: Snapshot) -> None:
-        if getattr(self, "_last", None) is snap:
-            for i in self.dirty:
-                self.nodes[i].restore(snap.nodes[i])
-            self.dirty.clear()
-        else:
+        last = self._last
+        if last is None:
             for node, state in zip(self.nodes, snap.nodes, strict=True):
                 node.restore(state)
-            if hasattr(self, "dirty"):
-                self.dirty.clear()
-                self._last = snap
+        else:
+            todo = set(self.dirty)
+            if snap is not last:
+                todo.update(i for i, (a, b) in enumerate(zip(last.nodes, snap.nodes, strict=True)) if a is not b)
+            for i in todo:
+                self.nodes[i].restore(snap.nodes[i])
+        if self.tracking:
+            self.dirty.clear()
+            self._last = snap
         ctx = self.ctx
         ctx.blackboard = Blackboard(snap.blackboard)
         ctx.clock.now = snap.clock
