@@ -17,7 +17,7 @@ from py_trees.common import Status
 
 from bt_grasp.context import RunContext
 from bt_grasp.resumable import Resumable
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, Selector, Sequence
+from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, QuietStop, Selector, Sequence
 
 
 def _finish(node: Behaviour, new_status: Status) -> None:
@@ -26,7 +26,7 @@ def _finish(node: Behaviour, new_status: Status) -> None:
     node.status = new_status
 
 
-class BudgetedRetry(Resumable, py_trees.decorators.Decorator):
+class BudgetedRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
     """Start the child at most `attempts` times per episode (shared by `scope`).
 
     Unlike py_trees.Retry and BT.CPP RetryUntilSuccessful, nothing resets the count: not halting,
@@ -68,7 +68,7 @@ class BudgetedRetry(Resumable, py_trees.decorators.Decorator):
         return child
 
 
-class Repeat(Resumable, py_trees.decorators.Decorator):
+class Repeat(Resumable, QuietStop, py_trees.decorators.Decorator):
     """Run a succeeding child again, `times` successes in all (None = forever); fail on failure."""
 
     RESET = ("successes",)
@@ -95,7 +95,7 @@ class Repeat(Resumable, py_trees.decorators.Decorator):
         return child
 
 
-class LogicalTimeout(Resumable, py_trees.decorators.Decorator):
+class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
     """Fail when the child runs past `seconds` of the logical clock.
 
     While the child ticks, the deadline is visible to primitives (ctx.remaining_time()) so a
@@ -149,7 +149,7 @@ class LogicalTimeout(Resumable, py_trees.decorators.Decorator):
         return child
 
 
-class ActionBudget(Resumable, py_trees.decorators.Decorator):
+class ActionBudget(Resumable, QuietStop, py_trees.decorators.Decorator):
     """A named sub-budget of manipulation actions for the subtree below (never refilled)."""
 
     def __init__(self, name: str, child: Behaviour, actions: int, scope: str, ctx: RunContext) -> None:

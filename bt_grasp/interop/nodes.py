@@ -24,6 +24,7 @@ from bt_grasp.context import RunContext
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.registry import NodeType, Port, Registry
 from bt_grasp.resumable import NodeState, Resumable
+from bt_grasp.standard import QuietStop
 
 DEFAULT_OUTCOMES: tuple[str, ...] = ("success", "failure")
 # Outcome names an opaque leaf may declare, and the py_trees status each one stands for.
@@ -38,7 +39,7 @@ def _stop_if_running(node: Behaviour) -> None:
 
 # -- decorators --------------------------------------------------------------------------------
 
-class BtcppRetry(Resumable, py_trees.decorators.Decorator):
+class BtcppRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
     """BT.CPP RetryUntilSuccessful: restart a failing child up to `num_attempts` times (-1: forever).
 
     The counter is refilled whenever the node finishes or is halted — the BT.CPP behaviour that
@@ -72,7 +73,7 @@ class BtcppRetry(Resumable, py_trees.decorators.Decorator):
         self.try_count = 0  # refilled on success, failure and halt alike
 
 
-class OpaqueDecorator(Resumable, py_trees.decorators.Decorator):
+class OpaqueDecorator(Resumable, QuietStop, py_trees.decorators.Decorator):
     """A BT.CPP decorator bt_grasp does not model (RateController, GoalUpdater, ...).
 
     It is transparent: the child is ticked every time and its status passed through. For

@@ -61,6 +61,12 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         self.last_outcome: str | None = None
         self.ticks_running = 0
 
+    def stop(self, new_status: Status) -> None:
+        """py_trees' Behaviour.stop minus its debug log (formatting it costs the verifier)."""
+        self.terminate(new_status)
+        self.status = new_status
+        self.iterator = self.tick()
+
     # -- helpers for subclasses ------------------------------------------------------------
     def port(self, name: str) -> Any:
         """A port's current value: blackboard references are read now, literals as written."""

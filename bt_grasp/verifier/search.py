@@ -102,11 +102,16 @@ class Machine:
             return Point("problem", st.costs(), ctx.tick,
                          text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
         ctx.tick += 1
+        path: list[str] = []
         try:
-            path = [node.name for node in self.root.tick()]
+            for node in self.root.tick():
+                path.append(node.name)
         except _AtChoice as at:
+            st.touched(path)
+            st.dirty.update(st.paths[at.node_id.split("#", 1)[0]])
             return Point("choice", st.costs(), ctx.tick, key=at.key, node_id=at.node_id,
                          alphabet=at.alphabet, snap=snap, script=script)
+        st.touched(path)
         ctx.clock.advance(ctx.clock.tick_period)
         ctx.publish_tick_events()
         if ctx.decision is not None:

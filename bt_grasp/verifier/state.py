@@ -61,6 +61,7 @@ class RunState:
         self.nodes: list[Behaviour] = list(root.iterate())
         index = {id(n): i for i, n in enumerate(self.nodes)}
         self.by_name = {n.name: n for n in self.nodes}
+        self.index = {n.name: i for i, n in enumerate(self.nodes)}
         # the nodes on the path from the root to each node: the "active" ones while it is ticked
         self.paths: dict[str, frozenset[int]] = {}
         for node in self.nodes:
@@ -93,11 +94,16 @@ class RunState:
 
     def track_changes(self) -> None:
         """Note which nodes a tick touches, so that restoring the same snapshot again only puts
-        those back (every change to a node goes through its own or a parent's tick or stop)."""
+        those back. Every change to a node goes through its own or a parent's tick or stop:
+        stops are marked here, ticked nodes by the caller (`touched`)."""
         self.tracking = True
         for i, node in enumerate(self.nodes):
-            node.tick = _marking(node.tick, self.dirty, i)
             node.stop = _marking(node.stop, self.dirty, i)
+
+    def touched(self, names: list[str]) -> None:
+        """Mark nodes as changed (the ones a tick visited, or the path it stopped on)."""
+        index = self.index
+        self.dirty.update(index[n] for n in names)
 
     def save(self) -> Snapshot:
         snap = self._save()
