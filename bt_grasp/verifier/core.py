@@ -7,6 +7,7 @@ the same oracles a user would use (ScriptedOracle), before they are believed.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from bt_grasp.blackboard import Blackboard
@@ -20,6 +21,8 @@ from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 
 FIXED_KEYS = ("actions", "ticks", "perception")
+# Seconds of search before the compositional summary is consulted.
+_QUICK = 0.25
 # A long loop is replayed for at most this many choices (the run reaches the cap long before).
 _MAX_REPLAY = 1_000_000
 
@@ -59,11 +62,21 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     """
     registry = registry or getattr(spec, "registry", None) or default_registry()
     setup = _Setup(spec, registry, goal)
-    fast = _from_summary(spec, registry, setup)
-    if fast is not None:
-        return fast
     machine = Machine(spec, registry, setup.limits, setup.initial, keys_read(spec, registry))
-    found = search(machine, max_runs, time_limit)
+    memo: dict = {}
+    endings: dict[str, int] = {}
+    start = time.perf_counter()
+    # A quick search first: small trees are settled completely (every ending listed). Only if it
+    # does not finish are the compositional bounds tried, then the search goes on where it was.
+    quick = _QUICK if time_limit is None else min(_QUICK, time_limit)
+    found = search(machine, max_runs, quick, memo, endings)
+    if found.incomplete and machine.advances < max_runs:
+        fast = _from_summary(spec, registry, setup)
+        if fast is not None:
+            fast.runs_explored += machine.advances
+            return fast
+        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - start))
+        found = search(machine, max_runs, left, memo, endings)
     result = VerifyResult(
         proven=False, bounds={}, runs_explored=found.advances, counterexample=None,
         unrouted=unrouted_labels(spec, registry), static_bounds=static_bounds(spec, registry),

@@ -77,6 +77,7 @@ class Machine:
         self.pos = 0
         self.pending: tuple[str, ...] = ()
         self.advances = 0
+        self.initial = Point("tick", self.state.costs(), 0, key=self.state.key(), snap=self.state.save())
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         if "#" not in node_id:
@@ -89,8 +90,8 @@ class Machine:
         return outcome
 
     def start(self) -> Point:
-        snap = self.state.save()
-        return Point("tick", self.state.costs(), 0, key=self.state.key(), snap=snap)
+        """The episode before its first tick (taken when the machine was built)."""
+        return self.initial
 
     def advance(self, snap: Snapshot, script: list[int]) -> Point:
         """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point."""
@@ -173,11 +174,17 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
             parent.best[k] = (total, (step, suffix) if step is not None else suffix)
 
 
-def search(machine: Machine, max_advances: int, time_limit: float | None) -> Found:
-    """Depth-first search from the initial state; see the module docstring."""
-    memo: dict[tuple[Any, ...], Summary] = {}
+def search(machine: Machine, max_advances: int, time_limit: float | None,
+           memo: dict[tuple[Any, ...], Summary] | None = None,
+           endings: dict[str, int] | None = None) -> Found:
+    """Depth-first search from the initial state; see the module docstring.
+
+    `memo` and `endings` may come from an earlier search of the same machine that a limit
+    stopped: fully explored states stay valid, so a second search continues where it left off.
+    """
+    memo = {} if memo is None else memo
+    endings = {} if endings is None else endings
     on_path: dict[tuple[Any, ...], int] = {}
-    endings: dict[str, int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     max_ticks = machine.limits.max_ticks
