@@ -59,9 +59,11 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     a = budgets.actions
     reasons: dict[str, str] = {}
 
+    whole = rules.full(root)
+
     def at_budget(key: str) -> float:
-        vals = [t[a] for t in (root.act.get(key), root.epi.get(key)) if t is not None]
-        return max(0.0, min(vals)) if vals else 0.0
+        t = whole.get(key)
+        return 0.0 if t is None else max(0.0, float(t[a]))
 
     running = at_budget(TICKS)
     ticks_structural = running + 1
@@ -93,7 +95,7 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
             reasons[key] = f"a witness run reached {value} > bound {bound}: the summary is unsound here"
 
     decides: bool | None
-    finishes = root.min_s < INF_ACTIONS or root.min_f < INF_ACTIONS
+    finishes = root.min_s[0] < INF_ACTIONS or root.min_f[0] < INF_ACTIONS
     if not finishes and ticks_structural <= budgets.max_ticks:
         decides = True
     elif found.undecided:

@@ -1,16 +1,19 @@
 """One summary per node type, built from its children's summaries (the compositional step).
 
-A node's summary bounds its activations (start until it returns SUCCESS/FAILURE or is halted):
-- `act`: cost tables of one activation (see summary_tables); key "ticks" counts the RUNNING
-  returns that start a new tick, so an episode lasts at most 1 + act["ticks"] ticks;
-- `epi`: cost tables of all its activations in one episode together (retry budgets are per
-  episode, so a loop above a retry cannot multiply what the retry allows);
-- `tick`: the most one tick of it can cost (loops that continue within a tick are unrolled);
-- `min_s` / `min_f`: the fewest episode actions an activation that ends SUCCESS / FAILURE while
-  no Decision is set can consume (INF_ACTIONS: cannot end so). Each RUNNING return of a retry
-  follows such a failed attempt, which is why the action budget bounds the ticks of a retry chain.
-The rules follow the real runner: bt_grasp/composites.py, bt_grasp/nodes/base.py and the BT.CPP
-nodes of bt_grasp/interop/nodes.py.
+A node's summary bounds its activations (start until it returns SUCCESS/FAILURE or is halted) as
+the sum of two parts, both cost tables over the actions spent (summary_tables):
+- `act`, the fresh part: what one activation costs outside capped descendants; a loop above the
+  node repeats it. Key "ticks" counts the RUNNING returns that start a new tick, so an episode
+  lasts at most 1 + ticks ticks;
+- `once`, the capped part: everything bt_grasp `retry` and `budget` descendants may cost in the
+  whole episode. Their budgets are never refilled, so a loop above cannot multiply it: it is
+  paid once, however often the node is activated.
+Besides: `tick`, the most one tick of the node can cost (loops that continue within a tick are
+unrolled), and `min_s` / `min_f`, the fewest actions an activation ending SUCCESS / FAILURE while
+no Decision is set can spend, as (in total, in the fresh part); INF_ACTIONS: it cannot end so.
+Each RUNNING return of a retry follows such a failed attempt, which is why the action budget
+bounds the ticks of a retry chain. The rules follow the real runner: bt_grasp/composites.py,
+bt_grasp/nodes/base.py and the BT.CPP nodes of bt_grasp/interop/nodes.py.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from bt_grasp.verifier.summary_tables import (
     NEG,
     POS,
     Tables,
+    add,
     cap_index,
     conv,
     conv_all,
@@ -38,7 +42,6 @@ from bt_grasp.verifier.summary_tables import (
     scale,
     shift,
     tmax,
-    tmin,
 )
 
 TICK_PERIOD = 0.05  # bt_grasp.context.LogicalClock's default: every tick advances the clock this much
@@ -46,19 +49,47 @@ LOOP_CAP = 64  # a loop whose iterations may cost no action is unrolled at most 
 TICKS = "ticks"
 LOOPS = ("retry", "repeat", "btcpp_retry")
 
+Min = tuple[int, int]  # fewest actions (in total, in the fresh part)
+ZERO: Min = (0, 0)
+NEVER: Min = (INF_ACTIONS, INF_ACTIONS)
 
-@dataclass
-class NodeSum:
-    act: Tables
-    epi: Tables
-    tick: dict[str, float] = field(default_factory=dict)
-    min_s: int = 0
-    min_f: int = 0
-    writes: frozenset[str] = frozenset()  # blackboard keys certainly written when it succeeds
+
+def m_add(a: Min, b: Min) -> Min:
+    return madd(a[0], b[0]), madd(a[1], b[1])
+
+
+def m_min(*ms: Min) -> Min:
+    return min(m[0] for m in ms), min(m[1] for m in ms)
+
+
+def m_sum(ms: list[Min]) -> Min:
+    total = ZERO
+    for m in ms:
+        total = m_add(total, m)
+    return total
 
 
 def _mul(n: int, m: int) -> int:
     return INF_ACTIONS if m >= INF_ACTIONS else min(INF_ACTIONS, n * m)
+
+
+def m_mul(n: int, m: Min) -> Min:
+    return _mul(n, m[0]), _mul(n, m[1])
+
+
+def m_once(m: Min) -> Min:
+    """The node's actions all count in the capped part: none in the fresh part."""
+    return m[0], (0 if m[0] < INF_ACTIONS else INF_ACTIONS)
+
+
+@dataclass
+class NodeSum:
+    act: Tables
+    once: Tables
+    tick: dict[str, float] = field(default_factory=dict)
+    min_s: Min = ZERO
+    min_f: Min = ZERO
+    writes: frozenset[str] = frozenset()  # blackboard keys certainly written when it succeeds
 
 
 class Rules:
@@ -98,12 +129,14 @@ class Rules:
                 out[k] = (out.get(k, 0.0) + v) if how == "sum" else max(out.get(k, 0.0), v)
         return out
 
-    def _loop(self, child: Tables, times: int | None, min_actions: int) -> Tables:
+    def _loop(self, child: Tables, times: int | None, min_actions: int, per_tick: bool = True) -> Tables:
         """`times` runs of the child at most (None: no limit), each but the last ending in a way
-        that costs at least `min_actions` and is followed by one RUNNING return."""
+        that costs at least `min_actions` and is followed by one RUNNING return (`per_tick`:
+        then every further run needs a new tick, so the tick cap limits them too)."""
         size = self.size
         limit = times if times is not None else INF_ACTIONS
-        limit = min(limit, self.max_ticks)  # every further iteration needs a new tick
+        if per_tick:
+            limit = min(limit, self.max_ticks + 1)  # one more run than ticks: the cap is reached
         if min_actions > 0:
             limit = min(limit, (size - 1) // min_actions + 1)
         if min_actions == 0 and limit > LOOP_CAP:
@@ -138,9 +171,7 @@ class Rules:
         nt = self.reg.require(node.type)
         size = self.size
         act: Tables = {TICKS: self.zeros()}
-        epi: Tables = {TICKS: self.zeros()}
         tick: dict[str, float] = {}
-        min_s, min_f = 0, 0
         writes: frozenset[str] = frozenset()
         if nt.outcome_port:
             raw = node.params.get(nt.outcome_port) or nt.ports[nt.outcome_port].default
@@ -149,16 +180,14 @@ class Rules:
             outcomes = tuple(node.params.get("outcomes") or DEFAULT_OUTCOMES)
             key = f"primitive:btcpp.{node.params.get('btcpp_id')}"
             act[key] = np.ones(size)  # counted once per start, however long it runs
-            epi[key] = np.full(size, POS)
             tick[key] = 1.0
             if "running" in outcomes:
                 act[TICKS] = np.full(size, POS)
-                epi[TICKS] = np.full(size, POS)
-            min_s = 0 if "success" in outcomes else INF_ACTIONS
-            min_f = 0 if "failure" in outcomes else INF_ACTIONS
-            return NodeSum(act, epi, tick, min_s, min_f, frozenset())
+            min_s = ZERO if "success" in outcomes else NEVER
+            min_f = ZERO if "failure" in outcomes else NEVER
+            return NodeSum(act, {}, tick, min_s, min_f, frozenset())
         if nt.kind == "terminal":
-            return NodeSum(act, epi, tick, INF_ACTIONS, INF_ACTIONS, frozenset())
+            return NodeSum(act, {}, tick, NEVER, NEVER, frozenset())
         keys = []
         if nt.kind == "primitive":
             keys.append(f"primitive:{nt.name}")
@@ -168,16 +197,16 @@ class Rules:
             keys.append("perception")
         for key in keys:
             act[key] = from_index(1, 1.0, size) if nt.counts_as_action else np.ones(size)
-            epi[key] = np.full(size, POS)
             tick[key] = 1.0
+        min_s, min_f = ZERO, ZERO
         if nt.counts_as_action:
-            min_s = 1
-            min_f = 0 if in_budget else 1  # a spent scoped budget fails the leaf with no action
+            min_s = (1, 1)
+            min_f = ZERO if in_budget else (1, 1)  # a spent scoped budget fails it with no action
         successes = self._success_outcomes(nt)
         alphabet = nt.alphabet(node.params)
         if successes is not None and alphabet and not set(alphabet) & successes:
-            min_s = INF_ACTIONS
-        return NodeSum(act, epi, tick, min_s, min_f, writes)
+            min_s = NEVER
+        return NodeSum(act, {}, tick, min_s, min_f, writes)
 
     def _success_outcomes(self, nt: Any) -> set[str] | None:
         cls = nt.factory
@@ -191,22 +220,25 @@ class Rules:
         return set(outs)
 
     # -- composites and decorators -------------------------------------------------------------
+    def full(self, s: NodeSum) -> Tables:
+        """Fresh and capped parts together: a bound on one activation."""
+        return self.base(conv_all([s.act, s.once], self.size)) if s.once else self.base(s.act)
+
     def combine(self, node: Any, kids: list[NodeSum], kid_specs: list[Any], multi: bool,
                 in_budget: bool) -> NodeSum:
         t = node.type
         size = self.size
         p = node.params
-        epi_all = conv_all([k.epi for k in kids], size) if kids else {TICKS: self.zeros()}
         tick_sum = self._tick_of([k.tick for k in kids])
+        once = conv_all([k.once for k in kids], size) if any(k.once for k in kids) else {}
         if t in ("sequence", "selector"):
             out = self._seq_sel(node, kids, kid_specs, t == "sequence", bool(p.get("memory", True)))
         elif t == "parallel":
-            one = p.get("policy") == "success_on_one"
-            out = self._parallel(kids, one)
+            out = self._parallel(kids, p.get("policy") == "success_on_one")
         elif t == "btcpp_parallel":
             out = self._parallel(kids, False)
-            out.min_s = 0 if any(k.min_s < INF_ACTIONS for k in kids) else INF_ACTIONS
-            out.min_f = 0 if any(k.min_f < INF_ACTIONS for k in kids) else INF_ACTIONS
+            out.min_s = ZERO if any(k.min_s[0] < INF_ACTIONS for k in kids) else NEVER
+            out.min_f = ZERO if any(k.min_f[0] < INF_ACTIONS for k in kids) else NEVER
         elif t == "switch":
             out = self._switch(node, kids)
         elif t in LOOPS:
@@ -217,56 +249,52 @@ class Rules:
             out = self._pipeline(kids)
         elif t == "round_robin":
             out = NodeSum(self.base(conv_all([k.act for k in kids], size)), {}, tick_sum,
-                          min(k.min_s for k in kids), self._sum_min([k.min_f for k in kids]))
+                          m_min(*(k.min_s for k in kids)), m_sum([k.min_f for k in kids]))
         elif t == "timeout":
             out = self._timeout(node, kids[0], kid_specs[0])
-        elif t == "budget":
-            out = self._budget(node, kids[0])
         elif t == "inverter":
             c = kids[0]
             out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_f, c.min_s)
         elif t == "force_success":
             c = kids[0]
-            out = NodeSum(dict(c.act), {}, dict(c.tick), min(c.min_s, c.min_f), INF_ACTIONS)
+            out = NodeSum(dict(c.act), {}, dict(c.tick), m_min(c.min_s, c.min_f), NEVER)
         elif t == "force_failure":
             c = kids[0]
-            out = NodeSum(dict(c.act), {}, dict(c.tick), INF_ACTIONS, min(c.min_s, c.min_f))
-        elif t == "opaque_decorator" or len(kids) == 1:
+            out = NodeSum(dict(c.act), {}, dict(c.tick), NEVER, m_min(c.min_s, c.min_f))
+        elif t in ("opaque_decorator", "budget") or len(kids) == 1:
             c = kids[0]
             out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_s, c.min_f, c.writes)
         else:  # an unknown control: every child any number of times -> only the tick cap bounds it
-            out = NodeSum({k: np.full(size, POS) for k in conv_all([c.act for c in kids], size)},
-                          {}, tick_sum, 0, 0)
+            out = NodeSum({k: np.full(size, POS) for k in conv_all([self.full(c) for c in kids], size)},
+                          {}, tick_sum, ZERO, ZERO)
             self.unbounded_reasons[node.id] = f"no summary rule for node type {t}"
+            once = {}
         if not out.tick:
             out.tick = tick_sum
-        # episode caps: what every activation together may cost
+        out.once = once
         if t == "retry":
-            # several activations may each end in a halted attempt: no per-attempt minimum then
-            per_episode = self._loop(kids[0].act, int(p["attempts"]), 0) if multi else out.act
-            out.epi = tmin(self.base(dict(per_episode)), epi_all, size)
-            out.epi[TICKS] = self.base(per_episode)[TICKS]  # its own RUNNING returns come on top
-        elif t in ("repeat", "btcpp_retry"):
-            m = kids[0].min_s if t == "repeat" else kids[0].min_f
-            emits = (np.arange(size) // m).astype(float) if 0 < m < INF_ACTIONS else (
-                self.zeros() if m >= INF_ACTIONS else np.full(size, POS))
-            out.epi = dict(epi_all)
-            out.epi[TICKS] = conv(get(epi_all, TICKS, size), emits)
+            # Its starts are counted per episode: every activation together is paid once. Several
+            # activations may each end in a halted attempt: no per-attempt minimum then.
+            child = kids[0]
+            n = int(p["attempts"])
+            loop = self._loop(child.act, n, 0 if multi else child.min_f[1], per_tick=not multi)
+            if multi:  # RUNNING returns still follow attempts that failed, each spending min_f
+                m = child.min_f[1]
+                emits = np.minimum(n - 1, np.arange(size) // m) if 0 < m < INF_ACTIONS else (
+                    self.zeros() if m >= INF_ACTIONS else np.full(size, n - 1.0))
+                own = get(child.act, TICKS, size)
+                for _ in range(n - 1):
+                    own = conv(own, get(child.act, TICKS, size))
+                loop[TICKS] = np.minimum(loop[TICKS], conv(own, emits.astype(float)))
+            out.once = self.base(conv_all([loop, child.once], size))
+            out.act = {TICKS: self.zeros()}
+            out.min_s, out.min_f = m_once(out.min_s), m_once(out.min_f)
         elif t == "budget":
-            out.epi = self._budget_tables(node, epi_all)
-        else:
-            out.epi = epi_all
-        out.act = self.base(tmin(out.act, out.epi, size))
-        top = {k: float(v[-1]) for k, v in out.act.items() if k != TICKS}
+            self._budget(node, out, multi)
+        out.act = self.base(out.act)
+        top = {k: float(v[-1]) for k, v in self.full(out).items() if k != TICKS}
         out.tick = {k: min(v, top.get(k, v)) for k, v in out.tick.items()}
         return out
-
-    @staticmethod
-    def _sum_min(values: list[int]) -> int:
-        total = 0
-        for v in values:
-            total = madd(total, v)
-        return total
 
     def _seq_sel(self, node: Any, kids: list[NodeSum], specs: list[Any], is_seq: bool,
                  memory: bool) -> NodeSum:
@@ -274,12 +302,12 @@ class Rules:
         # passing a child means SUCCESS (sequence) or FAILURE (selector) with no Decision yet
         passed = [k.min_s if is_seq else k.min_f for k in kids]
         stop = [k.min_f if is_seq else k.min_s for k in kids]
-        min_pass = self._sum_min(passed)
-        min_stop = INF_ACTIONS
-        prefix = 0
+        min_pass = m_sum(passed)
+        min_stop = NEVER
+        prefix = ZERO
         for i in range(len(kids)):
-            min_stop = min(min_stop, madd(prefix, stop[i]))
-            prefix = madd(prefix, passed[i])
+            min_stop = m_min(min_stop, m_add(prefix, stop[i]))
+            prefix = m_add(prefix, passed[i])
         min_s, min_f = (min_pass, min_stop) if is_seq else (min_stop, min_pass)
         writes = frozenset().union(*(k.writes for k in kids)) if is_seq else frozenset()
         if memory or len(kids) == 1:
@@ -288,21 +316,19 @@ class Rules:
             for i, k in enumerate(kids):
                 here = conv_all([acc, k.act], size)  # children 0..i-1 passed, child i any prefix
                 best = {key: np.maximum(get(best, key, size), get(here, key, size))
-                        if best else here[key] for key in set(best) | set(here)}
-                done = {key: shift(t, passed[i]) for key, t in k.act.items()}
-                done.setdefault(TICKS, shift(self.zeros(), passed[i]))
+                        for key in set(best) | set(here)}
+                done = {key: shift(t, passed[i][1]) for key, t in self.base(k.act).items()}
                 acc = conv_all([acc, done], size)
             return NodeSum(self.base(best), {}, {}, min_s, min_f, writes)
         # reactive: earlier children are re-ticked (a fresh activation) on every tick
-        earlier = [s for s in specs[:-1]]
-        if any(may_run(s, self.reg) for s in earlier):
-            keys = set(conv_all([k.act for k in kids], size))
+        if any(may_run(s, self.reg) for s in specs[:-1]):
+            keys = set(conv_all([self.full(k) for k in kids], size))
             self.unbounded_reasons[node.id] = ("a reactive composite whose earlier children can "
                                                "return RUNNING: bounded by the tick cap only")
             act = {key: np.full(size, POS) for key in keys | {TICKS}}
             return NodeSum(act, {}, {}, min_s, min_f, writes)
         last = kids[-1]
-        running = get(last.act, TICKS, size)
+        running = self.full(last)[TICKS]
         parts = [last.act]
         for k in kids[:-1]:
             parts.append({key: np.where(running == NEG, NEG, (running + 1) * v)
@@ -313,19 +339,16 @@ class Rules:
         size = self.size
         act = conv_all([{k: v for k, v in c.act.items() if k != TICKS} for c in kids], size)
         act[TICKS] = tmax([{TICKS: get(c.act, TICKS, size)} for c in kids], size)[TICKS]
-        if success_on_one:
-            min_s = min(c.min_s for c in kids)
-        else:
-            min_s = self._sum_min([c.min_s for c in kids])
-        min_f = min(c.min_f for c in kids)
-        return NodeSum(act, {}, {}, min_s, min_f)
+        min_s = m_min(*(c.min_s for c in kids)) if success_on_one else m_sum([c.min_s for c in kids])
+        return NodeSum(act, {}, {}, min_s, m_min(*(c.min_f for c in kids)))
 
     def _switch(self, node: Any, kids: list[NodeSum]) -> NodeSum:
         size = self.size
-        out = NodeSum(self.base(tmax([k.act for k in kids], size)), {}, self._tick_of(
-            [k.tick for k in kids], "max"), min(k.min_s for k in kids), min(k.min_f for k in kids))
-        if node.default is None:
-            out.min_f = 0 if not self._routed(node) else out.min_f
+        out = NodeSum(self.base(tmax([k.act for k in kids], size)), {},
+                      self._tick_of([k.tick for k in kids], "max"),
+                      m_min(*(k.min_s for k in kids)), m_min(*(k.min_f for k in kids)))
+        if node.default is None and not self._routed(node):
+            out.min_f = ZERO
         return out
 
     def _routed(self, node: Any) -> bool:
@@ -336,26 +359,24 @@ class Rules:
 
     def _loops(self, node: Any, child: NodeSum, multi: bool) -> NodeSum:
         t, p = node.type, node.params
-        if t == "retry":
+        if t == "retry":  # the loop itself is built in combine(), in the capped part
             n = int(p["attempts"])
-            scope = str(p.get("scope") or node.id)
-            act = self._loop(child.act, n, child.min_f)
-            exhausted = multi or self.scopes.get(scope, 1) > 1
-            min_f = 0 if exhausted else _mul(n, child.min_f)
-            return NodeSum(act, {}, dict(child.tick), child.min_s, min_f, child.writes)
+            exhausted = multi or self.scopes.get(str(p.get("scope") or node.id), 1) > 1
+            min_f = ZERO if exhausted else m_mul(n, child.min_f)
+            return NodeSum({}, {}, dict(child.tick), child.min_s, min_f, child.writes)
         if t == "repeat":
             times = p.get("times")
             times = int(times) if times is not None else None
-            act = self._loop(child.act, times, child.min_s)
-            min_s = INF_ACTIONS if times is None else _mul(times, child.min_s)
+            act = self._loop(child.act, times, child.min_s[1])
+            min_s = NEVER if times is None else m_mul(times, child.min_s)
             if act[TICKS][-1] == POS:
                 self.unbounded_reasons[node.id] = "a repeat whose runs may spend no action"
             return NodeSum(act, {}, dict(child.tick), min_s, child.min_f, child.writes)
         n = int(p["num_attempts"])
-        act = self._loop(child.act, None if n < 0 else n, child.min_f)
+        act = self._loop(child.act, None if n < 0 else n, child.min_f[1])
         if act[TICKS][-1] == POS:
             self.unbounded_reasons[node.id] = "a BT.CPP retry whose attempts may spend no action"
-        min_f = INF_ACTIONS if n < 0 else _mul(n, child.min_f)
+        min_f = NEVER if n < 0 else m_mul(n, child.min_f)
         return NodeSum(act, {}, dict(child.tick), child.min_s, min_f, child.writes)
 
     def _recovery(self, node: Any, kids: list[NodeSum]) -> NodeSum:
@@ -363,28 +384,26 @@ class Rules:
         n = node.params.get("number_of_retries")
         n = 1 if n is None else int(n)
         main, rec = kids[0], kids[1]
-        parts = [main.act] * (n + 1) + [rec.act] * n
-        act = self.base(conv_all(parts, size))
+        act = self.base(conv_all([main.act] * (n + 1) + [rec.act] * n, size))
         tick = self._tick_of([{k: v * (n + 1) for k, v in main.tick.items()},
                               {k: v * n for k, v in rec.tick.items()}])
         return NodeSum(act, {}, tick, main.min_s, main.min_f)
 
     def _pipeline(self, kids: list[NodeSum]) -> NodeSum:
         size = self.size
-        running = conv_all([{TICKS: get(k.act, TICKS, size)} for k in kids], size)[TICKS]
+        running = conv_all([{TICKS: self.full(k)[TICKS]} for k in kids], size)[TICKS]
         parts = []
         for i, k in enumerate(kids):
             part = {key: v for key, v in k.act.items() if key != TICKS}
-            if i < len(kids) - 1:
+            if i < len(kids) - 1:  # re-ticked on every later tick of the pipeline
                 for key, v in k.tick.items():
                     extra = np.where(running == NEG, NEG, scale(running, v))
-                    part[key] = get(part, key, size) + extra
+                    part[key] = add(get(part, key, size), extra)
             parts.append(part)
         act = conv_all(parts, size)
         act[TICKS] = running
-        return NodeSum(act, {}, {}, self._sum_min([k.min_s for k in kids]),
-                       min(madd(self._sum_min([k.min_s for k in kids[:i]]), k.min_f)
-                           for i, k in enumerate(kids)))
+        min_f = m_min(*(m_add(m_sum([k.min_s for k in kids[:i]]), k.min_f) for i, k in enumerate(kids)))
+        return NodeSum(act, {}, {}, m_sum([k.min_s for k in kids]), min_f)
 
     def _timeout(self, node: Any, child: NodeSum, child_spec: Any) -> NodeSum:
         seconds = float(node.params["seconds"])
@@ -393,24 +412,29 @@ class Rules:
         timed = any(self.reg.require(n.type).kind in ("primitive", "perception") for n in child_spec.walk())
         can_expire = seconds <= 0 or timed or may_run(child_spec, self.reg)
         return NodeSum(self.base(act), {}, dict(child.tick), child.min_s,
-                       0 if can_expire else child.min_f, child.writes)
+                       ZERO if can_expire else child.min_f, child.writes)
 
-    def _budget_tables(self, node: Any, tables: Tables) -> Tables:
+    def _budget(self, node: Any, out: NodeSum, multi: bool) -> None:
+        """At most `actions` actions inside per episode: the action keys move to the capped part
+        (what one activation allows when there is only one, else the limit itself)."""
         limit = int(node.params["actions"])
-        out = {}
-        for key, t in tables.items():
-            t = cap_index(t, limit)
+        size = self.size
+        fresh: Tables = {}
+        once: Tables = {}
+        for key in set(out.act) | set(out.once):
             if key == "actions" or self._is_action_key(key):
-                t = np.minimum(t, limit)
-            out[key] = t
-        return out
-
-    def _budget(self, node: Any, child: NodeSum) -> NodeSum:
-        limit = float(node.params["actions"])
-        tick = {k: (min(v, limit) if k == "actions" or self._is_action_key(k) else v)
-                for k, v in child.tick.items()}
-        return NodeSum(self._budget_tables(node, child.act), {}, tick, child.min_s, child.min_f,
-                       child.writes)
+                total = conv(get(out.act, key, size), get(out.once, key, size))
+                if multi:
+                    total = np.where(total == NEG, NEG, np.arange(size, dtype=float))
+                once[key] = np.minimum(cap_index(total, limit), limit)
+            else:
+                fresh[key] = cap_index(get(out.act, key, size), limit)
+                if key in out.once:
+                    once[key] = cap_index(out.once[key], limit)
+        out.act, out.once = fresh, once
+        out.tick = {k: (min(v, limit) if k == "actions" or self._is_action_key(k) else v)
+                    for k, v in out.tick.items()}
+        out.min_s, out.min_f = m_once(out.min_s), m_once(out.min_f)
 
     def _is_action_key(self, key: str) -> bool:
         if not key.startswith("primitive:"):

@@ -41,12 +41,13 @@ def conv(x: Table, y: Table) -> Table:
     """Max-plus convolution: the best split of `a` actions between two activations."""
     n = len(x)
     out = np.full(n, NEG)
-    for i in range(n):
-        xi = x[i]
-        if xi == NEG:
-            continue
-        part = xi + y[: n - i]
-        out[i:] = np.maximum(out[i:], np.where(np.isnan(part), NEG, part))
+    with np.errstate(invalid="ignore"):  # -inf + inf: an impossible part, cleaned to -inf
+        for i in range(n):
+            xi = x[i]
+            if xi == NEG:
+                continue
+            part = xi + y[: n - i]
+            out[i:] = np.maximum(out[i:], np.where(np.isnan(part), NEG, part))
     return _clean(out)
 
 
@@ -106,6 +107,13 @@ def tmax(parts: list[Tables], size: int) -> Tables:
 def tmin(a: Tables, b: Tables, size: int) -> Tables:
     """Both are upper bounds: keep the smaller one (a key missing from one side is 0 there)."""
     return {key: np.minimum(get(a, key, size), get(b, key, size)) for key in keys_of([a, b])}
+
+
+def add(x: Table, y: Table) -> Table:
+    """Both costs are incurred; an impossible side (-inf) makes the sum impossible."""
+    with np.errstate(invalid="ignore"):
+        out = x + y
+    return np.where(np.isnan(out), NEG, out)
 
 
 def madd(x: int, y: int) -> int:
