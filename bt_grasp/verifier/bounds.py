@@ -43,6 +43,43 @@ def _tree_keys(spec: Any, registry: Registry) -> set[str]:
     return keys
 
 
+def _after_decision_keys(spec: Any, registry: Registry) -> set[str]:
+    """Cost keys of opaque leaves that may still start later in the tick that set the Decision.
+
+    bt_grasp leaves do nothing once a Decision is set; opaque BT.CPP leaves still count their
+    start. One can follow a decision source (a terminal leaf, or a guarded leaf whose refusal
+    decides) if it lies in a later branch, or below a control that loops within a tick.
+    """
+    paths: dict[str, list[tuple[str, str, int]]] = {}  # (ancestor id, its type, branch taken)
+
+    def walk(node: Any, path: list[tuple[str, str, int]]) -> None:
+        paths[node.id] = path
+        for i, child in enumerate(node.sub_nodes()):
+            walk(child, path + [(node.id, node.type, i)])
+
+    walk(spec.root, [])
+    sources, opaque = [], []
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if node.type in ("opaque_action", "opaque_condition"):
+            opaque.append(node)
+        elif nt is not None and (nt.kind == "terminal" or nt.counts_as_action or nt.perception):
+            sources.append(node)
+    keys = set()
+    for leaf in opaque:
+        lp = paths[leaf.id]
+        for src in sources:
+            sp = paths[src.id]
+            depth = 0
+            while depth < min(len(lp), len(sp)) and lp[depth] == sp[depth]:
+                depth += 1
+            looping = any(t in ("recovery_node", "round_robin") for _, t, _ in lp[:depth + 1])
+            if looping or (depth < len(lp) and depth < len(sp) and sp[depth][2] < lp[depth][2]):
+                keys.add(f"primitive:btcpp.{leaf.params.get('btcpp_id')}")
+                break
+    return keys
+
+
 def _as_int(value: float) -> int | None:
     if value == POS or math.isnan(value):
         return None
@@ -69,9 +106,10 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     ticks_structural = running + 1
     ticks = min(float(budgets.max_ticks), ticks_structural)
     bounds: dict[str, int | None] = {"ticks": _as_int(ticks)}
+    late = _after_decision_keys(spec, registry)
     for key in sorted(_tree_keys(spec, registry) - {"ticks"}):
         live = at_budget(key)
-        if key.startswith("primitive:btcpp."):
+        if key in late:
             live += root.tick.get(key, 0.0)  # opaque leaves still start in the tick of the Decision
         per_tick = ticks * root.tick.get(key, 0.0)
         value = min(live, per_tick)
