@@ -21,8 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import hypothesis  # noqa: E402
 from bt_strategies import diff_tree_texts, load_text  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from bt_grasp.oracles import RandomOracle  # noqa: E402
 from bt_grasp.registry import default_registry  # noqa: E402
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     t_summary = 0.0
 
-    @seed(args.seed)
+    @hypothesis.seed(args.seed)
     @settings(max_examples=args.trees, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(diff_tree_texts(max_leaves=args.max_leaves))
