@@ -19,7 +19,8 @@ from bt_grasp.verifier.summary_rules import TICKS, Rules
 from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search
 
-WITNESS_RUNS = 24  # biased Runner episodes played to find a witness per key
+WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
+WITNESS_CLIMBS = 48  # then local-search steps towards the keys whose bound no run reached yet
 
 
 @dataclass
@@ -126,7 +127,7 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     for node_id, why in rules.unbounded_reasons.items():
         reasons.setdefault(f"node:{node_id}", why)
 
-    found = search(spec, registry, WITNESS_RUNS)
+    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds)
     for key, value in found.best.items():
         bound = bounds.get(key)
         if bound is not None and value > bound:

@@ -39,6 +39,7 @@ from bt_grasp.verifier.summary_tables import (
     from_index,
     get,
     madd,
+    masked,
     scale,
     shift,
     tmax,
@@ -90,6 +91,10 @@ class NodeSum:
     min_s: Min = ZERO
     min_f: Min = ZERO
     writes: frozenset[str] = frozenset()  # blackboard keys certainly written when it succeeds
+    # fresh-part tables of activations that end SUCCESS / FAILURE with no Decision (None: derived
+    # from `act` and the minimum actions)
+    s_tab: Tables | None = None
+    f_tab: Tables | None = None
 
 
 class Rules:
@@ -120,7 +125,7 @@ class Rules:
     def base(self, act: Tables) -> Tables:
         out = dict(act)
         out.setdefault(TICKS, self.zeros())
-        return out
+        return masked(out)
 
     def _tick_of(self, parts: list[dict[str, float]], how: str = "sum") -> dict[str, float]:
         out: dict[str, float] = {}
@@ -129,7 +134,8 @@ class Rules:
                 out[k] = (out.get(k, 0.0) + v) if how == "sum" else max(out.get(k, 0.0), v)
         return out
 
-    def _loop(self, child: Tables, times: int | None, min_actions: int, per_tick: bool = True) -> Tables:
+    def _loop(self, child: Tables, done: Tables, times: int | None, min_actions: int,
+              per_tick: bool = True) -> Tables:
         """`times` runs of the child at most (None: no limit), each but the last ending in a way
         that costs at least `min_actions` and is followed by one RUNNING return (`per_tick`:
         then every further run needs a new tick, so the tick cap limits them too)."""
@@ -146,7 +152,7 @@ class Rules:
                 out[key] = np.where(t == NEG, NEG, POS) if grows else t.copy()
             out.setdefault(TICKS, np.where(get(child, TICKS, size) == NEG, NEG, POS))
             return out
-        full = {k: shift(t, min_actions) for k, t in child.items()}
+        full = {k: get(done, k, size) for k in child}  # the runs before the last one ended
         best = self.base(dict(child))
         acc_full = full
         for j in range(2, limit + 1):
@@ -208,6 +214,14 @@ class Rules:
             min_s = NEVER
         return NodeSum(act, {}, tick, min_s, min_f, writes)
 
+    def ended(self, s: NodeSum, which: str) -> Tables:
+        """Fresh-part tables of the activations that end SUCCESS ("s") / FAILURE ("f") live."""
+        tab = s.s_tab if which == "s" else s.f_tab
+        if tab is not None:
+            return tab
+        least = (s.min_s if which == "s" else s.min_f)[1]
+        return {k: shift(t, least) for k, t in self.base(s.act).items()}
+
     def _success_outcomes(self, nt: Any) -> set[str] | None:
         cls = nt.factory
         if cls is None:
@@ -254,14 +268,20 @@ class Rules:
             out = self._timeout(node, kids[0], kid_specs[0])
         elif t == "inverter":
             c = kids[0]
-            out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_f, c.min_s)
+            out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_f, c.min_s,
+                          s_tab=self.ended(c, "f"), f_tab=self.ended(c, "s"))
         elif t == "force_success":
             c = kids[0]
-            out = NodeSum(dict(c.act), {}, dict(c.tick), m_min(c.min_s, c.min_f), NEVER)
+            out = NodeSum(dict(c.act), {}, dict(c.tick), m_min(c.min_s, c.min_f), NEVER,
+                          s_tab=tmax([self.ended(c, "s"), self.ended(c, "f")], size))
         elif t == "force_failure":
             c = kids[0]
-            out = NodeSum(dict(c.act), {}, dict(c.tick), NEVER, m_min(c.min_s, c.min_f))
-        elif t in ("opaque_decorator", "budget") or len(kids) == 1:
+            out = NodeSum(dict(c.act), {}, dict(c.tick), NEVER, m_min(c.min_s, c.min_f),
+                          f_tab=tmax([self.ended(c, "s"), self.ended(c, "f")], size))
+        elif t == "opaque_decorator":
+            c = kids[0]
+            out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_s, c.min_f, c.writes, c.s_tab, c.f_tab)
+        elif t == "budget" or len(kids) == 1:
             c = kids[0]
             out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_s, c.min_f, c.writes)
         else:  # an unknown control: every child any number of times -> only the tick cap bounds it
@@ -277,7 +297,8 @@ class Rules:
             # activations may each end in a halted attempt: no per-attempt minimum then.
             child = kids[0]
             n = int(p["attempts"])
-            loop = self._loop(child.act, n, 0 if multi else child.min_f[1], per_tick=not multi)
+            done = child.act if multi else self.ended(child, "f")
+            loop = self._loop(child.act, done, n, 0 if multi else child.min_f[1], per_tick=not multi)
             if multi:  # RUNNING returns still follow attempts that failed, each spending min_f
                 m = child.min_f[1]
                 emits = np.minimum(n - 1, np.arange(size) // m) if 0 < m < INF_ACTIONS else (
@@ -292,6 +313,8 @@ class Rules:
         elif t == "budget":
             self._budget(node, out, multi)
         out.act = self.base(out.act)
+        if t in ("retry", "budget"):
+            out.s_tab = out.f_tab = None  # derived again from the new fresh part
         top = {k: float(v[-1]) for k, v in self.full(out).items() if k != TICKS}
         out.tick = {k: min(v, top.get(k, v)) for k, v in out.tick.items()}
         return out
@@ -311,15 +334,17 @@ class Rules:
         min_s, min_f = (min_pass, min_stop) if is_seq else (min_stop, min_pass)
         writes = frozenset().union(*(k.writes for k in kids)) if is_seq else frozenset()
         if memory or len(kids) == 1:
-            best: Tables = {}
+            go, halt = ("s", "f") if is_seq else ("f", "s")
+            best: list[Tables] = []
+            stops: list[Tables] = []
             acc: Tables = {TICKS: self.zeros()}
-            for i, k in enumerate(kids):
-                here = conv_all([acc, k.act], size)  # children 0..i-1 passed, child i any prefix
-                best = {key: np.maximum(get(best, key, size), get(here, key, size))
-                        for key in set(best) | set(here)}
-                done = {key: shift(t, passed[i][1]) for key, t in self.base(k.act).items()}
-                acc = conv_all([acc, done], size)
-            return NodeSum(self.base(best), {}, {}, min_s, min_f, writes)
+            for k in kids:
+                best.append(conv_all([acc, k.act], size))  # children before passed, this one any prefix
+                stops.append(conv_all([acc, self.ended(k, halt)], size))
+                acc = conv_all([acc, self.ended(k, go)], size)
+            through, stopped = self.base(acc), self.base(tmax(stops, size))
+            s_tab, f_tab = (through, stopped) if is_seq else (stopped, through)
+            return NodeSum(self.base(tmax(best, size)), {}, {}, min_s, min_f, writes, s_tab, f_tab)
         # reactive: earlier children are re-ticked (a fresh activation) on every tick
         if any(may_run(s, self.reg) for s in specs[:-1]):
             keys = set(conv_all([self.full(k) for k in kids], size))
@@ -347,8 +372,11 @@ class Rules:
         out = NodeSum(self.base(tmax([k.act for k in kids], size)), {},
                       self._tick_of([k.tick for k in kids], "max"),
                       m_min(*(k.min_s for k in kids)), m_min(*(k.min_f for k in kids)))
+        out.s_tab = self.base(tmax([self.ended(k, "s") for k in kids], size))
+        out.f_tab = self.base(tmax([self.ended(k, "f") for k in kids], size))
         if node.default is None and not self._routed(node):
             out.min_f = ZERO
+            out.f_tab = self.base(tmax([out.f_tab, {TICKS: self.zeros()}], size))
         return out
 
     def _routed(self, node: Any) -> bool:
@@ -367,13 +395,13 @@ class Rules:
         if t == "repeat":
             times = p.get("times")
             times = int(times) if times is not None else None
-            act = self._loop(child.act, times, child.min_s[1])
+            act = self._loop(child.act, self.ended(child, "s"), times, child.min_s[1])
             min_s = NEVER if times is None else m_mul(times, child.min_s)
             if act[TICKS][-1] == POS:
                 self.unbounded_reasons[node.id] = "a repeat whose runs may spend no action"
             return NodeSum(act, {}, dict(child.tick), min_s, child.min_f, child.writes)
         n = int(p["num_attempts"])
-        act = self._loop(child.act, None if n < 0 else n, child.min_f[1])
+        act = self._loop(child.act, self.ended(child, "f"), None if n < 0 else n, child.min_f[1])
         if act[TICKS][-1] == POS:
             self.unbounded_reasons[node.id] = "a BT.CPP retry whose attempts may spend no action"
         min_f = NEVER if n < 0 else m_mul(n, child.min_f)
@@ -411,8 +439,10 @@ class Rules:
         act = self._cap_ticks(child.act, child.tick, ticks)
         timed = any(self.reg.require(n.type).kind in ("primitive", "perception") for n in child_spec.walk())
         can_expire = seconds <= 0 or timed or may_run(child_spec, self.reg)
+        s_tab = self._cap_ticks(self.ended(child, "s"), child.tick, ticks)
+        f_tab = self.base(act) if can_expire else self._cap_ticks(self.ended(child, "f"), child.tick, ticks)
         return NodeSum(self.base(act), {}, dict(child.tick), child.min_s,
-                       ZERO if can_expire else child.min_f, child.writes)
+                       ZERO if can_expire else child.min_f, child.writes, s_tab, f_tab)
 
     def _budget(self, node: Any, out: NodeSum, multi: bool) -> None:
         """At most `actions` actions inside per episode: the action keys move to the capped part

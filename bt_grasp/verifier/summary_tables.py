@@ -80,9 +80,24 @@ def keys_of(tables: Iterable[Tables]) -> set[str]:
     return out
 
 
+FEASIBLE = "ticks"  # every table set has this key; -inf there means "no such activation"
+
+
 def get(tables: Tables, key: str, size: int) -> Table:
+    """One key's table; a key the set lacks costs 0 wherever the activation is possible."""
     t = tables.get(key)
-    return t if t is not None else np.zeros(size)
+    if t is not None:
+        return t
+    mask = tables.get(FEASIBLE)
+    return np.zeros(size) if mask is None else np.where(mask == NEG, NEG, 0.0)
+
+
+def masked(tables: Tables) -> Tables:
+    """Every key impossible where the activation is impossible."""
+    mask = tables.get(FEASIBLE)
+    if mask is None or not np.any(mask == NEG):
+        return tables
+    return {k: np.where(mask == NEG, NEG, t) for k, t in tables.items()}
 
 
 def conv_all(parts: list[Tables], size: int) -> Tables:
