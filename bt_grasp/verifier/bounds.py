@@ -20,7 +20,8 @@ from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search
 
 WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
-WITNESS_CLIMBS = 48  # then local-search steps towards the keys whose bound no run reached yet
+WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,
+WITNESS_SECONDS = 0.3  # for at most this long (so which witness is found may vary; bounds do not)
 
 
 @dataclass
@@ -127,7 +128,7 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     for node_id, why in rules.unbounded_reasons.items():
         reasons.setdefault(f"node:{node_id}", why)
 
-    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds)
+    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds, seconds=WITNESS_SECONDS)
     for key, value in found.best.items():
         bound = bounds.get(key)
         if bound is not None and value > bound:

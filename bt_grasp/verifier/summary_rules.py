@@ -90,7 +90,8 @@ class NodeSum:
     tick: dict[str, float] = field(default_factory=dict)
     min_s: Min = ZERO
     min_f: Min = ZERO
-    writes: frozenset[str] = frozenset()  # blackboard keys certainly written when it succeeds
+    # blackboard label key -> the labels it can hold once the node succeeded (keys it certainly wrote)
+    writes: dict[str, frozenset[str]] = field(default_factory=dict)
     # fresh-part tables of activations that end SUCCESS / FAILURE with no Decision (None: derived
     # from `act` and the minimum actions)
     s_tab: Tables | None = None
@@ -117,6 +118,21 @@ class Rules:
                 raw = node.params.get(nt.outcome_port) or nt.ports[nt.outcome_port].default
                 self.writers.setdefault(ref_key(raw) or str(raw), set()).update(nt.alphabet(node.params))
         self.unbounded_reasons: dict[str, str] = {}
+        self.known: dict[str, dict[str, frozenset[str]]] = {}
+        self.may_write: dict[str, frozenset[str]] = {}
+        self._collect_writes(spec.root)
+
+    def _collect_writes(self, node: Any) -> frozenset[str]:
+        """Every label key some leaf of the subtree may write (its outcome port)."""
+        keys: set[str] = set()
+        nt = self.reg.get(node.type)
+        if nt is not None and nt.outcome_port:
+            raw = node.params.get(nt.outcome_port) or nt.ports[nt.outcome_port].default
+            keys.add(ref_key(raw) or str(raw))
+        for child in node.sub_nodes():
+            keys |= self._collect_writes(child)
+        self.may_write[node.id] = frozenset(keys)
+        return self.may_write[node.id]
 
     # -- helpers -----------------------------------------------------------------------------
     def zeros(self) -> np.ndarray:
@@ -178,10 +194,12 @@ class Rules:
         size = self.size
         act: Tables = {TICKS: self.zeros()}
         tick: dict[str, float] = {}
-        writes: frozenset[str] = frozenset()
+        writes: dict[str, frozenset[str]] = {}
         if nt.outcome_port:
             raw = node.params.get(nt.outcome_port) or nt.ports[nt.outcome_port].default
-            writes = frozenset({ref_key(raw) or str(raw)})
+            alphabet = set(nt.alphabet(node.params))
+            successes = self._success_outcomes(nt)
+            writes = {ref_key(raw) or str(raw): frozenset(alphabet & successes if successes else alphabet)}
         if node.type in ("opaque_action", "opaque_condition"):
             outcomes = tuple(node.params.get("outcomes") or DEFAULT_OUTCOMES)
             key = f"primitive:btcpp.{node.params.get('btcpp_id')}"
@@ -191,9 +209,9 @@ class Rules:
                 act[TICKS] = np.full(size, POS)
             min_s = ZERO if "success" in outcomes else NEVER
             min_f = ZERO if "failure" in outcomes else NEVER
-            return NodeSum(act, {}, tick, min_s, min_f, frozenset())
+            return NodeSum(act, {}, tick, min_s, min_f)
         if nt.kind == "terminal":
-            return NodeSum(act, {}, tick, NEVER, NEVER, frozenset())
+            return NodeSum(act, {}, tick, NEVER, NEVER)
         keys = []
         if nt.kind == "primitive":
             keys.append(f"primitive:{nt.name}")
@@ -332,7 +350,11 @@ class Rules:
             min_stop = m_min(min_stop, m_add(prefix, stop[i]))
             prefix = m_add(prefix, passed[i])
         min_s, min_f = (min_pass, min_stop) if is_seq else (min_stop, min_pass)
-        writes = frozenset().union(*(k.writes for k in kids)) if is_seq else frozenset()
+        writes: dict[str, frozenset[str]] = {}
+        if is_seq and memory:
+            for k, spec in zip(kids, specs, strict=True):
+                writes = {key: v for key, v in writes.items() if key not in self.may_write[spec.id]}
+                writes.update(k.writes)
         if memory or len(kids) == 1:
             go, halt = ("s", "f") if is_seq else ("f", "s")
             best: list[Tables] = []
@@ -369,6 +391,12 @@ class Rules:
 
     def _switch(self, node: Any, kids: list[NodeSum]) -> NodeSum:
         size = self.size
+        labels = self.known.get(node.id, {}).get(ref_key(node.params.get("on")) or str(node.params.get("on")))
+        if labels:  # the label was just written by a leaf that succeeded: only its cases can run
+            names = [str(c) for c in node.cases] + ([None] if node.default is not None else [])
+            reach = [k for name, k in zip(names, kids, strict=True)
+                     if (name in labels) or (name is None and not labels <= set(map(str, node.cases)))]
+            kids = reach or kids
         out = NodeSum(self.base(tmax([k.act for k in kids], size)), {},
                       self._tick_of([k.tick for k in kids], "max"),
                       m_min(*(k.min_s for k in kids)), m_min(*(k.min_f for k in kids)))
@@ -382,7 +410,8 @@ class Rules:
     def _routed(self, node: Any) -> bool:
         """Every label the switch can read has a case and the label is written before it runs."""
         key = ref_key(node.params.get("on")) or str(node.params.get("on"))
-        labels = self.writers.get(key)
+        known = self.known.get(node.id, {}).get(key)
+        labels = known if known else self.writers.get(key)
         return bool(labels) and labels <= set(map(str, node.cases)) and key in self.known.get(node.id, ())
 
     def _loops(self, node: Any, child: NodeSum, multi: bool) -> NodeSum:
@@ -473,12 +502,10 @@ class Rules:
         return bool(nt and nt.counts_as_action)
 
     # -- the walk ------------------------------------------------------------------------------
-    known: dict[str, frozenset[str]]
-
     def summarise(self, node: Any, multi: bool = False, in_budget: bool = False,
-                  known: frozenset[str] = frozenset()) -> NodeSum:
-        if not hasattr(self, "known"):
-            self.known = {}
+                  known: dict[str, frozenset[str]] | None = None) -> NodeSum:
+        """Summarise `node`; `known`: label keys whose possible values are known when it starts."""
+        known = known or {}
         self.known[node.id] = known
         nt = self.reg.require(node.type)
         if nt.kind not in ("composite", "decorator"):
@@ -491,10 +518,14 @@ class Rules:
         child_budget = in_budget or t == "budget"
         specs = node.sub_nodes()
         kids = []
-        seen = known
+        in_order = t == "sequence" and node.params.get("memory", True)
+        passes = in_order or t in ("inverter", "force_success", "force_failure", "timeout", "budget",
+                                   "opaque_decorator")
+        # children that may run again, or after a sibling that may have rewritten a label, know less
+        seen = known if passes else {k: v for k, v in known.items() if k not in self.may_write[node.id]}
         for child in specs:
             s = self.summarise(child, child_multi, child_budget, seen)
             kids.append(s)
-            if t == "sequence":
-                seen = seen | s.writes
+            if in_order:
+                seen = {k: v for k, v in seen.items() if k not in self.may_write[child.id]} | s.writes
         return self.combine(node, kids, specs, multi, in_budget)

@@ -10,6 +10,7 @@ oracle, because which leaf is asked next depends only on the outcomes given so f
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,10 +134,12 @@ def _record(found: Found, res: EpisodeResult, choices: list[tuple[str, str]]) ->
 
 
 def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
-           targets: dict[str, int | None] | None = None, seed: int = 0) -> Found:
-    """Play `runs` biased episodes, then `climbs` local-search steps (one changed outcome in the
-    best run of a key still below its target); keep the costliest run per key and every run
-    that ended without a Decision."""
+           targets: dict[str, int | None] | None = None, seed: int = 0,
+           seconds: float | None = None) -> Found:
+    """Play `runs` biased episodes, then up to `climbs` local-search steps (one changed outcome in
+    the best run of a key still below its target) while `seconds` of wall time last; keep the
+    costliest run per key and every run that ended without a Decision."""
+    stop_at = None if seconds is None else time.perf_counter() + seconds
     found = Found()
     successes = success_outcomes(spec, registry)
     alphabets: dict[str, tuple[str, ...]] = {}
@@ -151,6 +154,8 @@ def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
     rng = random.Random(seed)
     targets = targets or {}
     for step in range(climbs):
+        if stop_at is not None and time.perf_counter() > stop_at:
+            break
         open_keys = [k for k, v in targets.items() if v is not None and found.best.get(k, 0) < v
                      and found.witnesses.get(k)]
         if not open_keys:
