@@ -19,83 +19,43 @@ bt_grasp/nodes/base.py and the BT.CPP nodes of bt_grasp/interop/nodes.py.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bt_grasp.blackboard import ref_key
-from bt_grasp.interop.nodes import DEFAULT_OUTCOMES, may_run
+from bt_grasp.interop.nodes import may_run
 from bt_grasp.registry import Registry
+from bt_grasp.verifier.summary_btcpp import pipeline, recovery
+from bt_grasp.verifier.summary_leaves import leaf_summary
+from bt_grasp.verifier.summary_model import (
+    LOOPS,
+    NEVER,
+    TICKS,
+    ZERO,
+    NodeSum,
+    m_add,
+    m_min,
+    m_mul,
+    m_once,
+    m_sum,
+)
 from bt_grasp.verifier.summary_tables import (
     INF_ACTIONS,
     NEG,
     POS,
     Tables,
-    add,
     cap_index,
     conv,
     conv_all,
-    from_index,
     get,
-    madd,
     masked,
-    scale,
     shift,
     tmax,
 )
 
 TICK_PERIOD = 0.05  # bt_grasp.context.LogicalClock's default: every tick advances the clock this much
 LOOP_CAP = 64  # a loop whose iterations may cost no action is unrolled at most this often, else +inf
-TICKS = "ticks"
-LOOPS = ("retry", "repeat", "btcpp_retry")
-
-Min = tuple[int, int]  # fewest actions (in total, in the fresh part)
-ZERO: Min = (0, 0)
-NEVER: Min = (INF_ACTIONS, INF_ACTIONS)
-
-
-def m_add(a: Min, b: Min) -> Min:
-    return madd(a[0], b[0]), madd(a[1], b[1])
-
-
-def m_min(*ms: Min) -> Min:
-    return min(m[0] for m in ms), min(m[1] for m in ms)
-
-
-def m_sum(ms: list[Min]) -> Min:
-    total = ZERO
-    for m in ms:
-        total = m_add(total, m)
-    return total
-
-
-def _mul(n: int, m: int) -> int:
-    return INF_ACTIONS if m >= INF_ACTIONS else min(INF_ACTIONS, n * m)
-
-
-def m_mul(n: int, m: Min) -> Min:
-    return _mul(n, m[0]), _mul(n, m[1])
-
-
-def m_once(m: Min) -> Min:
-    """The node's actions all count in the capped part: none in the fresh part."""
-    return m[0], (0 if m[0] < INF_ACTIONS else INF_ACTIONS)
-
-
-@dataclass
-class NodeSum:
-    act: Tables
-    once: Tables
-    tick: dict[str, float] = field(default_factory=dict)
-    min_s: Min = ZERO
-    min_f: Min = ZERO
-    # blackboard label key -> the labels it can hold once the node succeeded (keys it certainly wrote)
-    writes: dict[str, frozenset[str]] = field(default_factory=dict)
-    # fresh-part tables of activations that end SUCCESS / FAILURE with no Decision (None: derived
-    # from `act` and the minimum actions)
-    s_tab: Tables | None = None
-    f_tab: Tables | None = None
 
 
 class Rules:
@@ -188,49 +148,8 @@ class Rules:
                 out[key] = np.minimum(t, ticks * tick.get(key, 0.0))
         return out
 
-    # -- leaves ------------------------------------------------------------------------------
     def leaf(self, node: Any, in_budget: bool) -> NodeSum:
-        nt = self.reg.require(node.type)
-        size = self.size
-        act: Tables = {TICKS: self.zeros()}
-        tick: dict[str, float] = {}
-        writes: dict[str, frozenset[str]] = {}
-        if nt.outcome_port:
-            raw = node.params.get(nt.outcome_port) or nt.ports[nt.outcome_port].default
-            alphabet = set(nt.alphabet(node.params))
-            successes = self._success_outcomes(nt)
-            writes = {ref_key(raw) or str(raw): frozenset(alphabet & successes if successes else alphabet)}
-        if node.type in ("opaque_action", "opaque_condition"):
-            outcomes = tuple(node.params.get("outcomes") or DEFAULT_OUTCOMES)
-            key = f"primitive:btcpp.{node.params.get('btcpp_id')}"
-            act[key] = np.ones(size)  # counted once per start, however long it runs
-            tick[key] = 1.0
-            if "running" in outcomes:
-                act[TICKS] = np.full(size, POS)
-            min_s = ZERO if "success" in outcomes else NEVER
-            min_f = ZERO if "failure" in outcomes else NEVER
-            return NodeSum(act, {}, tick, min_s, min_f)
-        if nt.kind == "terminal":
-            return NodeSum(act, {}, tick, NEVER, NEVER)
-        keys = []
-        if nt.kind == "primitive":
-            keys.append(f"primitive:{nt.name}")
-        if nt.counts_as_action:
-            keys.append("actions")
-        if nt.perception:
-            keys.append("perception")
-        for key in keys:
-            act[key] = from_index(1, 1.0, size) if nt.counts_as_action else np.ones(size)
-            tick[key] = 1.0
-        min_s, min_f = ZERO, ZERO
-        if nt.counts_as_action:
-            min_s = (1, 1)
-            min_f = ZERO if in_budget else (1, 1)  # a spent scoped budget fails it with no action
-        successes = self._success_outcomes(nt)
-        alphabet = nt.alphabet(node.params)
-        if successes is not None and alphabet and not set(alphabet) & successes:
-            min_s = NEVER
-        return NodeSum(act, {}, tick, min_s, min_f, writes)
+        return leaf_summary(self.reg, self.size, node, in_budget)
 
     def ended(self, s: NodeSum, which: str) -> Tables:
         """Fresh-part tables of the activations that end SUCCESS ("s") / FAILURE ("f") live."""
@@ -239,17 +158,6 @@ class Rules:
             return tab
         least = (s.min_s if which == "s" else s.min_f)[1]
         return {k: shift(t, least) for k, t in self.base(s.act).items()}
-
-    def _success_outcomes(self, nt: Any) -> set[str] | None:
-        cls = nt.factory
-        if cls is None:
-            from bt_grasp.nodes.catalog import LEAF_CLASSES
-
-            cls = LEAF_CLASSES.get(nt.name)
-        outs = getattr(cls, "SUCCESS_OUTCOMES", None)
-        if nt.name == "label_is" or not outs:
-            return None
-        return set(outs)
 
     # -- composites and decorators -------------------------------------------------------------
     def full(self, s: NodeSum) -> Tables:
@@ -276,9 +184,9 @@ class Rules:
         elif t in LOOPS:
             out = self._loops(node, kids[0], multi)
         elif t == "recovery_node":
-            out = self._recovery(node, kids)
+            out = recovery(self, node, kids)
         elif t == "pipeline_sequence":
-            out = self._pipeline(kids)
+            out = pipeline(self, kids)
         elif t == "round_robin":
             out = NodeSum(self.base(conv_all([k.act for k in kids], size)), {}, tick_sum,
                           m_min(*(k.min_s for k in kids)), m_sum([k.min_f for k in kids]))
@@ -435,32 +343,6 @@ class Rules:
             self.unbounded_reasons[node.id] = "a BT.CPP retry whose attempts may spend no action"
         min_f = NEVER if n < 0 else m_mul(n, child.min_f)
         return NodeSum(act, {}, dict(child.tick), child.min_s, min_f, child.writes)
-
-    def _recovery(self, node: Any, kids: list[NodeSum]) -> NodeSum:
-        size = self.size
-        n = node.params.get("number_of_retries")
-        n = 1 if n is None else int(n)
-        main, rec = kids[0], kids[1]
-        act = self.base(conv_all([main.act] * (n + 1) + [rec.act] * n, size))
-        tick = self._tick_of([{k: v * (n + 1) for k, v in main.tick.items()},
-                              {k: v * n for k, v in rec.tick.items()}])
-        return NodeSum(act, {}, tick, main.min_s, main.min_f)
-
-    def _pipeline(self, kids: list[NodeSum]) -> NodeSum:
-        size = self.size
-        running = conv_all([{TICKS: self.full(k)[TICKS]} for k in kids], size)[TICKS]
-        parts = []
-        for i, k in enumerate(kids):
-            part = {key: v for key, v in k.act.items() if key != TICKS}
-            if i < len(kids) - 1:  # re-ticked on every later tick of the pipeline
-                for key, v in k.tick.items():
-                    extra = np.where(running == NEG, NEG, scale(running, v))
-                    part[key] = add(get(part, key, size), extra)
-            parts.append(part)
-        act = conv_all(parts, size)
-        act[TICKS] = running
-        min_f = m_min(*(m_add(m_sum([k.min_s for k in kids[:i]]), k.min_f) for i, k in enumerate(kids)))
-        return NodeSum(act, {}, {}, m_sum([k.min_s for k in kids]), min_f)
 
     def _timeout(self, node: Any, child: NodeSum, child_spec: Any) -> NodeSum:
         seconds = float(node.params["seconds"])
