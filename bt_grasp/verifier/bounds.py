@@ -19,7 +19,9 @@ from bt_grasp.verifier.summary_rules import TICKS, Rules
 from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search
 
-WITNESS_RUNS = 24  # biased Runner episodes played to find a witness per key
+WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
+WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,
+WITNESS_SECONDS = 0.3  # for at most this long (so which witness is found may vary; bounds do not)
 
 
 @dataclass
@@ -43,6 +45,43 @@ def _tree_keys(spec: Any, registry: Registry) -> set[str]:
     return keys
 
 
+def _after_decision_keys(spec: Any, registry: Registry) -> set[str]:
+    """Cost keys of opaque leaves that may still start later in the tick that set the Decision.
+
+    bt_grasp leaves do nothing once a Decision is set; opaque BT.CPP leaves still count their
+    start. One can follow a decision source (a terminal leaf, or a guarded leaf whose refusal
+    decides) if it lies in a later branch, or below a control that loops within a tick.
+    """
+    paths: dict[str, list[tuple[str, str, int]]] = {}  # (ancestor id, its type, branch taken)
+
+    def walk(node: Any, path: list[tuple[str, str, int]]) -> None:
+        paths[node.id] = path
+        for i, child in enumerate(node.sub_nodes()):
+            walk(child, path + [(node.id, node.type, i)])
+
+    walk(spec.root, [])
+    sources, opaque = [], []
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if node.type in ("opaque_action", "opaque_condition"):
+            opaque.append(node)
+        elif nt is not None and (nt.kind == "terminal" or nt.counts_as_action or nt.perception):
+            sources.append(node)
+    keys = set()
+    for leaf in opaque:
+        lp = paths[leaf.id]
+        for src in sources:
+            sp = paths[src.id]
+            depth = 0
+            while depth < min(len(lp), len(sp)) and lp[depth] == sp[depth]:
+                depth += 1
+            looping = any(t in ("recovery_node", "round_robin") for _, t, _ in lp[:depth + 1])
+            if looping or (depth < len(lp) and depth < len(sp) and sp[depth][2] < lp[depth][2]):
+                keys.add(f"primitive:btcpp.{leaf.params.get('btcpp_id')}")
+                break
+    return keys
+
+
 def _as_int(value: float) -> int | None:
     if value == POS or math.isnan(value):
         return None
@@ -59,17 +98,20 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     a = budgets.actions
     reasons: dict[str, str] = {}
 
+    whole = rules.full(root)
+
     def at_budget(key: str) -> float:
-        vals = [t[a] for t in (root.act.get(key), root.epi.get(key)) if t is not None]
-        return max(0.0, min(vals)) if vals else 0.0
+        t = whole.get(key)
+        return 0.0 if t is None else max(0.0, float(t[a]))
 
     running = at_budget(TICKS)
     ticks_structural = running + 1
     ticks = min(float(budgets.max_ticks), ticks_structural)
     bounds: dict[str, int | None] = {"ticks": _as_int(ticks)}
+    late = _after_decision_keys(spec, registry)
     for key in sorted(_tree_keys(spec, registry) - {"ticks"}):
         live = at_budget(key)
-        if key.startswith("primitive:btcpp."):
+        if key in late:
             live += root.tick.get(key, 0.0)  # opaque leaves still start in the tick of the Decision
         per_tick = ticks * root.tick.get(key, 0.0)
         value = min(live, per_tick)
@@ -86,14 +128,14 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     for node_id, why in rules.unbounded_reasons.items():
         reasons.setdefault(f"node:{node_id}", why)
 
-    found = search(spec, registry, WITNESS_RUNS)
+    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds, seconds=WITNESS_SECONDS)
     for key, value in found.best.items():
         bound = bounds.get(key)
         if bound is not None and value > bound:
             reasons[key] = f"a witness run reached {value} > bound {bound}: the summary is unsound here"
 
     decides: bool | None
-    finishes = root.min_s < INF_ACTIONS or root.min_f < INF_ACTIONS
+    finishes = root.min_s[0] < INF_ACTIONS or root.min_f[0] < INF_ACTIONS
     if not finishes and ticks_structural <= budgets.max_ticks:
         decides = True
     elif found.undecided:

@@ -41,12 +41,13 @@ def conv(x: Table, y: Table) -> Table:
     """Max-plus convolution: the best split of `a` actions between two activations."""
     n = len(x)
     out = np.full(n, NEG)
-    for i in range(n):
-        xi = x[i]
-        if xi == NEG:
-            continue
-        part = xi + y[: n - i]
-        out[i:] = np.maximum(out[i:], np.where(np.isnan(part), NEG, part))
+    with np.errstate(invalid="ignore"):  # -inf + inf: an impossible part, cleaned to -inf
+        for i in range(n):
+            xi = x[i]
+            if xi == NEG:
+                continue
+            part = xi + y[: n - i]
+            out[i:] = np.maximum(out[i:], np.where(np.isnan(part), NEG, part))
     return _clean(out)
 
 
@@ -79,9 +80,24 @@ def keys_of(tables: Iterable[Tables]) -> set[str]:
     return out
 
 
+FEASIBLE = "ticks"  # every table set has this key; -inf there means "no such activation"
+
+
 def get(tables: Tables, key: str, size: int) -> Table:
+    """One key's table; a key the set lacks costs 0 wherever the activation is possible."""
     t = tables.get(key)
-    return t if t is not None else np.zeros(size)
+    if t is not None:
+        return t
+    mask = tables.get(FEASIBLE)
+    return np.zeros(size) if mask is None else np.where(mask == NEG, NEG, 0.0)
+
+
+def masked(tables: Tables) -> Tables:
+    """Every key impossible where the activation is impossible."""
+    mask = tables.get(FEASIBLE)
+    if mask is None or not np.any(mask == NEG):
+        return tables
+    return {k: np.where(mask == NEG, NEG, t) for k, t in tables.items()}
 
 
 def conv_all(parts: list[Tables], size: int) -> Tables:
@@ -106,6 +122,13 @@ def tmax(parts: list[Tables], size: int) -> Tables:
 def tmin(a: Tables, b: Tables, size: int) -> Tables:
     """Both are upper bounds: keep the smaller one (a key missing from one side is 0 there)."""
     return {key: np.minimum(get(a, key, size), get(b, key, size)) for key in keys_of([a, b])}
+
+
+def add(x: Table, y: Table) -> Table:
+    """Both costs are incurred; an impossible side (-inf) makes the sum impossible."""
+    with np.errstate(invalid="ignore"):
+        out = x + y
+    return np.where(np.isnan(out), NEG, out)
 
 
 def madd(x: int, y: int) -> int:

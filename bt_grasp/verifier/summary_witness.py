@@ -10,6 +10,7 @@ oracle, because which leaf is asked next depends only on the outcomes given so f
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,19 +96,82 @@ def play(spec: Any, registry: Registry, oracle: Any, goal: dict[str, Any] | None
     return Runner(spec, ctx).run()
 
 
-def search(spec: Any, registry: Registry, runs: int, seed: int = 0) -> Found:
-    """Play `runs` biased episodes; keep the costliest run per key and any run with no Decision."""
+class MutantOracle(BiasedOracle):
+    """Replays a run's per-node outcome queues with one outcome changed, then answers at random:
+    a step of the local search that climbs towards a bound."""
+
+    def __init__(self, seed: int, base: list[tuple[str, str]], at: int, outcome: str,
+                 successes: dict[str, set[str]]) -> None:
+        super().__init__(seed, 0.7, 0.3, successes)
+        self.queues: dict[str, list[str]] = {}
+        for i, (node, out) in enumerate(base):
+            self.queues.setdefault(node, []).append(outcome if i == at else out)
+
+        self.last: dict[str, str] = {}
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        queue = self.queues.get(node_id)
+        if queue and queue[0] in alphabet:
+            pick = queue.pop(0)
+        elif node_id in self.last and self.rng.random() < 0.7:
+            pick = self.last[node_id]  # past the old run: keep doing what this leaf did last
+        else:
+            pick = super().choose(node_id, alphabet)
+            self.choices.pop()
+        self.last[node_id] = pick
+        self.choices.append((node_id, pick))
+        return pick
+
+
+def _record(found: Found, res: EpisodeResult, choices: list[tuple[str, str]]) -> None:
+    found.runs += 1
+    if "tick cap" in res.reason or "no decision" in res.reason:
+        found.undecided.append((res.reason, list(choices)))
+    for key, value in run_costs(res).items():
+        if value > found.best.get(key, -1):
+            found.best[key] = int(value)
+            found.witnesses[key] = list(choices)
+
+
+def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
+           targets: dict[str, int | None] | None = None, seed: int = 0,
+           seconds: float | None = None) -> Found:
+    """Play `runs` biased episodes, then up to `climbs` local-search steps (one changed outcome in
+    the best run of a key still below its target) while `seconds` of wall time last; keep the
+    costliest run per key and every run that ended without a Decision."""
+    stop_at = None if seconds is None else time.perf_counter() + seconds
     found = Found()
     successes = success_outcomes(spec, registry)
+    alphabets: dict[str, tuple[str, ...]] = {}
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if nt is not None and nt.kind not in ("composite", "decorator"):
+            alphabets[node.id] = tuple(nt.alphabet(node.params))
     for i in range(runs):
         fail_p, run_p = POLICIES[i % len(POLICIES)]
         oracle = BiasedOracle(seed * 100_003 + i, fail_p, run_p, successes)
-        res = play(spec, registry, oracle)
-        found.runs += 1
-        if "tick cap" in res.reason or "no decision" in res.reason:
-            found.undecided.append((res.reason, list(oracle.choices)))
-        for key, value in run_costs(res).items():
-            if value > found.best.get(key, -1):
-                found.best[key] = int(value)
-                found.witnesses[key] = list(oracle.choices)
+        _record(found, play(spec, registry, oracle), oracle.choices)
+    rng = random.Random(seed)
+    targets = targets or {}
+    for step in range(climbs):
+        if stop_at is not None and time.perf_counter() > stop_at:
+            break
+        open_keys = [k for k, v in targets.items() if v is not None and found.best.get(k, 0) < v
+                     and found.witnesses.get(k)]
+        if not open_keys:
+            break
+        key = open_keys[step % len(open_keys)]
+        base = found.witnesses[key]
+        at = rng.randrange(len(base))
+        node, old = base[at]
+        options = [o for o in (alphabets.get(node) or ()) if o != old]
+        failing = [o for o in options if o not in successes.get(node, set())]
+        if failing and rng.random() < 0.6:
+            options = failing  # failures drive retries and recoveries
+        if node.endswith("#duration") or node.endswith("#semantic"):
+            options = [o for o in ("instant", "overruns deadline", "ok", "veto") if o != old]
+        if not options:
+            continue
+        oracle = MutantOracle(seed * 7919 + step, base, at, rng.choice(options), successes)
+        _record(found, play(spec, registry, oracle), oracle.choices)
     return found
