@@ -101,27 +101,27 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
                 return {"perception": 1}
             return {}
         kids = _kids(node)
-        interop = static_counts(node, [count(c) for c in kids], registry)
+        counted = [count(c) for c in kids]  # once per child: the tree is walked in linear time
+        interop = static_counts(node, counted, registry)
         if interop is not None:
             return interop
         if node.type == "switch":
             out: dict = {}
-            for child in kids:
-                out = combine(out, count(child), mx)
+            for c in counted:
+                out = combine(out, c, mx)
             return out
         if node.type in ("sequence", "selector") and not node.params.get("memory", True):
             seen_runner = False
             out = {}
-            for child in reversed(kids):
-                c = count(child)
+            for child, c in zip(reversed(kids), reversed(counted), strict=True):
                 if seen_runner and c:
                     c = {k: inf for k in c}
                 out = combine(out, c, add)
                 seen_runner = seen_runner or can_run(child)
             return out
         out = {}
-        for child in kids:
-            out = combine(out, count(child), add)
+        for c in counted:
+            out = combine(out, c, add)
         if node.type == "retry":
             return scale(out, int(node.params["attempts"]))
         if node.type == "repeat":
