@@ -146,7 +146,13 @@ def _counterexample(setup: _Setup, found: Any, result: VerifyResult) -> None:
         return
     oracle: Any = SequenceOracle(found.prefix, found.cycle) if found.cycle else \
         ScriptedOracle(scripts_of(found.prefix))
-    res = setup.replay(oracle)
+    try:
+        res = setup.replay(oracle)
+    except ValueError as exc:  # the Runner asked for another leaf than the search recorded
+        result.counterexample = _as_steps(found.prefix + found.cycle)
+        result.problem = (f"internal error: the counterexample ({found.problem}) does not replay "
+                          f"({exc}); the state model missed something")
+        return
     choices = list(oracle.choices)
     result.counterexample = _as_steps(choices[:_MAX_REPLAY])
     if found.cycle:
