@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Printed under the table so that "-" and "unbounded" are never left unexplained.
-_NO_STATIC = "-: the structure gives no bound for this key (ticks always; others never counted)"
+_NO_STATIC = "-: no static bound (the structure alone does not bound ticks)"
 _UNBOUNDED = ("unbounded: an unbounded repeat, a BT.CPP retry of -1, or a reactive/pipeline "
               "composite re-ticking it sits above; only the search bounds it")
 _MAX_STEPS_SHOWN = 40
@@ -106,10 +106,13 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
         out.append(f"COUNTEREXAMPLE: {res.problem}")
         out.append("  the run, as outcomes chosen (each step: the path from the root to the leaf);"
                    " replay it with bt_grasp.oracles.ScriptedOracle:")
-        out += _steps(res, res.counterexample)
         if res.loop is not None:
             start, length = res.loop
-            out.append(f"  steps {start + 1}-{start + length} form a loop, repeated until the tick cap")
+            out += _steps(res, res.counterexample[:start + length])
+            out.append(f"        steps {start + 1}-{start + length} repeat until the tick cap "
+                       f"({len(res.counterexample)} steps in all, every one in --json)")
+        else:
+            out += _steps(res, res.counterexample)
         if res.path:
             out.append("  last tick visited: " + " ".join(res.path))
     return out
