@@ -74,35 +74,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from bt_grasp.verify import verify_tree
+    from bt_grasp.verifier import verify_tree
+    from bt_grasp.verifier.report import render
 
     spec = _load(args.tree)
-    res = verify_tree(spec, max_runs=args.max_runs)
+    res = verify_tree(spec, max_runs=args.max_runs, time_limit=args.time_limit)
     if args.json:
         print(json.dumps(res.to_json()))
-        return 0 if res.proven else 1
-    print(f"{spec.name}: {res.runs_explored} runs explored, {res.states} states")
-    width = max(len(k) for k in res.bounds) if res.bounds else 10
-    print("worst case (explored)  " + " " * max(0, width - 20) + "static bound")
-    for key, value in res.bounds.items():
-        static = res.static_bounds.get(key, "-")
-        print(f"  {key:<{width}}  {value:>6}   {'unbounded' if static is None else static}")
-    for key, n in sorted(res.endings.items(), key=lambda kv: -kv[1]):
-        print(f"  ends {n:>6} x  {key}")
-    for label in res.unrouted:
-        print(f"  warning: switch {label} is not routed (the switch fails on it)")
-    if res.proven:
-        print("PROVEN: every run ends in FINALIZE or WAIT_CLARIFY")
-        return 0
-    if res.counterexample is None:
-        print(f"NOT PROVEN: {res.problem}")
-        return 1
-    print(f"COUNTEREXAMPLE: {res.problem}")
-    for i, step in enumerate(res.counterexample, 1):
-        print(f"  {i:>3}. {step['node']} -> {step['outcome']}")
-    if res.path:
-        print("  last tick path: " + " ".join(res.path))
-    return 1
+    else:
+        print("\n".join(render(res, spec.name, witness=args.witness)))
+    return 0 if res.proven else 1
 
 
 def cmd_dot(args: argparse.Namespace) -> int:
@@ -200,7 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="prove every run ends in a decision; print worst-case bounds")
     p.add_argument("tree")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--max-runs", type=int, default=200_000)
+    p.add_argument("--max-runs", type=int, default=200_000,
+                   help="stop (incomplete, not proven) after this many partial runs")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="stop (incomplete, not proven) after this many seconds")
+    p.add_argument("--witness", default=None, metavar="KEY",
+                   help="print the run reaching a bound, e.g. primitive:grasp, actions, ticks")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("dot", help="Graphviz view of a tree file or a trace")

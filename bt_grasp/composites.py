@@ -1,9 +1,9 @@
 """Composites and decorators with bt_grasp semantics, built on py_trees' tick machinery.
 
-sequence/selector/parallel/inverter come from py_trees unchanged. The rest are here because
-their semantics differ from the py_trees or BT.CPP versions: `retry` counts starts per episode
-and is never refilled, `timeout` reads the logical clock, `switch` routes on a blackboard label,
-`budget` scopes the action budget.
+sequence/selector/parallel/inverter/force_* are py_trees' own semantics, re-implemented in
+bt_grasp.standard so that their state is plain data (bt_grasp.resumable). The rest differ from the py_trees or BT.CPP versions on purpose: `retry`
+counts starts per episode and is never refilled, `timeout` reads the logical clock, `switch`
+routes on a blackboard label, `budget` scopes the action budget.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from py_trees.behaviour import Behaviour
 from py_trees.common import Status
 
 from bt_grasp.context import RunContext
+from bt_grasp.resumable import Resumable
+from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, QuietStop, Selector, Sequence
 
 
 def _finish(node: Behaviour, new_status: Status) -> None:
@@ -24,7 +26,7 @@ def _finish(node: Behaviour, new_status: Status) -> None:
     node.status = new_status
 
 
-class BudgetedRetry(py_trees.decorators.Decorator):
+class BudgetedRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
     """Start the child at most `attempts` times per episode (shared by `scope`).
 
     Unlike py_trees.Retry and BT.CPP RetryUntilSuccessful, nothing resets the count: not halting,
@@ -66,8 +68,10 @@ class BudgetedRetry(py_trees.decorators.Decorator):
         return child
 
 
-class Repeat(py_trees.decorators.Decorator):
+class Repeat(Resumable, QuietStop, py_trees.decorators.Decorator):
     """Run a succeeding child again, `times` successes in all (None = forever); fail on failure."""
+
+    RESET = ("successes",)
 
     def __init__(self, name: str, child: Behaviour, times: int | None) -> None:
         super().__init__(name=name, child=child)
@@ -76,6 +80,10 @@ class Repeat(py_trees.decorators.Decorator):
 
     def initialise(self) -> None:
         self.successes = 0
+
+    def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
+        """Repeating forever, the count of successes so far changes nothing."""
+        return (None,) if self.times is None else reset
 
     def update(self) -> Status:
         child = self.decorated.status
@@ -87,12 +95,14 @@ class Repeat(py_trees.decorators.Decorator):
         return child
 
 
-class LogicalTimeout(py_trees.decorators.Decorator):
+class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
     """Fail when the child runs past `seconds` of the logical clock.
 
     While the child ticks, the deadline is visible to primitives (ctx.remaining_time()) so a
     driver can stop a motion at the deadline instead of overrunning it.
     """
+
+    RESET = ("deadline",)
 
     def __init__(self, name: str, child: Behaviour, seconds: float, ctx: RunContext) -> None:
         super().__init__(name=name, child=child)
@@ -102,6 +112,10 @@ class LogicalTimeout(py_trees.decorators.Decorator):
 
     def initialise(self) -> None:
         self.deadline = self.ctx.clock.now + self.seconds
+
+    def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
+        """Only the time left matters, not when the episode started (rounded: float noise)."""
+        return (round(reset[0] - now, 9),)
 
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
@@ -135,7 +149,7 @@ class LogicalTimeout(py_trees.decorators.Decorator):
         return child
 
 
-class ActionBudget(py_trees.decorators.Decorator):
+class ActionBudget(Resumable, QuietStop, py_trees.decorators.Decorator):
     """A named sub-budget of manipulation actions for the subtree below (never refilled)."""
 
     def __init__(self, name: str, child: Behaviour, actions: int, scope: str, ctx: RunContext) -> None:
@@ -159,11 +173,13 @@ class ActionBudget(py_trees.decorators.Decorator):
         return self.decorated.status
 
 
-class Switch(py_trees.composites.Composite):
+class Switch(Resumable, py_trees.composites.Composite):
     """Route to the child whose case equals a blackboard label; `default` otherwise.
 
     The case is chosen when the switch starts and kept while that child is RUNNING.
     """
+
+    RESET = ("chosen_index",)
 
     def __init__(self, name: str, key: str, cases: dict[str, Behaviour], default: Behaviour | None,
                  ctx: RunContext) -> None:
@@ -174,6 +190,14 @@ class Switch(py_trees.composites.Composite):
         self.default = default
         self.ctx = ctx
         self.chosen: Behaviour | None = None
+
+    @property
+    def chosen_index(self) -> int | None:
+        return None if self.chosen is None else self.children.index(self.chosen)
+
+    @chosen_index.setter
+    def chosen_index(self, index: int | None) -> None:
+        self.chosen = None if index is None else self.children[index]
 
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING or self.chosen is None:
@@ -212,16 +236,15 @@ def _policy(name: str) -> py_trees.common.ParallelPolicy.Base:
 
 
 def build_sequence(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return py_trees.composites.Sequence(node_id, memory=bool(params.get("memory", True)), children=children)
+    return Sequence(node_id, memory=bool(params.get("memory", True)), children=children)
 
 
 def build_selector(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return py_trees.composites.Selector(node_id, memory=bool(params.get("memory", True)), children=children)
+    return Selector(node_id, memory=bool(params.get("memory", True)), children=children)
 
 
 def build_parallel(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return py_trees.composites.Parallel(node_id, policy=_policy(params.get("policy", "success_on_all")),
-                                        children=children)
+    return Parallel(node_id, policy=_policy(params.get("policy", "success_on_all")), children=children)
 
 
 def build_retry(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
@@ -244,15 +267,15 @@ def build_budget(node_id: str, params: dict[str, Any], children: list[Behaviour]
 
 
 def build_inverter(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return py_trees.decorators.Inverter(node_id, children[0])
+    return Inverter(node_id, children[0])
 
 
 def build_force_success(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return py_trees.decorators.FailureIsSuccess(node_id, children[0])
+    return ForceSuccess(node_id, children[0])
 
 
 def build_force_failure(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return py_trees.decorators.SuccessIsFailure(node_id, children[0])
+    return ForceFailure(node_id, children[0])
 
 
 FACTORIES = {

@@ -40,3 +40,38 @@ class ScriptedOracle:
             outcome = alphabet[0]
         self.choices.append((node_id, outcome))
         return outcome
+
+
+class SequenceOracle:
+    """Answers in the global order of a recorded run: `steps` once, then `cycle` forever.
+
+    A verifier counterexample that loops is its steps up to the loop plus the loop's steps;
+    repeating them reproduces the run until the tick cap. A node other than the one recorded
+    asking means the replay diverged: that raises ValueError rather than guessing.
+    """
+
+    def __init__(self, steps: Iterable[tuple[str, str]], cycle: Iterable[tuple[str, str]] = ()) -> None:
+        self.steps = list(steps)
+        self.cycle = list(cycle)
+        self.choices: list[tuple[str, str]] = []
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        i = len(self.choices)
+        if i < len(self.steps):
+            want = self.steps[i]
+        elif self.cycle:
+            want = self.cycle[(i - len(self.steps)) % len(self.cycle)]
+        else:
+            raise ValueError(f"{node_id}: asked after the recorded run ended")
+        if want[0] != node_id or want[1] not in alphabet:
+            raise ValueError(f"replay diverged at step {i + 1}: {node_id} asked, {want[0]} recorded")
+        self.choices.append(want)
+        return want[1]
+
+
+def scripts_of(steps: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Per-node scripts (for ScriptedOracle) from a run's (node, outcome) steps in order."""
+    out: dict[str, list[str]] = {}
+    for node, outcome in steps:
+        out.setdefault(node, []).append(outcome)
+    return out

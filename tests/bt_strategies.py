@@ -131,6 +131,63 @@ def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, **gram
     return yaml.safe_dump(doc, sort_keys=False)
 
 
+# -- the differential grammar: everything the verifier models ---------------------------------------
+
+OPAQUE_IDS = ("Spin", "Wait", "BackUp", "FollowPath")
+OPAQUE_OUTCOMES = (["success", "failure"], ["success", "failure", "running"], ["failure"],
+                   ["success", "running"])
+# Timeout lengths: shorter than a tick, not a multiple of the tick period, exactly a multiple.
+TIMEOUT_SECONDS = (0.0, 0.05, 0.12, 0.5, 2.0, 3.0)
+INCLUDES = ("subtrees/remove_occluder.yaml",)
+
+
+def diff_leaves() -> st.SearchStrategy[Node]:
+    """bt_grasp leaves, decisions, opaque BT.CPP leaves (some may answer RUNNING) and includes."""
+    opaque = st.builds(lambda t, i, o: {t: {"btcpp_id": i, "outcomes": o}},
+                       st.sampled_from(["opaque_action", "opaque_condition"]),
+                       st.sampled_from(OPAQUE_IDS), st.sampled_from(OPAQUE_OUTCOMES))
+    include = st.builds(lambda f: {"include": {"file": f}}, st.sampled_from(INCLUDES))
+    return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(WORLD_LEAVES + ("push", "survey_scene")),
+                     st.sampled_from(DECISION_LEAVES), opaque, include)
+
+
+def _extend_diff(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
+    """One level of the differential grammar: the random-tree grammar plus BT.CPP controls,
+    timeouts that start after the clock has moved, and scopes shared between nodes."""
+    kids = st.lists(children, min_size=1, max_size=3)
+    pair = st.lists(children, min_size=2, max_size=2)
+    scope = st.sampled_from([None, "shared"])
+    return st.one_of(
+        _extend(children, reactive=True, repeat=True, unbounded=True, timeouts_anywhere=True),
+        st.builds(lambda n, c: {"recovery_node": {"number_of_retries": n, "children": c}},
+                  st.integers(0, 3), pair),
+        st.builds(lambda t, c: {t: {"children": c}},
+                  st.sampled_from(["pipeline_sequence", "round_robin"]), kids),
+        st.builds(lambda n, c: {"btcpp_retry": {"num_attempts": n, "child": c}},
+                  st.sampled_from([-1, 1, 2, 3]), children),
+        st.builds(lambda sc, n, c: {"retry": {"attempts": n, "child": c} | ({"scope": sc} if sc else {})},
+                  scope, st.integers(1, 3), children),
+        st.builds(lambda sc, n, c: {"budget": {"actions": n, "child": c} | ({"scope": sc} if sc else {})},
+                  scope, st.integers(0, 3), children),
+        # a timeout started once earlier leaves have moved the clock
+        st.builds(lambda first, s, c: {"sequence": {"children": [first, {"timeout": {"seconds": s, "child": c}}]}},
+                  st.sampled_from(WORLD_LEAVES), st.sampled_from(TIMEOUT_SECONDS), children),
+        st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}}, st.sampled_from(TIMEOUT_SECONDS), children),
+    )
+
+
+@st.composite
+def diff_tree_texts(draw: Callable, max_leaves: int = 10) -> str:
+    """YAML of a tree from the differential grammar, wrapped so that it normally decides; the tick
+    cap is small (1..60) so that runs also end on it."""
+    body = draw(st.recursive(diff_leaves(), _extend_diff, max_leaves=max_leaves))
+    doc = {"tree": "generated",
+           "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
+                       "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60]))},
+           "root": wrap(body) if draw(st.integers(0, 3)) else body}
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
 def load_text(text: str):
     return tree(text, file="<generated>.yaml")
 

@@ -39,3 +39,22 @@ def test_perception_eval_scores_scenes_and_resumes(tmp_path):
     assert len(lines) == 2 and (tmp_path / "table.md").exists()
     again = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert again.returncode == 0 and len((tmp_path / "results.jsonl").read_text().splitlines()) == 2
+
+
+def test_verify_soundness_bench_runs_and_prints_its_summary():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_soundness.py"), "--trees", "3",
+                           "--runs", "5", "--verify", "--verify-max-runs", "200"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "trees 3 | runs 15 | summarise violations 0" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_verify_scaling_bench_runs_and_plots(tmp_path):
+    png = tmp_path / "scaling.png"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_scaling.py"), "--max-k", "2",
+                           "--max-n", "2", "--random-sizes", "20", "--random-per-size", "1",
+                           "--verify-max-runs", "200", "--no-shipped", "--plot", str(png)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "verify_tree / summarise" in proc.stdout and "targets" in proc.stdout, proc.stdout[-2000:]
+    assert png.stat().st_size > 0

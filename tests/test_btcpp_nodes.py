@@ -75,9 +75,9 @@ def test_recovery_node_refills_on_halt():
                              "B": ["success", "success"]})
     h = Harness(spec, oracle)
     assert h.tick() == Status.RUNNING                  # A fails, B recovers, A runs again
-    assert h.node("rec").fingerprint_state() == [1, 0]  # the one retry is used
+    assert (h.node("rec").retry_count, h.node("rec").index) == (1, 0)  # the one retry is used
     assert h.tick() == Status.FAILURE                  # preempted by C
-    assert h.node("rec").fingerprint_state() == [0, 0]  # refilled
+    assert (h.node("rec").retry_count, h.node("rec").index) == (0, 0)  # refilled
     assert h.tick() == Status.FAILURE                  # A fails, B recovers AGAIN, A fails
     assert _calls(h, "B") == 2
 
@@ -135,7 +135,7 @@ def test_round_robin_resumes_after_the_last_child():
                                       "C": ["success", "failure"]}))
     assert h.tick() == Status.SUCCESS   # A
     assert h.tick() == Status.SUCCESS   # B fails, C succeeds: next activation starts at A
-    assert h.node("rr").fingerprint_state() == [0, 0]
+    assert (h.node("rr").index, h.node("rr").failed) == (0, 0)
     assert h.tick() == Status.FAILURE   # A, B, C all fail in a row
     assert (_calls(h, "A"), _calls(h, "B"), _calls(h, "C")) == (2, 2, 2)
 

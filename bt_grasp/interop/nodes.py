@@ -6,8 +6,9 @@ earlier children, RoundRobin remembers where it stopped. These classes reproduce
 BT.CPP v4 and Nav2 documentation) so that `bt-grasp verify` explores what the C++ tree would do —
 including runs where a preemption refills a recovery budget — instead of a bt_grasp idealisation.
 
-Every stateful behaviour exposes `fingerprint_state()` so the verifier's state memo sees its
-counters (two states that differ only in a retry counter have different futures).
+Every behaviour's state is plain data (bt_grasp.resumable): counters and loop positions are
+attributes, so the verifier sees them (two states that differ only in a retry counter have
+different futures) and can restore them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from py_trees.common import Status
 from bt_grasp.context import RunContext
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.registry import NodeType, Port, Registry
+from bt_grasp.resumable import NodeState, Resumable
+from bt_grasp.standard import QuietStop
 
 DEFAULT_OUTCOMES: tuple[str, ...] = ("success", "failure")
 # Outcome names an opaque leaf may declare, and the py_trees status each one stands for.
@@ -36,7 +39,7 @@ def _stop_if_running(node: Behaviour) -> None:
 
 # -- decorators --------------------------------------------------------------------------------
 
-class BtcppRetry(py_trees.decorators.Decorator):
+class BtcppRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
     """BT.CPP RetryUntilSuccessful: restart a failing child up to `num_attempts` times (-1: forever).
 
     The counter is refilled whenever the node finishes or is halted — the BT.CPP behaviour that
@@ -45,6 +48,8 @@ class BtcppRetry(py_trees.decorators.Decorator):
     shows up as a loop to the verifier instead of hanging a tick.
     """
 
+    RESET = ("try_count",)
+
     def __init__(self, name: str, child: Behaviour, num_attempts: int) -> None:
         super().__init__(name=name, child=child)
         self.num_attempts = num_attempts
@@ -52,9 +57,6 @@ class BtcppRetry(py_trees.decorators.Decorator):
 
     def initialise(self) -> None:
         self.try_count = 0
-
-    def fingerprint_state(self) -> Any:
-        return self.try_count
 
     def update(self) -> Status:
         child = self.decorated.status
@@ -71,7 +73,7 @@ class BtcppRetry(py_trees.decorators.Decorator):
         self.try_count = 0  # refilled on success, failure and halt alike
 
 
-class OpaqueDecorator(py_trees.decorators.Decorator):
+class OpaqueDecorator(Resumable, QuietStop, py_trees.decorators.Decorator):
     """A BT.CPP decorator bt_grasp does not model (RateController, GoalUpdater, ...).
 
     It is transparent: the child is ticked every time and its status passed through. For
@@ -85,7 +87,7 @@ class OpaqueDecorator(py_trees.decorators.Decorator):
 
 # -- composites --------------------------------------------------------------------------------
 
-class _Control(py_trees.composites.Composite):
+class _Control(Resumable, py_trees.composites.Composite):
     """Shared plumbing for controls whose tick loop is written out (as in BT.CPP)."""
 
     def _finish(self, status: Status) -> None:
@@ -116,6 +118,8 @@ class RecoveryNode(_Control):
     is halted, so a parent that preempts and re-enters it gets a full budget again.
     """
 
+    RESET = ("retry_count", "index")
+
     def __init__(self, name: str, children: list[Behaviour], number_of_retries: int) -> None:
         super().__init__(name=name, children=children)
         self.number_of_retries = number_of_retries
@@ -125,9 +129,6 @@ class RecoveryNode(_Control):
     def reset_state(self) -> None:
         self.retry_count = 0
         self.index = 0
-
-    def fingerprint_state(self) -> Any:
-        return [self.retry_count, self.index]
 
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
@@ -169,32 +170,35 @@ class PipelineSequence(_Control):
     controller follows the path.
     """
 
+    RESET = ("last_running", "index")
+
     def __init__(self, name: str, children: list[Behaviour]) -> None:
         super().__init__(name=name, children=children)
         self.last_running = 0
+        self.index = 0
 
     def reset_state(self) -> None:
         self.last_running = 0
-
-    def fingerprint_state(self) -> Any:
-        return self.last_running
 
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
             self.reset_state()
             self.initialise()
         result = Status.SUCCESS
-        for i, child in enumerate(self.children):
+        self.index = 0
+        while self.index < len(self.children):
+            child = self.children[self.index]
             self.current_child = child
             yield from child.tick()
             status = child.status
             if status == Status.FAILURE:
                 result = Status.FAILURE
                 break
-            if status == Status.RUNNING and i >= self.last_running:
-                self.last_running = i
+            if status == Status.RUNNING and self.index >= self.last_running:
+                self.last_running = self.index
                 result = Status.RUNNING
                 break
+            self.index += 1
         self._finish(result)
         yield self
 
@@ -207,6 +211,8 @@ class RoundRobin(_Control):
     position survives completion and is reset only by a halt while RUNNING.
     """
 
+    KEPT = ("index", "failed")  # the position survives completion
+
     def __init__(self, name: str, children: list[Behaviour]) -> None:
         super().__init__(name=name, children=children)
         self.index = 0
@@ -215,9 +221,6 @@ class RoundRobin(_Control):
     def reset_state(self) -> None:
         self.index = 0
         self.failed = 0
-
-    def fingerprint_state(self) -> Any:
-        return [self.index, self.failed]
 
     def _finish(self, status: Status) -> None:
         if status == Status.SUCCESS:  # keep the position: that is the round robin
@@ -265,18 +268,30 @@ class ThresholdParallel(_Control):
         self.need_success = n if success_count < 0 else success_count
         self.max_failure = n if failure_count < 0 else failure_count
         self.done: dict[int, Status] = {}
+        self.index = 0
 
     def reset_state(self) -> None:
         self.done = {}
 
-    def fingerprint_state(self) -> Any:
-        return sorted((i, s.value) for i, s in self.done.items())
+    def state(self) -> NodeState:
+        status, child, _, kept = super().state()
+        done = tuple(sorted(self.done.items()))
+        return (status, child, (done, self.index), kept)
+
+    def restore(self, state: NodeState) -> None:
+        status, child, (done, index), kept = state
+        super().restore((status, child, (), kept))
+        self.done = dict(done)
+        self.index = index
 
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
             self.reset_state()
             self.initialise()
-        for i, child in enumerate(self.children):
+        self.index = 0
+        while self.index < len(self.children):
+            i, child = self.index, self.children[self.index]
+            self.index += 1
             if i in self.done:
                 continue
             self.current_child = child

@@ -18,6 +18,7 @@ from bt_grasp.blackboard import ref_key
 from bt_grasp.context import RunContext
 from bt_grasp.outcomes import Decision, ExecStatus
 from bt_grasp.registry import NodeType
+from bt_grasp.resumable import Resumable
 
 # Logical seconds a verified (simulated) call is assumed to take.
 NOMINAL_DURATION = {"perception": 0.2, "primitive": 2.0, "watchdog": 0.0}
@@ -34,8 +35,15 @@ class LeafResult:
     event_meta: dict[str, Any] = field(default_factory=dict)  # primitives: goes into the event
 
 
-class Leaf(py_trees.behaviour.Behaviour):
-    """Base of every bt_grasp leaf. Subclasses set TYPE and SUCCESS_OUTCOMES."""
+class Leaf(Resumable, py_trees.behaviour.Behaviour):
+    """Base of every bt_grasp leaf. Subclasses set TYPE and SUCCESS_OUTCOMES.
+
+    Resumable state (for the verifier): status plus `ticks_running`, the ticks a RUNNING leaf has
+    been running. No leaf's future depends on that count yet, so it stays 0 and never splits
+    states; a leaf that polls a motion across ticks and times out after n polls will count here.
+    """
+
+    RESET = ("ticks_running",)
 
     TYPE: ClassVar[str] = ""
     SUCCESS_OUTCOMES: ClassVar[frozenset[str]] = frozenset()
@@ -51,6 +59,13 @@ class Leaf(py_trees.behaviour.Behaviour):
             raise ValueError(f"leaf {type(self).__name__} has no registered node type {self.TYPE!r}")
         self.alphabet = self.node_type.alphabet(params)
         self.last_outcome: str | None = None
+        self.ticks_running = 0
+
+    def stop(self, new_status: Status) -> None:
+        """py_trees' Behaviour.stop minus its debug log (formatting it costs the verifier)."""
+        self.terminate(new_status)
+        self.status = new_status
+        self.iterator = self.tick()
 
     # -- helpers for subclasses ------------------------------------------------------------
     def port(self, name: str) -> Any:

@@ -1,0 +1,104 @@
+"""Differential soundness of the verifier's bounds on many generated trees.
+
+Draws `--trees` trees from the differential grammar (tests/bt_strategies.py: BT.CPP controls,
+opaque RUNNING leaves, timeouts at different clocks, includes, scoped budgets, small tick caps),
+plays `--runs` random-oracle episodes of the real Runner on each, and counts every run that costs
+more than `summarise()` allows for some key, or that ends on the tick cap / without a Decision on
+a tree `summarise()` says decides. With `--verify`, the same runs are checked against
+`verify_tree()` on the trees it proves.
+
+    python bench/verify_soundness.py --trees 10000 --runs 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import hypothesis  # noqa: E402
+from bt_strategies import diff_tree_texts, load_text  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+
+from bt_grasp.oracles import RandomOracle  # noqa: E402
+from bt_grasp.registry import default_registry  # noqa: E402
+from bt_grasp.verifier.bounds import summarise  # noqa: E402
+from bt_grasp.verifier.summary_witness import play, run_costs  # noqa: E402
+
+UNDECIDED = ("tick cap", "no decision")
+
+
+def check(spec, bounds: dict, runs: int, must_decide: bool, tally: Counter, tag: str,
+          examples: list[str], text: str) -> None:
+    registry = getattr(spec, "registry", None) or default_registry()
+    for seed in range(runs):
+        res = play(spec, registry, RandomOracle(seed))
+        tally[f"{tag} runs"] += 1
+        bad = [f"{k}={v}>{bounds.get(k, 0)}" for k, v in run_costs(res).items()
+               if bounds.get(k, 0) is not None and v > bounds.get(k, 0)]
+        if must_decide and any(w in res.reason for w in UNDECIDED):
+            bad.append(f"'{res.reason}' on a tree proven to decide")
+        if bad:
+            tally[f"{tag} violations"] += 1
+            if len(examples) < 3:
+                examples.append(f"[{tag}] seed {seed}: {', '.join(bad)}\n{text}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trees", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=100, help="random runs per tree")
+    ap.add_argument("--max-leaves", type=int, default=10)
+    ap.add_argument("--verify", action="store_true", help="also check verify_tree() on each tree")
+    ap.add_argument("--verify-max-runs", type=int, default=4000)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the tree generator (reproducible)")
+    args = ap.parse_args(argv)
+
+    tally: Counter = Counter()
+    examples: list[str] = []
+    start = time.perf_counter()
+    t_summary = 0.0
+
+    @hypothesis.seed(args.seed)
+    @settings(max_examples=args.trees, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(diff_tree_texts(max_leaves=args.max_leaves))
+    def one(text: str) -> None:
+        nonlocal t_summary
+        spec = load_text(text)
+        t0 = time.perf_counter()
+        summary = summarise(spec)
+        t_summary += time.perf_counter() - t0
+        tally["trees"] += 1
+        tally[f"decides={summary.decides}"] += 1
+        check(spec, summary.bounds, args.runs, summary.decides is True, tally, "summarise", examples, text)
+        if args.verify:
+            from bt_grasp.verify import verify_tree
+
+            result = verify_tree(spec, max_runs=args.verify_max_runs)
+            tally[f"verify proven={result.proven}"] += 1
+            if result.proven:
+                check(spec, result.bounds, args.runs, True, tally, "verify_tree", examples, text)
+
+    one()
+    wall = time.perf_counter() - start
+    runs = tally["summarise runs"]
+    print(f"seed {args.seed} | trees {tally['trees']} | runs {runs} | summarise violations {tally['summarise violations']}"
+          f" | time {wall:.1f} s (summarise {t_summary:.1f} s)")
+    print("decides: " + ", ".join(f"{k.split('=')[1]} {v}" for k, v in sorted(tally.items())
+                                  if k.startswith("decides=")))
+    if args.verify:
+        print(f"verify_tree: proven {tally['verify proven=True']} / {tally['trees']} trees, "
+              f"runs checked {tally['verify_tree runs']}, violations {tally['verify_tree violations']}")
+    for ex in examples:
+        print("---\n" + ex)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,155 @@
+"""Worst-case bounds of a tree from per-subtree summaries, in time polynomial in the tree size.
+
+Each node is summarised once from its children's summaries (summary_rules), over the actions an
+activation consumes (summary_tables). The root's summary, the episode guards (action budget,
+perception streak) and the tick cap give a bound per cost key that is at least the cost of every
+run of the real Runner. Witness runs (summary_witness) give, per key, an outcome sequence meant to
+reach the bound; a bound is only known to be tight when replaying its witness reaches it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from bt_grasp.interop.nodes import register_interop_types
+from bt_grasp.registry import Registry, default_registry
+from bt_grasp.verifier.summary_rules import TICKS, Rules
+from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
+from bt_grasp.verifier.summary_witness import search
+
+WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
+WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,
+WITNESS_SECONDS = 0.3  # for at most this long (so which witness is found may vary; bounds do not)
+
+
+@dataclass
+class Summary:
+    bounds: dict[str, int | None]   # "actions", "ticks", "perception", "primitive:<name>"; None = unbounded
+    witnesses: dict[str, list[tuple[str, str]]]  # key -> outcome sequence [(node_id, outcome), ...]
+    decides: bool | None            # True: every run ends in a Decision within max_ticks (proved);
+                                    # False: some run provably does not; None: cannot tell
+    reasons: dict[str, str] = field(default_factory=dict)  # why a bound is None / loose, why not decides
+
+
+def _tree_keys(spec: Any, registry: Registry) -> set[str]:
+    """Every cost key a run of this tree can increase."""
+    keys = {"actions", "ticks", "perception"}
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if node.type in ("opaque_action", "opaque_condition"):
+            keys.add(f"primitive:btcpp.{node.params.get('btcpp_id')}")
+        elif nt is not None and nt.kind == "primitive":
+            keys.add(f"primitive:{nt.name}")
+    return keys
+
+
+def _after_decision_keys(spec: Any, registry: Registry) -> set[str]:
+    """Cost keys of opaque leaves that may still start later in the tick that set the Decision.
+
+    bt_grasp leaves do nothing once a Decision is set; opaque BT.CPP leaves still count their
+    start. One can follow a decision source (a terminal leaf, or a guarded leaf whose refusal
+    decides) if it lies in a later branch, or below a control that loops within a tick.
+    """
+    paths: dict[str, list[tuple[str, str, int]]] = {}  # (ancestor id, its type, branch taken)
+
+    def walk(node: Any, path: list[tuple[str, str, int]]) -> None:
+        paths[node.id] = path
+        for i, child in enumerate(node.sub_nodes()):
+            walk(child, path + [(node.id, node.type, i)])
+
+    walk(spec.root, [])
+    sources, opaque = [], []
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if node.type in ("opaque_action", "opaque_condition"):
+            opaque.append(node)
+        elif nt is not None and (nt.kind == "terminal" or nt.counts_as_action or nt.perception):
+            sources.append(node)
+    keys = set()
+    for leaf in opaque:
+        lp = paths[leaf.id]
+        for src in sources:
+            sp = paths[src.id]
+            depth = 0
+            while depth < min(len(lp), len(sp)) and lp[depth] == sp[depth]:
+                depth += 1
+            looping = any(t in ("recovery_node", "round_robin") for _, t, _ in lp[:depth + 1])
+            if looping or (depth < len(lp) and depth < len(sp) and sp[depth][2] < lp[depth][2]):
+                keys.add(f"primitive:btcpp.{leaf.params.get('btcpp_id')}")
+                break
+    return keys
+
+
+def _as_int(value: float) -> int | None:
+    if value == POS or math.isnan(value):
+        return None
+    return max(0, int(math.floor(value + 1e-9)))
+
+
+def summarise(spec: Any, registry: Registry | None = None) -> Summary:
+    """Sound worst-case bounds of `spec` (a TreeSpec, includes expanded), with witness runs."""
+    registry = registry or getattr(spec, "registry", None) or default_registry()
+    register_interop_types(registry)
+    rules = Rules(spec, registry)
+    root = rules.summarise(spec.root)
+    budgets = spec.budgets
+    a = budgets.actions
+    reasons: dict[str, str] = {}
+
+    whole = rules.full(root)
+
+    def at_budget(key: str) -> float:
+        t = whole.get(key)
+        return 0.0 if t is None else max(0.0, float(t[a]))
+
+    running = at_budget(TICKS)
+    ticks_structural = running + 1
+    ticks = min(float(budgets.max_ticks), ticks_structural)
+    bounds: dict[str, int | None] = {"ticks": _as_int(ticks)}
+    late = _after_decision_keys(spec, registry)
+    for key in sorted(_tree_keys(spec, registry) - {"ticks"}):
+        live = at_budget(key)
+        if key in late:
+            live += root.tick.get(key, 0.0)  # opaque leaves still start in the tick of the Decision
+        per_tick = ticks * root.tick.get(key, 0.0)
+        value = min(live, per_tick)
+        if key == "actions" or rules._is_action_key(key):
+            value = min(value, a)
+        if key == "perception":
+            value = min(value, budgets.perception_streak * (a + 1))
+        if live == POS and value < POS:
+            reasons[key] = (f"bounded by the tick cap only: {int(ticks)} ticks × at most "
+                            f"{root.tick.get(key, 0.0):g} per tick")
+        bounds[key] = _as_int(value)
+    if ticks_structural == POS:
+        reasons["ticks"] = "the structure does not bound the ticks; max_ticks does"
+    for node_id, why in rules.unbounded_reasons.items():
+        reasons.setdefault(f"node:{node_id}", why)
+
+    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds, seconds=WITNESS_SECONDS)
+    for key, value in found.best.items():
+        bound = bounds.get(key)
+        if bound is not None and value > bound:
+            reasons[key] = f"a witness run reached {value} > bound {bound}: the summary is unsound here"
+
+    decides: bool | None
+    finishes = root.min_s[0] < INF_ACTIONS or root.min_f[0] < INF_ACTIONS
+    if not finishes and ticks_structural <= budgets.max_ticks:
+        decides = True
+    elif found.undecided:
+        decides = False
+        why, choices = found.undecided[0]
+        reasons["decides"] = f"a run ends with '{why}' ({len(choices)} choices; see witnesses['decides'])"
+        found.witnesses["decides"] = choices
+    else:
+        decides = None
+        parts = []
+        if finishes:
+            parts.append("the root may finish without a Decision (structure alone cannot rule it out)")
+        if ticks_structural > budgets.max_ticks:
+            parts.append(f"the structure bounds ticks by {ticks_structural:g}, above max_ticks "
+                         f"{budgets.max_ticks}")
+        reasons["decides"] = "; ".join(parts)
+    return Summary(bounds=bounds, witnesses=found.witnesses, decides=decides, reasons=reasons)

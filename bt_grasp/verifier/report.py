@@ -1,0 +1,118 @@
+"""The verifier's result, its stable JSON form and the text a newcomer reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Printed under the table so that "-" and "unbounded" are never left unexplained.
+_NO_STATIC = "-: no static bound (the structure alone does not bound ticks)"
+_UNBOUNDED = ("unbounded: an unbounded repeat, a BT.CPP retry of -1, or a reactive/pipeline "
+              "composite re-ticking it sits above; only the search bounds it")
+_MAX_STEPS_SHOWN = 40
+
+
+@dataclass
+class VerifyResult:
+    proven: bool
+    bounds: dict[str, int]
+    runs_explored: int
+    counterexample: list[dict[str, str]] | None
+    problem: str | None = None
+    path: list[str] = field(default_factory=list)
+    unrouted: list[str] = field(default_factory=list)
+    static_bounds: dict[str, int | None] = field(default_factory=dict)
+    endings: dict[str, int] = field(default_factory=dict)
+    complete: bool = True
+    states: int = 0
+    witnesses: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    # (steps before the loop, steps in the loop) when the counterexample repeats a loop
+    loop: tuple[int, int] | None = None
+    # "search": explored every run; "summary": compositional bounds, each reached by its witness
+    method: str = "search"
+    # node id -> ids from the root down to it (for printing steps as paths through the tree)
+    node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"proven": self.proven, "bounds": self.bounds, "runs_explored": self.runs_explored,
+                "counterexample": self.counterexample, "problem": self.problem, "path": self.path,
+                "unrouted": self.unrouted, "static_bounds": self.static_bounds,
+                "endings": self.endings, "complete": self.complete, "states": self.states,
+                "witnesses": self.witnesses}
+
+    def step_path(self, node: str) -> str:
+        """'root > retry_1 > g' for the choice id 'g' (or 'g#duration')."""
+        base, _, extra = node.partition("#")
+        ids = self.node_paths.get(base, [base])
+        return " > ".join(ids) + (f" ({extra})" if extra else "")
+
+
+def _table(res: VerifyResult) -> list[str]:
+    rows = [("bound", "worst case", "static bound")]
+    notes = set()
+    for key, value in res.bounds.items():
+        if key not in res.static_bounds:
+            static = "-"
+            notes.add(_NO_STATIC)
+        elif res.static_bounds[key] is None:
+            static = "unbounded"
+            notes.add(_UNBOUNDED)
+        else:
+            static = str(res.static_bounds[key])
+        rows.append((key, str(value), static))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    lines = [f"  {a:<{w0}}  {b:>{w1}}  {c}" for a, b, c in rows]
+    return lines + [f"  {n}" for n in sorted(notes)]
+
+
+def _steps(res: VerifyResult, steps: list[dict[str, str]]) -> list[str]:
+    lines = [f"  {i:>4}. {res.step_path(s['node'])} -> {s['outcome']}"
+             for i, s in enumerate(steps[:_MAX_STEPS_SHOWN], 1)]
+    if len(steps) > _MAX_STEPS_SHOWN:
+        lines.append(f"        ... {len(steps) - _MAX_STEPS_SHOWN} more steps (all in --json)")
+    return lines
+
+
+def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str]:
+    """The report as lines of text; `witness`: also print the run reaching that bound."""
+    if res.method == "summary":
+        out = [f"{name}: bounds from the tree's structure; the structure proves every run decides "
+               f"within max_ticks, and each bound's witness, replayed, reaches it"]
+    else:
+        out = [f"{name}: explored {res.runs_explored} partial runs, {res.states} distinct states"]
+    if res.bounds:
+        out.append("worst case over every run (each reached by a witness run; "
+                   "`--witness KEY` prints it):")
+        out += _table(res)
+    if res.endings:
+        out.append("ways a run ends (how often the search reached each):")
+        for reason, n in sorted(res.endings.items(), key=lambda kv: -kv[1]):
+            out.append(f"  {n:>6} x  {reason}")
+    for label in res.unrouted:
+        out.append(f"warning: switch {label} is not routed (the switch fails on it)")
+    if witness is not None:
+        if witness in res.witnesses:
+            out.append(f"witness for {witness} = {res.bounds[witness]} "
+                       "(outcomes chosen, each as the path from the root to the leaf):")
+            out += _steps(res, res.witnesses[witness]) or ["        (no choices: every run reaches it)"]
+        else:
+            out.append(f"no witness named {witness!r}; known: {', '.join(res.witnesses) or 'none'}")
+    if res.proven:
+        out.append("PROVEN: every run ends in FINALIZE or WAIT_CLARIFY")
+    elif res.counterexample is None:
+        out.append(f"NOT PROVEN: {res.problem}")
+    else:
+        out.append(f"COUNTEREXAMPLE: {res.problem}")
+        out.append("  the run, as outcomes chosen (each step: the path from the root to the leaf);"
+                   " replay it with bt_grasp.oracles.ScriptedOracle:")
+        if res.loop is not None:
+            start, length = res.loop
+            out += _steps(res, res.counterexample[:start + length])
+            out.append(f"        steps {start + 1}-{start + length} repeat until the tick cap "
+                       f"({len(res.counterexample)} steps in all, every one in --json)")
+        else:
+            out += _steps(res, res.counterexample)
+        if res.path:
+            out.append("  last tick visited: " + " ".join(res.path))
+    return out

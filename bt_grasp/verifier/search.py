@@ -1,0 +1,258 @@
+"""Exhaustive search over a tree's explicit run states, with worst-case bounds and witnesses.
+
+The search is depth-first over *choice points* (a leaf asking the oracle for an outcome) and
+tick boundaries. To reach a choice point the run is restored from the snapshot taken at the
+start of its tick and replayed through the choices already made in that tick (never from the
+start of the episode). Each point's merge key (RunState.key) holds everything that can change
+the future; a point whose key was fully explored before is not explored again — its worst
+future per cost, and a run reaching it, are reused. A key met again on the current path is a
+loop. A run must end in a decision; ending without one, reaching `max_ticks` or looping is a
+counterexample.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_trees.common import Status
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.compile import compile_tree
+from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.registry import Registry
+from bt_grasp.verifier.state import RunState, Snapshot
+
+Step = tuple[str, str]                 # (choice id, outcome)
+Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
+Summary = dict[str, tuple[int, Any]]   # cost key -> (worst future value, a suffix reaching it)
+ANY = ""                               # Summary key of some complete suffix (value 0)
+
+
+def unroll(cons: Any) -> list[Step]:
+    out: list[Step] = []
+    while cons is not None:
+        out.append(cons[0])
+        cons = cons[1]
+    return out
+
+
+class _AtChoice(Exception):
+    """The replay reached a choice not yet made: the tree stops there."""
+
+    def __init__(self, node_id: str, alphabet: tuple[str, ...], key: tuple[Any, ...]) -> None:
+        super().__init__(node_id)
+        self.node_id, self.alphabet, self.key = node_id, alphabet, key
+
+
+@dataclass
+class Point:
+    """Where an advance stopped: a choice, a tick boundary, an ending or a problem."""
+
+    kind: str                          # "choice" | "tick" | "end" | "problem"
+    costs: dict[str, int]
+    tick: int
+    key: tuple[Any, ...] | None = None
+    node_id: str = ""
+    alphabet: tuple[str, ...] = ()
+    snap: Snapshot | None = None       # tick start (choice) or this boundary (tick)
+    script: list[int] = field(default_factory=list)
+    text: str = ""                     # ending reason or problem
+    path: list[str] = field(default_factory=list)
+
+
+class Machine:
+    """The compiled tree in its context, driven as the Runner drives it, one advance at a time."""
+
+    def __init__(self, spec: Any, registry: Registry, limits: EpisodeLimits, initial: dict[str, Any],
+                 read_keys: set[str]) -> None:
+        self.limits = limits
+        self.ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)))
+        self.root = compile_tree(spec, self.ctx)
+        self.ctx.oracle = self
+        self.state = RunState(self.root, self.ctx, read_keys)
+        self.state.track_changes()
+        self.script: list[int] = []
+        self.pos = 0
+        self.pending: tuple[str, ...] = ()
+        self.advances = 0
+        self.initial = Point("tick", self.state.costs(), 0, key=self.state.key(), snap=self.state.save())
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        if "#" not in node_id:
+            self.pending = ()
+        if self.pos >= len(self.script):
+            raise _AtChoice(node_id, alphabet, self.state.key(node_id, self.pending))
+        outcome = alphabet[self.script[self.pos]]
+        self.pos += 1
+        self.pending = (*self.pending, outcome)
+        return outcome
+
+    def start(self) -> Point:
+        """The episode before its first tick (taken when the machine was built)."""
+        return self.initial
+
+    def advance(self, snap: Snapshot, script: list[int]) -> Point:
+        """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point."""
+        self.advances += 1
+        st, ctx = self.state, self.ctx
+        st.restore(snap)
+        self.script, self.pos, self.pending = script, 0, ()
+        if ctx.tick >= self.limits.max_ticks:
+            return Point("problem", st.costs(), ctx.tick,
+                         text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
+        ctx.tick += 1
+        path: list[str] = []
+        try:
+            for node in self.root.tick():
+                path.append(node.name)
+        except _AtChoice as at:
+            st.touched(path)
+            st.dirty.update(st.paths[at.node_id.split("#", 1)[0]])
+            return Point("choice", st.costs(), ctx.tick, key=at.key, node_id=at.node_id,
+                         alphabet=at.alphabet, snap=snap, script=script)
+        st.touched(path)
+        ctx.clock.advance(ctx.clock.tick_period)
+        ctx.publish_tick_events()
+        if ctx.decision is not None:
+            return Point("end", st.costs(), ctx.tick, text=f"{ctx.decision.value}: {ctx.reason}", path=path)
+        if self.root.status in (Status.SUCCESS, Status.FAILURE):
+            return Point("problem", st.costs(), ctx.tick, path=path,
+                         text=f"root ended {self.root.status.value} without a decision")
+        return Point("tick", st.costs(), ctx.tick, key=st.key(), snap=st.save(), path=path)
+
+
+@dataclass
+class _Frame:
+    point: Point
+    step: Step | None        # the choice that led here from the parent frame (None: a tick)
+    n_children: int
+    next_child: int = 0
+    best: Summary = field(default_factory=dict)
+
+
+@dataclass
+class Found:
+    """The search's verdict. `problem` set: `prefix` (+ `cycle` repeated for a loop) is a
+    counterexample; `incomplete`: a limit stopped the search first."""
+
+    summary: Summary
+    endings: dict[str, int]
+    states: int
+    advances: int
+    problem: str | None = None
+    prefix: list[Step] = field(default_factory=list)
+    cycle: list[Step] = field(default_factory=list)
+    cycle_ticks: int = 0
+    path: list[str] = field(default_factory=list)
+    incomplete: bool = False
+
+
+class _Counterexample(Exception):
+    def __init__(self, problem: str, prefix: list[Step], cycle: list[Step] | None = None,
+                 path: list[str] | None = None, cycle_ticks: int = 0) -> None:
+        super().__init__(problem)
+        self.problem, self.prefix, self.cycle, self.path = problem, prefix, cycle or [], path or []
+        self.cycle_ticks = cycle_ticks
+
+
+class _Limit(Exception):
+    pass
+
+
+def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: Step | None) -> None:
+    """Fold a child's worst futures into its parent's, each key with a suffix that reaches it."""
+    base = parent.point.costs
+    keys = set(child) | set(child_costs)
+    any_suffix = child[ANY][1]
+    for k in keys:
+        delta = child_costs.get(k, 0) - base.get(k, 0)
+        value, suffix = child.get(k, (0, any_suffix))
+        total = delta + value
+        if k not in parent.best or total > parent.best[k][0]:
+            parent.best[k] = (total, (step, suffix) if step is not None else suffix)
+
+
+def search(machine: Machine, max_advances: int, time_limit: float | None,
+           memo: dict[tuple[Any, ...], Summary] | None = None,
+           endings: dict[str, int] | None = None) -> Found:
+    """Depth-first search from the initial state; see the module docstring.
+
+    `memo` and `endings` may come from an earlier search of the same machine that a limit
+    stopped: fully explored states stay valid, so a second search continues where it left off.
+    """
+    memo = {} if memo is None else memo
+    endings = {} if endings is None else endings
+    on_path: dict[tuple[Any, ...], int] = {}
+    stack: list[_Frame] = []
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    max_ticks = machine.limits.max_ticks
+
+    def path_steps() -> list[Step]:
+        return [f.step for f in stack[1:] if f.step is not None]
+
+    def enter(point: Point, step: Step | None) -> Summary | None:
+        """Push a frame for `point`, or return its known summary."""
+        if point.kind == "end":
+            endings[point.text] = endings.get(point.text, 0) + 1
+            return {ANY: (0, None)}
+        if point.kind == "problem":
+            raise _Counterexample(point.text, path_steps() + ([step] if step else []), path=point.path)
+        key = point.key
+        known = memo.get(key)
+        if known is not None:
+            if point.costs["ticks"] + known.get("ticks", (0, None))[0] > max_ticks:
+                # the same future from a later tick: its longest run now reaches the cap
+                tail = unroll(known.get("ticks", known[ANY])[1])
+                raise _Counterexample(f"tick cap ({max_ticks}) reached: the tree loops",
+                                      path_steps() + ([step] if step else []) + tail)
+            return known
+        if key in on_path:
+            depth = on_path[key]
+            steps = path_steps() + ([step] if step else [])
+            before = len([f for f in stack[1:depth + 1] if f.step is not None])
+            raise _Counterexample(
+                "loop: the tree returns to an earlier state with the same choices: it can loop forever",
+                steps[:before], steps[before:], cycle_ticks=point.tick - stack[depth].point.tick)
+        n = len(point.alphabet) if point.kind == "choice" else 1
+        on_path[key] = len(stack)
+        stack.append(_Frame(point, step, n))
+        return None
+
+    root_summary: Summary | None = None
+    try:
+        if enter(machine.start(), None) is not None:  # pragma: no cover - the first key is new
+            raise AssertionError("fresh search found a memo entry")
+        while stack:
+            frame = stack[-1]
+            if frame.next_child >= frame.n_children:
+                stack.pop()
+                del on_path[frame.point.key]
+                memo[frame.point.key] = frame.best
+                if stack:
+                    _combine(stack[-1], frame.point.costs, frame.best, frame.step)
+                else:
+                    root_summary = frame.best
+                continue
+            if machine.advances >= max_advances or (deadline and time.perf_counter() > deadline):
+                raise _Limit()
+            i = frame.next_child
+            frame.next_child += 1
+            p = frame.point
+            if p.kind == "choice":
+                child = machine.advance(p.snap, [*p.script, i])
+                step: Step | None = (p.node_id, p.alphabet[i])
+            else:
+                child = machine.advance(p.snap, [])
+                step = None
+            known = enter(child, step)
+            if known is not None:
+                _combine(frame, child.costs, known, step)
+    except _Counterexample as cx:
+        return Found({}, endings, len(memo), machine.advances, cx.problem, cx.prefix, cx.cycle,
+                     cx.cycle_ticks, cx.path)
+    except _Limit:
+        return Found({}, endings, len(memo), machine.advances, incomplete=True)
+    assert root_summary is not None
+    return Found(root_summary, endings, len(memo), machine.advances)

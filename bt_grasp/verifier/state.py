@@ -1,0 +1,288 @@
+"""A run's explicit state: saved and restored as plain data, and the key two runs merge on.
+
+The state of a run is every node's `state()` (bt_grasp.resumable) plus the context: blackboard,
+clock, ledger, decision and tick count. `RunState.key()` keeps only what can change the future:
+
+- a node's RESET data only while it runs or is on the path of the tick in progress;
+- clock times relative to now (a timeout's time left), never the absolute clock;
+- the blackboard keys some node reads;
+- counters compared against a fixed limit, capped at that limit (a retry scope that has used
+  every attempt any of its retries allows is "spent", however many starts it counted);
+- not the tick count: it only matters against `max_ticks`, which the search checks separately
+  (a merged state is reused only if its longest future still fits before the cap).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from py_trees.behaviour import Behaviour
+from py_trees.common import Status
+
+from bt_grasp.blackboard import Blackboard, ref_key
+from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Switch
+from bt_grasp.context import RunContext
+from bt_grasp.interop.nodes import OpaqueDecorator
+from bt_grasp.nodes.base import Leaf
+from bt_grasp.resumable import NodeState
+from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
+from bt_grasp.trace import jsonable
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything needed to put a run back exactly where it was at a tick boundary."""
+
+    nodes: tuple[NodeState, ...]
+    blackboard: dict[str, Any]
+    clock: float
+    ledger: dict[str, Any]
+    decision: Any
+    reason: str
+    tick: int
+    trial: int
+    events: int
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _PLAIN):
+        return value
+    return json.dumps(jsonable(value), sort_keys=True, default=str)
+
+
+class RunState:
+    """One compiled tree and its context: save, restore and the merge key."""
+
+    def __init__(self, root: Behaviour, ctx: RunContext, read_keys: set[str]) -> None:
+        self.root, self.ctx, self.read = root, ctx, sorted(read_keys)
+        self.nodes: list[Behaviour] = list(root.iterate())
+        index = {id(n): i for i, n in enumerate(self.nodes)}
+        self.by_name = {n.name: n for n in self.nodes}
+        self.index = {n.name: i for i, n in enumerate(self.nodes)}
+        # the nodes on the path from the root to each node: the "active" ones while it is ticked
+        self.paths: dict[str, frozenset[int]] = {}
+        for node in self.nodes:
+            path, cur = set(), node
+            while cur is not None:
+                path.add(index[id(cur)])
+                cur = cur.parent
+            self.paths[node.name] = frozenset(path)
+        # nodes whose future state is constant unless they run or are on the tick's path
+        self.quiet = [not n.KEPT and not getattr(n.parent, "READS_CHILD_STATUS", False)
+                      for n in self.nodes]
+        self.guards = _read_guards(self.nodes, set(self.read))
+        # with track_changes(): the snapshot the tree was last at, and the nodes touched since
+        self.tracking = False
+        self.dirty: set[int] = set()
+        self._last: Snapshot | None = None
+        self.retry_caps: dict[str, int] = {}
+        scope_nodes: dict[str, list[int]] = {}
+        for i, node in enumerate(self.nodes):
+            if isinstance(node, BudgetedRetry):
+                self.retry_caps[node.scope] = max(self.retry_caps.get(node.scope, 0), node.attempts)
+                scope_nodes.setdefault(node.scope, []).append(i)
+        # A retry scope whose only node is started at most once per episode: once that node has
+        # started and is no longer running, nothing reads the scope's count again.
+        self.once_scopes = {scope: ids[0] for scope, ids in scope_nodes.items()
+                            if len(ids) == 1 and not _restartable(self.nodes[ids[0]])}
+        self.scope_caps: dict[str, int] = {}
+        for node in self.nodes:
+            if isinstance(node, ActionBudget):
+                self.scope_caps[node.scope] = max(self.scope_caps.get(node.scope, 0), node.limit)
+
+    def track_changes(self) -> None:
+        """Note which nodes a tick touches, so that restoring the same snapshot again only puts
+        those back. Every change to a node goes through its own or a parent's tick or stop:
+        stops are marked here, ticked nodes by the caller (`touched`)."""
+        self.tracking = True
+        for i, node in enumerate(self.nodes):
+            node.stop = _marking(node.stop, self.dirty, i)
+
+    def touched(self, names: list[str]) -> None:
+        """Mark nodes as changed (the ones a tick visited, or the path it stopped on)."""
+        index = self.index
+        self.dirty.update(index[n] for n in names)
+
+    def save(self) -> Snapshot:
+        snap = self._save()
+        if self.tracking:
+            self.dirty.clear()
+            self._last = snap
+        return snap
+
+    def _node_states(self) -> tuple[NodeState, ...]:
+        last = self._last
+        if last is None:
+            return tuple(n.state() for n in self.nodes)
+        states = list(last.nodes)  # untouched nodes share their state with the last snapshot
+        for i in self.dirty:
+            states[i] = self.nodes[i].state()
+        return tuple(states)
+
+    def _save(self) -> Snapshot:
+        ctx, led = self.ctx, self.ctx.ledger
+        return Snapshot(
+            nodes=self._node_states(), blackboard=dict(ctx.blackboard.items()),
+            clock=ctx.clock.now,
+            ledger={"actions": led.actions, "perception_streak": led.perception_streak,
+                    "perception_calls": led.perception_calls,
+                    "primitive_calls": dict(led.primitive_calls),
+                    "retry_starts": dict(led.retry_starts), "scoped_actions": dict(led.scoped_actions)},
+            decision=ctx.decision, reason=ctx.reason, tick=ctx.tick, trial=ctx._trial,
+            events=len(ctx.all_events))
+
+    def restore(self, snap: Snapshot) -> None:
+        last = self._last
+        if last is None:
+            for node, state in zip(self.nodes, snap.nodes, strict=True):
+                node.restore(state)
+        else:
+            todo = set(self.dirty)
+            if snap is not last:
+                todo.update(i for i, (a, b) in enumerate(zip(last.nodes, snap.nodes, strict=True)) if a is not b)
+            for i in todo:
+                self.nodes[i].restore(snap.nodes[i])
+        if self.tracking:
+            self.dirty.clear()
+            self._last = snap
+        ctx = self.ctx
+        ctx.blackboard = Blackboard(snap.blackboard)
+        ctx.clock.now = snap.clock
+        for name, value in snap.ledger.items():
+            setattr(ctx.ledger, name, dict(value) if isinstance(value, dict) else value)
+        ctx.decision, ctx.reason, ctx.tick, ctx._trial = snap.decision, snap.reason, snap.tick, snap.trial
+        del ctx.all_events[snap.events:]
+        ctx.events = []
+        ctx.deadlines = []
+        ctx.action_scopes = []
+
+    def costs(self) -> dict[str, int]:
+        """What the report bounds: actions, ticks, perception calls, calls per primitive."""
+        led = self.ctx.ledger
+        out = {"actions": led.actions, "ticks": self.ctx.tick, "perception": led.perception_calls}
+        for name, n in led.primitive_calls.items():
+            out[f"primitive:{name}"] = n
+        return out
+
+    def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
+        """Everything that can change the future, as hashable plain data.
+
+        `asking`: the leaf whose choice is pending (None at a tick boundary); `pending`: the
+        outcomes that leaf already chose in this call (a duration is chosen after the outcome).
+        """
+        ctx, led = self.ctx, self.ctx.ledger
+        now = ctx.clock.now
+        active = self.paths.get(asking.split("#", 1)[0], frozenset()) if asking else frozenset()
+        running, quiet = Status.RUNNING, self.quiet
+        nodes = tuple((i, n.future_state(i in active, now)) for i, n in enumerate(self.nodes)
+                      if not quiet[i] or n.status is running or i in active)
+        bb = ctx.blackboard
+        board = tuple((k, _plain(bb.get(k))) for k in self.read
+                      if k in bb and not self._overwritten_before_read(k, active))
+        limits = ctx.limits
+        retry = tuple(sorted((s, self._retry_count(s, n, active)) for s, n in led.retry_starts.items()))
+        scoped = tuple(sorted((s, min(n, self.scope_caps.get(s, n))) for s, n in led.scoped_actions.items()))
+        return (nodes, board, min(led.actions, limits.actions),
+                min(led.perception_streak, limits.perception_streak), retry, scoped,
+                ctx.decision, ctx.reason if ctx.decision else None,
+                tuple(round(d - now, 9) for d in ctx.deadlines), tuple(ctx.action_scopes),
+                asking, pending)
+
+    def _overwritten_before_read(self, key: str, active: frozenset[int]) -> bool:
+        """True when every node that reads `key` can only be reached after a leaf that writes it
+        (an earlier child of the same sequence, which must succeed for the sequence to go on), and
+        no such sequence is already past that leaf: then today's value can never be read."""
+        guards = self.guards.get(key)
+        if guards is None:
+            return False
+        index = self.index
+        for seq, writer in guards:
+            if index[seq.name] in active:
+                if seq.index > writer:
+                    return False
+            elif seq.status is Status.RUNNING and seq.memory:
+                child = seq.current_child
+                if child is None or seq.children.index(child) > writer:
+                    return False
+        return True
+
+    def _retry_count(self, scope: str, n: int, active: frozenset[int]) -> Any:
+        node = self.once_scopes.get(scope)
+        if node is not None and n >= 1 and node not in active and \
+                self.nodes[node].status is not Status.RUNNING:
+            return "finished"
+        return min(n, self.retry_caps.get(scope, n))
+
+
+def _reads(node: Behaviour) -> set[str]:
+    """Blackboard keys a node reads (input ports holding "{key}", a switch's label)."""
+    if isinstance(node, Switch):
+        return {node.key}
+    nt = getattr(node, "node_type", None)
+    params = getattr(node, "params", None)
+    if nt is None or params is None:
+        return set()
+    out = set()
+    for name, port in nt.ports.items():
+        key = ref_key(params.get(name, port.default))
+        if key is not None and port.type != "key":
+            out.add(key)
+    return out
+
+
+def _read_guards(nodes: list[Behaviour], read: set[str]) -> dict[str, list[tuple[Any, int]]]:
+    """key -> (sequence, index of the writing child) guarding each reader, for keys whose every
+    reader is guarded: a leaf writing the key as its outcome is an earlier child of a sequence
+    that holds the reader in a later child. Keys with an unguarded reader are left out."""
+    readers: dict[str, list[Behaviour]] = {}
+    for node in nodes:
+        for key in _reads(node) & read:
+            readers.setdefault(key, []).append(node)
+    out: dict[str, list[tuple[Any, int]]] = {}
+    for key, rs in readers.items():
+        guards = [_guard(r, key) for r in rs]
+        if all(g is not None for g in guards):
+            out[key] = guards  # type: ignore[assignment]
+    return out
+
+
+def _guard(reader: Behaviour, key: str) -> tuple[Any, int] | None:
+    cur = reader
+    while cur.parent is not None:
+        parent = cur.parent
+        if isinstance(parent, Sequence):
+            below = parent.children.index(cur)
+            for j in range(below - 1, -1, -1):
+                w = parent.children[j]
+                port = getattr(getattr(w, "node_type", None), "outcome_port", None)
+                if isinstance(w, Leaf) and port and w.out_key(port) == key:
+                    return parent, j
+        cur = parent
+    return None
+
+
+def _marking(method: Any, dirty: set[int], i: int) -> Any:
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        dirty.add(i)
+        return method(*args, **kwargs)
+    return marked
+
+
+# Nodes that tick a child at most once per activation of their own and never go back to it.
+_ONCE = (ActionBudget, LogicalTimeout, Switch, Inverter, ForceSuccess, ForceFailure, OpaqueDecorator)
+
+
+def _restartable(node: Behaviour) -> bool:
+    """Can `node` be started more than once in an episode? Only if some ancestor loops or
+    re-ticks finished children (retry, repeat, a reactive or parallel composite, ...)."""
+    cur = node.parent
+    while cur is not None:
+        once = isinstance(cur, _ONCE) or (isinstance(cur, (Sequence, Selector)) and cur.memory)
+        if not once:
+            return True
+        cur = cur.parent
+    return False

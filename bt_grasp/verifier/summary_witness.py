@@ -1,0 +1,177 @@
+"""Witness runs for the summary bounds: real Runner episodes under biased choice oracles.
+
+A bound is only as good as a run that reaches it. This module plays a fixed number of episodes
+on the real Runner, each with an oracle that leans towards failures (which drive retries and
+recoveries), successes (which drive repeats) or RUNNING, and keeps, for every cost key, the
+outcome sequence of the costliest run. The sequences replay exactly with a per-node scripted
+oracle, because which leaf is asked next depends only on the outcomes given so far.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.interop.nodes import OUTCOME_STATUS
+from bt_grasp.registry import Registry
+from bt_grasp.runner import EpisodeResult, Runner
+
+# (probability of a failing outcome, probability of "running" where a leaf may answer it)
+POLICIES = ((0.5, 0.3), (0.9, 0.1), (1.0, 0.0), (0.8, 0.5), (0.2, 0.2), (0.0, 0.0), (0.7, 0.0),
+            (0.95, 0.9))
+
+
+def run_costs(res: EpisodeResult) -> Counter:
+    """The cost vector of one run, in the keys of Summary.bounds."""
+    c: Counter = Counter({"actions": res.actions, "ticks": res.ticks,
+                          "perception": res.counters["perception_calls"]})
+    for name, n in res.counters["primitive_calls"].items():
+        c[f"primitive:{name}"] = n
+    return c
+
+
+def success_outcomes(spec: Any, registry: Registry) -> dict[str, set[str]]:
+    """Leaf id -> the outcomes that make it succeed (what the biased oracle avoids or prefers)."""
+    from bt_grasp.nodes.catalog import LEAF_CLASSES
+
+    out: dict[str, set[str]] = {}
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if nt is None or nt.kind in ("composite", "decorator"):
+            continue
+        if node.type in ("opaque_action", "opaque_condition"):
+            out[node.id] = {o for o, s in OUTCOME_STATUS.items() if s.value == "SUCCESS"}
+            continue
+        cls = nt.factory if isinstance(nt.factory, type) else LEAF_CLASSES.get(nt.name)
+        out[node.id] = set(getattr(cls, "SUCCESS_OUTCOMES", ()) or ())
+    return out
+
+
+class BiasedOracle:
+    """Random outcomes, leaning towards failure with `fail_p` and towards RUNNING with `run_p`."""
+
+    def __init__(self, seed: int, fail_p: float, run_p: float, successes: dict[str, set[str]]) -> None:
+        self.rng = random.Random(seed)
+        self.fail_p, self.run_p = fail_p, run_p
+        self.successes = successes
+        self.choices: list[tuple[str, str]] = []
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        rng = self.rng
+        if node_id.endswith("#duration"):
+            pick = alphabet[0] if rng.random() < 0.8 else alphabet[-1]
+        elif "running" in alphabet and rng.random() < self.run_p:
+            pick = "running"
+        else:
+            options = [o for o in alphabet if o != "running"] or list(alphabet)
+            good = self.successes.get(node_id, set())
+            bad = [o for o in options if o not in good]
+            fine = [o for o in options if o in good]
+            pool = bad if (bad and (not fine or rng.random() < self.fail_p)) else (fine or options)
+            pick = rng.choice(pool)
+        self.choices.append((node_id, pick))
+        return pick
+
+
+@dataclass
+class Found:
+    best: dict[str, int] = field(default_factory=dict)
+    witnesses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    undecided: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
+    runs: int = 0
+
+
+def play(spec: Any, registry: Registry, oracle: Any, goal: dict[str, Any] | None = None) -> EpisodeResult:
+    """One episode of the real Runner against `oracle`, with the spec's budgets."""
+    b = spec.budgets
+    goal = goal if goal is not None else dict(getattr(spec, "goal", {}) or {})
+    initial = {f"goal.{k}": v for k, v in goal.items()} or {"goal.object": "target object"}
+    ctx = RunContext(registry=registry, limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                     oracle=oracle, blackboard=Blackboard(initial))
+    return Runner(spec, ctx).run()
+
+
+class MutantOracle(BiasedOracle):
+    """Replays a run's per-node outcome queues with one outcome changed, then answers at random:
+    a step of the local search that climbs towards a bound."""
+
+    def __init__(self, seed: int, base: list[tuple[str, str]], at: int, outcome: str,
+                 successes: dict[str, set[str]]) -> None:
+        super().__init__(seed, 0.7, 0.3, successes)
+        self.queues: dict[str, list[str]] = {}
+        for i, (node, out) in enumerate(base):
+            self.queues.setdefault(node, []).append(outcome if i == at else out)
+
+        self.last: dict[str, str] = {}
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        queue = self.queues.get(node_id)
+        if queue and queue[0] in alphabet:
+            pick = queue.pop(0)
+        elif node_id in self.last and self.rng.random() < 0.7:
+            pick = self.last[node_id]  # past the old run: keep doing what this leaf did last
+        else:
+            pick = super().choose(node_id, alphabet)
+            self.choices.pop()
+        self.last[node_id] = pick
+        self.choices.append((node_id, pick))
+        return pick
+
+
+def _record(found: Found, res: EpisodeResult, choices: list[tuple[str, str]]) -> None:
+    found.runs += 1
+    if "tick cap" in res.reason or "no decision" in res.reason:
+        found.undecided.append((res.reason, list(choices)))
+    for key, value in run_costs(res).items():
+        if value > found.best.get(key, -1):
+            found.best[key] = int(value)
+            found.witnesses[key] = list(choices)
+
+
+def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
+           targets: dict[str, int | None] | None = None, seed: int = 0,
+           seconds: float | None = None) -> Found:
+    """Play `runs` biased episodes, then up to `climbs` local-search steps (one changed outcome in
+    the best run of a key still below its target) while `seconds` of wall time last; keep the
+    costliest run per key and every run that ended without a Decision."""
+    stop_at = None if seconds is None else time.perf_counter() + seconds
+    found = Found()
+    successes = success_outcomes(spec, registry)
+    alphabets: dict[str, tuple[str, ...]] = {}
+    for node in spec.root.walk():
+        nt = registry.get(node.type)
+        if nt is not None and nt.kind not in ("composite", "decorator"):
+            alphabets[node.id] = tuple(nt.alphabet(node.params))
+    for i in range(runs):
+        fail_p, run_p = POLICIES[i % len(POLICIES)]
+        oracle = BiasedOracle(seed * 100_003 + i, fail_p, run_p, successes)
+        _record(found, play(spec, registry, oracle), oracle.choices)
+    rng = random.Random(seed)
+    targets = targets or {}
+    for step in range(climbs):
+        if stop_at is not None and time.perf_counter() > stop_at:
+            break
+        open_keys = [k for k, v in targets.items() if v is not None and found.best.get(k, 0) < v
+                     and found.witnesses.get(k)]
+        if not open_keys:
+            break
+        key = open_keys[step % len(open_keys)]
+        base = found.witnesses[key]
+        at = rng.randrange(len(base))
+        node, old = base[at]
+        options = [o for o in (alphabets.get(node) or ()) if o != old]
+        failing = [o for o in options if o not in successes.get(node, set())]
+        if failing and rng.random() < 0.6:
+            options = failing  # failures drive retries and recoveries
+        if node.endswith("#duration") or node.endswith("#semantic"):
+            options = [o for o in ("instant", "overruns deadline", "ok", "veto") if o != old]
+        if not options:
+            continue
+        oracle = MutantOracle(seed * 7919 + step, base, at, rng.choice(options), successes)
+        _record(found, play(spec, registry, oracle), oracle.choices)
+    return found

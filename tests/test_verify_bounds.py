@@ -1,0 +1,140 @@
+"""What `summarise()` (bt_grasp/verifier/bounds.py) promises, on small trees whose worst case is known.
+
+Specification pinned here (DESIGN §3):
+- a retry's attempts are per episode: a loop above a retry does not multiply what it allows;
+- every failed attempt that costs an action also costs one tick, so the action budget bounds the
+  ticks of a retry chain (the k-block chain of the scaling benchmark);
+- a timeout bounds the ticks of what it wraps on the logical clock;
+- the episode action budget and scoped `budget` decorators cap actions;
+- a tree whose root can end without a Decision is not proven to decide, and the witness shows it;
+- every witness replays (per-node scripted outcomes) to the cost it was recorded with, and that
+  cost never exceeds the bound; on the chain it reaches the bound.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from helpers import ROOT, tree
+
+from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.spec import load_tree, load_tree_text
+from bt_grasp.verifier.bounds import summarise
+from bt_grasp.verifier.summary_witness import play, run_costs
+
+sys.path.insert(0, str(ROOT / "bench"))
+from verify_scaling import chain  # noqa: E402
+
+SHIPPED = sorted(p for p in (ROOT / "trees").rglob("*.yaml") if "subtrees" not in p.parts)
+
+
+def replay(spec, choices):
+    script: dict[str, list[str]] = {}
+    for node, outcome in choices:
+        script.setdefault(node, []).append(outcome)
+    return play(spec, spec.registry, ScriptedOracle(script))
+
+
+def test_a_repeat_around_a_retry_does_not_refill_its_attempts():
+    spec = tree("""
+        tree: t
+        budgets: {actions: 10}
+        root:
+          selector:
+            children:
+              - repeat:
+                  times: 3
+                  child:
+                    retry:
+                      attempts: 2
+                      child: grasp
+              - wait_clarify
+        """)
+    summary = summarise(spec)
+    assert summary.bounds["primitive:grasp"] == 2
+    assert summary.bounds["actions"] == 2
+
+
+def test_the_action_budget_bounds_the_ticks_of_a_retry_chain():
+    for k, actions in ((2, 10), (3, 10), (16, 10), (16, 4)):
+        spec = load_tree_text(chain(k), "<chain>")
+        spec.budgets.actions = actions
+        summary = summarise(spec)
+        assert summary.bounds["actions"] == min(2 * k, actions)
+        assert summary.bounds["ticks"] == min(k, actions) + 1
+        assert summary.decides is True
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_chain_witnesses_reach_the_bounds(k):
+    spec = load_tree_text(chain(k), "<chain>")
+    summary = summarise(spec)
+    for key in ("actions", "ticks", "primitive:grasp"):
+        res = replay(spec, summary.witnesses[key])
+        assert run_costs(res)[key] == summary.bounds[key], key
+
+
+def test_a_timeout_bounds_the_ticks_of_an_endless_repeat():
+    spec = tree("""
+        tree: t
+        budgets: {max_ticks: 500}
+        root:
+          selector:
+            children:
+              - timeout:
+                  seconds: 0.12
+                  child:
+                    repeat:
+                      child: {label_is: {key: "{grasp.label}", label: SUCCESS}}
+              - wait_clarify
+        """)
+    summary = summarise(spec)
+    # the clock moves 0.05 s per tick: RUNNING at clocks 0, 0.05, 0.10 at most, then expired
+    assert summary.bounds["ticks"] <= 5
+    assert summary.decides is True
+
+
+def test_scoped_budgets_cap_the_actions_inside():
+    spec = tree("""
+        tree: t
+        budgets: {actions: 10}
+        root:
+          selector:
+            children:
+              - retry:
+                  attempts: 5
+                  child:
+                    budget:
+                      actions: 2
+                      scope: pool
+                      child: {sequence: {children: [grasp, push]}}
+              - wait_clarify
+        """)
+    summary = summarise(spec)
+    assert summary.bounds["actions"] == 2
+    assert summary.bounds["primitive:grasp"] == 2
+
+
+def test_a_root_that_can_end_without_a_decision_is_not_proven():
+    spec = tree("""
+        tree: t
+        root:
+          sequence:
+            children: [grasp, finalize]
+        """)
+    summary = summarise(spec)
+    assert summary.decides is not True
+    assert "decides" in summary.reasons
+    if summary.decides is False:
+        assert "no decision" in replay(spec, summary.witnesses["decides"]).reason
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_trees_decide_and_their_witnesses_replay_within_the_bounds(path):
+    spec = load_tree(str(path))
+    summary = summarise(spec)
+    assert summary.decides is True
+    for key, choices in summary.witnesses.items():
+        cost = run_costs(replay(spec, choices))[key]
+        assert cost <= summary.bounds[key], key

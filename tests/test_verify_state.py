@@ -1,0 +1,259 @@
+"""The verifier's explicit state: what two runs must share to be merged, and what a claim must survive.
+
+- Three trees the frame-fingerprint verifier got wrong: two paths reaching the same tree state
+  at different tick counts; a retry under a timeout reached with different deadlines; Nav2's
+  navigator with recoveries all inside one tick.
+- Every bound comes with a witness run that, replayed on the real Runner, reaches it.
+- Every counterexample, replayed with a plain ScriptedOracle on the real Runner, ends without a
+  decision.
+- A saved run state, restored, continues exactly as the original run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import ROOT, run_oracle, tree
+from test_btcpp_helpers import registry as btcpp_registry
+from test_btcpp_helpers import spec_of
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.cli import main
+from bt_grasp.compile import compile_tree
+from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.interop import import_btcpp
+from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
+from bt_grasp.runner import Runner
+from bt_grasp.spec import load_tree
+from bt_grasp.verifier import verify_tree
+from bt_grasp.verifier.core import run_costs
+from bt_grasp.verifier.state import RunState
+
+NAV2 = ROOT / "tests" / "data" / "nav2"
+
+# Path A (pick done, then a two-tick repeat) reaches the retry in tick 2; path B (pick fails,
+# then a three-tick repeat) reaches the very same tree state in tick 3. From there the lift may
+# fail 3 times, one tick each: A decides in tick 4, B in tick 5.
+TICKS = """
+    tree: late_merge
+    budgets: {{max_ticks: {max_ticks}}}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - selector:
+                    children:
+                      - sequence:
+                          children:
+                            - grasp: {{id: pick}}
+                            - repeat: {{times: 2, child: {{inverter: {{child: {{label_is: {{key: "{{unset}}", label: x}}}}}}}}}}
+                      - repeat: {{times: 3, child: {{inverter: {{child: {{label_is: {{key: "{{unset}}", label: x}}}}}}}}}}
+                - selector:
+                    children:
+                      - retry: {{attempts: 3, child: {{lift: {{id: up}}}}}}
+                      - wait_clarify: {{reason: "lift failed"}}
+                - finalize: {{reason: lifted}}
+          - wait_clarify: {{reason: "could not start"}}
+"""
+
+# Path A starts the inner timeout at clock 0.00 and spends a tick inside it (deadline 0.22);
+# path B spends that tick before it (deadline 0.27). In tick 3 both are at the second grasp, at
+# clock 0.10, with the same blackboard: only the deadline tells them apart.
+DEADLINES = """
+    tree: deadlines
+    budgets: {actions: 40, max_ticks: 200}
+    root:
+      selector:
+        children:
+          - timeout:
+              seconds: 100
+              child:
+                sequence:
+                  children:
+                    - selector:
+                        children:
+                          - open_gripper: {id: first}
+                          - repeat: {times: 2, child: {inverter: {child: {label_is: {key: "{unset}", label: x}}}}}
+                    - timeout:
+                        id: inner
+                        seconds: 0.22
+                        child:
+                          sequence:
+                            children:
+                              - selector:
+                                  children:
+                                    - inverter: {child: {label_is: {key: "{open_gripper.outcome}", label: done}}}
+                                    - repeat: {times: 2, child: {inverter: {child: {label_is: {key: "{unset}", label: x}}}}}
+                              - retry:
+                                  attempts: 20
+                                  child:
+                                    sequence:
+                                      children:
+                                        - open_gripper: {id: reset}
+                                        - grasp: {id: g}
+                    - finalize: {reason: grasped}
+          - wait_clarify: {reason: "timed out"}
+"""
+
+
+def _replay(spec, steps, registry=None):
+    choices = [(s["node"], s["outcome"]) for s in steps]
+    oracle = ScriptedOracle(scripts_of(choices))
+    b = spec.budgets
+    ctx = RunContext(registry=registry or getattr(spec, "registry", None) or btcpp_registry(),
+                     limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                     oracle=oracle, blackboard=Blackboard({"goal.object": "target object"}))
+    return Runner(spec, ctx).run(), oracle.choices
+
+
+def _witnesses_reach_their_bounds(spec, res, registry=None):
+    assert res.proven, res.problem
+    assert set(res.witnesses) == set(res.bounds)
+    for key, steps in res.witnesses.items():
+        run, _ = _replay(spec, steps, registry)
+        assert run_costs(run).get(key, 0) == res.bounds[key], key
+
+
+def test_a_state_reached_later_is_not_merged_with_the_same_state_reached_earlier():
+    spec = tree(TICKS.format(max_ticks=4))
+    res = verify_tree(spec)
+    assert not res.proven and "tick cap" in res.problem
+    run, choices = _replay(spec, res.counterexample)
+    assert run.reason.startswith("tick cap")
+    assert choices == [(s["node"], s["outcome"]) for s in res.counterexample]
+    assert ("pick", "infeasible") in choices or ("pick", "fault") in choices  # the late path
+
+
+def test_with_one_more_tick_allowed_the_same_tree_is_proven_and_the_late_path_is_the_tick_witness():
+    spec = tree(TICKS.format(max_ticks=5))
+    res = verify_tree(spec)
+    assert res.bounds["ticks"] == 5
+    _witnesses_reach_their_bounds(spec, res)
+
+
+def test_a_retry_under_a_timeout_reached_with_a_later_deadline_counts_its_extra_attempts():
+    spec = tree(DEADLINES)
+    res = verify_tree(spec)
+    late = run_oracle(spec, ScriptedOracle({"first": ["fault"], "g": ["fault"] * 20}))
+    early = run_oracle(spec, ScriptedOracle({"first": ["done"], "g": ["fault"] * 20}))
+    assert late.counters["primitive_calls"]["grasp"] > early.counters["primitive_calls"]["grasp"]
+    assert res.bounds["primitive:grasp"] == late.counters["primitive_calls"]["grasp"]
+    _witnesses_reach_their_bounds(spec, res)
+
+
+def _nav2_without_running(name: str, tmp_path):
+    """The navigator with a FollowPath that never stays RUNNING: every run lasts one tick."""
+    text = (NAV2 / name).read_text().replace('_bt_grasp_outcomes="success;failure;running"',
+                                              '_bt_grasp_outcomes="success;failure"')
+    path = tmp_path / name
+    path.write_text(text)
+    return spec_of(import_btcpp(path))
+
+
+@pytest.mark.parametrize("name", ["navigate_w_replanning_and_recovery.xml",
+                                  "navigate_w_replanning_and_recovery_round_robin.xml"])
+def test_nav2_recoveries_inside_one_tick_are_counted_round_by_round(name, tmp_path):
+    spec = _nav2_without_running(name, tmp_path)
+    res = verify_tree(spec, btcpp_registry())
+    # every round: the costmap clearing, Spin and Wait fail, BackUp succeeds; navigation fails
+    script = {"FollowPath": ["failure"] * 14, "ClearLocalCostmap-Context": ["success"] * 7,
+              "ClearLocalCostmap-Subtree": ["failure"] * 6, "Spin": ["failure"] * 6,
+              "Wait": ["failure"] * 6, "BackUp": ["success"] * 6, "GoalUpdated": ["failure"] * 6}
+    run, _ = _replay(spec, [{"node": n, "outcome": o} for n, outs in script.items() for o in outs],
+                     btcpp_registry())
+    costs = run_costs(run)
+    assert run.ticks == 1
+    for key in ("Spin", "Wait", "BackUp"):
+        assert costs[f"primitive:btcpp.{key}"] == 6
+    assert costs["primitive:btcpp.ClearEntireCostmap"] == 13
+    for key, value in costs.items():
+        assert value <= res.bounds[key], key
+    _witnesses_reach_their_bounds(spec, res, btcpp_registry())
+
+
+def test_nav2_with_an_endless_follow_path_is_a_loop_that_replays_to_the_tick_cap():
+    spec = spec_of(import_btcpp(NAV2 / "navigate_w_replanning_and_recovery.xml"))
+    res = verify_tree(spec, btcpp_registry())
+    assert not res.proven and "loop" in res.problem
+    run, _ = _replay(spec, res.counterexample, btcpp_registry())
+    assert run.reason.startswith("tick cap")
+
+
+@pytest.mark.parametrize("name", ["clutter.yaml", "open_loop.yaml", "remove_all.yaml",
+                                  "fetch_and_place.yaml"])
+def test_every_bound_of_a_shipped_tree_has_a_witness_that_reaches_it(name):
+    spec = load_tree(ROOT / "trees" / name)
+    res = verify_tree(spec)
+    _witnesses_reach_their_bounds(spec, res)
+
+
+def test_a_loop_counterexample_replays_with_a_plain_scripted_oracle():
+    spec = tree("""
+        tree: loop
+        budgets: {max_ticks: 30}
+        root:
+          sequence:
+            children:
+              - grasp: {id: g}
+              - repeat: {child: {force_success: {child: {lift: {id: up}}}}}
+    """)
+    res = verify_tree(spec)
+    assert not res.proven and res.loop is not None
+    run, choices = _replay(spec, res.counterexample)
+    assert run.reason.startswith("tick cap") and run.ticks == 30
+    assert choices == [(s["node"], s["outcome"]) for s in res.counterexample]
+
+
+def test_a_search_stopped_by_its_limit_says_incomplete_never_proven():
+    res = verify_tree(load_tree(ROOT / "trees" / "clutter.yaml"), max_runs=10)
+    if res.runs_explored == 0 or res.states:  # the structural summary may prove it without search
+        assert res.proven or not res.complete
+    res = verify_tree(tree(TICKS.format(max_ticks=50)), max_runs=3)
+    assert not res.proven and not res.complete and res.counterexample is None
+    assert "incomplete" in res.problem
+
+
+def _ctx(spec, oracle):
+    b = spec.budgets
+    return RunContext(registry=btcpp_registry(), oracle=oracle,
+                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                      blackboard=Blackboard({"goal.object": "target object"}))
+
+
+def _ticks(root, ctx, n):
+    seen = []
+    for _ in range(n):
+        ctx.tick += 1
+        seen.append([(node.name, node.status.value) for node in root.tick()])
+        ctx.clock.advance(ctx.clock.tick_period)
+        ctx.publish_tick_events()
+    return seen, ctx.ledger.snapshot(), ctx.clock.now
+
+
+@pytest.mark.parametrize("text", [DEADLINES, TICKS.format(max_ticks=50)])
+def test_a_restored_state_continues_exactly_as_the_original_run(text):
+    spec = tree(text)
+    oracle = RandomOracle(3)
+    ctx = _ctx(spec, oracle)
+    root = compile_tree(spec, ctx)
+    state = RunState(root, ctx, set())
+    _ticks(root, ctx, 2)
+    saved, rng = state.save(), oracle.rng.getstate()
+    original = _ticks(root, ctx, 4)
+    _ticks(root, ctx, 3)  # wander off
+    state.restore(saved)
+    oracle.rng.setstate(rng)
+    assert _ticks(root, ctx, 4) == original
+
+
+def test_witness_flag_prints_the_run_as_paths_and_json_lists_every_witness(capsys):
+    path = str(ROOT / "trees" / "clutter.yaml")
+    assert main(["verify", path, "--witness", "primitive:grasp"]) == 0
+    out = capsys.readouterr().out
+    assert "witness for primitive:grasp" in out and " > " in out and " -> " in out
+    assert main(["verify", path, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["witnesses"]) == set(data["bounds"])
+    assert all(set(step) == {"node", "outcome"} for steps in data["witnesses"].values() for step in steps)
