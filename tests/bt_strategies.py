@@ -147,7 +147,10 @@ def diff_leaves() -> st.SearchStrategy[Node]:
                        st.sampled_from(["opaque_action", "opaque_condition"]),
                        st.sampled_from(OPAQUE_IDS), st.sampled_from(OPAQUE_OUTCOMES))
     include = st.builds(lambda f: {"include": {"file": f}}, st.sampled_from(INCLUDES))
-    return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(WORLD_LEAVES + ("push", "survey_scene")),
+    extra = ("push", "survey_scene", {"evaluate_grasp": {"semantic": True}},
+             {"label_is": {"key": "{grasp.label}", "label": "SUCCESS"}},
+             {"label_is": {"key": "{target.outcome}", "label": "occluded"}})
+    return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(WORLD_LEAVES + extra),
                      st.sampled_from(DECISION_LEAVES), opaque, include)
 
 
@@ -163,6 +166,10 @@ def _extend_diff(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
                   st.integers(0, 3), pair),
         st.builds(lambda t, c: {t: {"children": c}},
                   st.sampled_from(["pipeline_sequence", "round_robin"]), kids),
+        st.builds(lambda pol, c: {"parallel": {"policy": pol, "children": c}},
+                  st.sampled_from(["success_on_all", "success_on_one"]), kids),
+        st.builds(lambda sc, fc, c: {"btcpp_parallel": {"success_count": sc, "failure_count": fc, "children": c}},
+                  st.sampled_from([-1, 1]), st.sampled_from([-1, 1]), kids),
         st.builds(lambda n, c: {"btcpp_retry": {"num_attempts": n, "child": c}},
                   st.sampled_from([-1, 1, 2, 3]), children),
         st.builds(lambda sc, n, c: {"retry": {"attempts": n, "child": c} | ({"scope": sc} if sc else {})},

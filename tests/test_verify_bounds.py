@@ -138,3 +138,41 @@ def test_shipped_trees_decide_and_their_witnesses_replay_within_the_bounds(path)
     for key, choices in summary.witnesses.items():
         cost = run_costs(replay(spec, choices))[key]
         assert cost <= summary.bounds[key], key
+
+
+NAV2 = ROOT / "tests" / "data" / "nav2"
+# Every system recovery fails clearing, Spin and Wait and succeeds on BackUp: 6 / 6 / 6 / 13.
+SYSTEM_RECOVERIES = {
+    "ComputePathToPose": ["failure"] * 50, "ClearGlobalCostmap-Context": ["success"] * 50,
+    "GoalUpdated": ["failure"] * 50, "ClearLocalCostmap-Subtree": ["failure"] * 50,
+    "Spin": ["failure"] * 50, "Wait": ["failure"] * 50, "BackUp": ["success"] * 50,
+}
+# Every navigation attempt plans after a contextual clear, fails to follow the path after another
+# one; every system recovery clears both costmaps (the round robin comes back to them): 26 clears.
+CONTEXT_RECOVERIES = {
+    "ComputePathToPose": ["failure", "success"] * 7, "ClearGlobalCostmap-Context": ["success"] * 7,
+    "FollowPath": ["failure"] * 14, "ClearLocalCostmap-Context": ["success"] * 7,
+    "GoalUpdated": ["failure"] * 6, "ClearLocalCostmap-Subtree": ["success"] * 6,
+    "ClearGlobalCostmap-Subtree": ["success"] * 6, "Spin": ["failure"] * 6, "Wait": ["failure"] * 6,
+    "BackUp": ["failure"] * 6,
+}
+
+
+@pytest.mark.parametrize("name", ["navigate_w_replanning_and_recovery",
+                                  "navigate_w_replanning_and_recovery_round_robin"])
+def test_nav2_bounds_with_a_synchronous_follow_path_are_reached(name):
+    from bt_grasp.interop.btcpp_import import import_spec
+    from bt_grasp.verifier.bounds import summary_bounds
+
+    spec = import_spec(NAV2 / f"{name}.xml", outcomes={"FollowPath": ["success", "failure"]})
+    summary = summary_bounds(spec)
+    assert summary.decides is True
+    reached: dict[str, int] = {}
+    for script in (SYSTEM_RECOVERIES, CONTEXT_RECOVERIES):
+        res = play(spec, spec.registry, ScriptedOracle(script))
+        for key, value in run_costs(res).items():
+            reached[key] = max(reached.get(key, 0), value)
+    assert reached["primitive:btcpp.Spin"] == reached["primitive:btcpp.BackUp"] == 6
+    assert reached["primitive:btcpp.ClearEntireCostmap"] == 26
+    for key, bound in summary.bounds.items():
+        assert reached.get(key, 0) == bound, key

@@ -7,6 +7,7 @@ Specification pinned here (DESIGN §3, "bounds are sound: ≥ every run, checked
   PipelineSequence, Reactive*, RetryUntilSuccessful), opaque leaves that answer RUNNING, includes,
   scoped budgets and retries, and a tick cap close to the bound;
 - a tree `summarise()` says decides (True) never ends on the tick cap or without a Decision;
+- the same holds for the shipped trees (trees/*.yaml), which all decide;
 - the same holds for `verify_tree()`: no run exceeds a PROVEN tree's bounds, and a PROVEN tree
   never ends on the tick cap or without a Decision;
 - the Nav2 navigators (tests/data/nav2) are bounded soundly, including the scripted run in which
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from bt_strategies import diff_tree_texts, load_text, profile_settings
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,6 +29,7 @@ from hypothesis import strategies as st
 from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.oracles import RandomOracle, ScriptedOracle
 from bt_grasp.registry import default_registry
+from bt_grasp.spec import load_tree
 from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.summary_witness import play, run_costs
 from bt_grasp.verify import verify_tree
@@ -82,6 +85,19 @@ def test_no_random_run_exceeds_what_verify_tree_proves(text):
         return  # a counterexample or an unfinished search promises nothing
     bad = violations(spec, result.bounds, RUNS, must_decide=True)
     assert not bad, f"{bad}\n{text}\nverify_tree bounds={result.bounds}"
+
+
+SHIPPED = sorted(p for p in (Path(__file__).resolve().parent.parent / "trees").rglob("*.yaml")
+                 if "subtrees" not in p.parts)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_no_random_run_of_a_shipped_tree_exceeds_its_summary_bounds(path):
+    spec = load_tree(str(path))
+    summary = summarise(spec)
+    assert summary.decides is True
+    bad = violations(spec, summary.bounds, RUNS, must_decide=True)
+    assert not bad, bad
 
 
 # -- the Nav2 navigators ------------------------------------------------------------------------

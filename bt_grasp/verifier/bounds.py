@@ -88,8 +88,8 @@ def _as_int(value: float) -> int | None:
     return max(0, int(math.floor(value + 1e-9)))
 
 
-def summarise(spec: Any, registry: Registry | None = None) -> Summary:
-    """Sound worst-case bounds of `spec` (a TreeSpec, includes expanded), with witness runs."""
+def summary_bounds(spec: Any, registry: Registry | None = None) -> Summary:
+    """The bounds and what the structure alone says about deciding: no witness runs."""
     registry = registry or getattr(spec, "registry", None) or default_registry()
     register_interop_types(registry)
     rules = Rules(spec, registry)
@@ -97,15 +97,13 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     budgets = spec.budgets
     a = budgets.actions
     reasons: dict[str, str] = {}
-
     whole = rules.full(root)
 
     def at_budget(key: str) -> float:
         t = whole.get(key)
         return 0.0 if t is None else max(0.0, float(t[a]))
 
-    running = at_budget(TICKS)
-    ticks_structural = running + 1
+    ticks_structural = at_budget(TICKS) + 1
     ticks = min(float(budgets.max_ticks), ticks_structural)
     bounds: dict[str, int | None] = {"ticks": _as_int(ticks)}
     late = _after_decision_keys(spec, registry)
@@ -113,8 +111,7 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
         live = at_budget(key)
         if key in late:
             live += root.tick.get(key, 0.0)  # opaque leaves still start in the tick of the Decision
-        per_tick = ticks * root.tick.get(key, 0.0)
-        value = min(live, per_tick)
+        value = min(live, ticks * root.tick.get(key, 0.0))
         if key == "actions" or rules._is_action_key(key):
             value = min(value, a)
         if key == "perception":
@@ -127,29 +124,35 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
         reasons["ticks"] = "the structure does not bound the ticks; max_ticks does"
     for node_id, why in rules.unbounded_reasons.items():
         reasons.setdefault(f"node:{node_id}", why)
+    finishes = root.min_s[0] < INF_ACTIONS or root.min_f[0] < INF_ACTIONS
+    if not finishes and ticks_structural <= budgets.max_ticks:
+        return Summary(bounds, {}, True, reasons)
+    parts = []
+    if finishes:
+        parts.append("the root may finish without a Decision (structure alone cannot rule it out)")
+    if ticks_structural > budgets.max_ticks:
+        parts.append(f"the structure bounds ticks by {ticks_structural:g}, above max_ticks "
+                     f"{budgets.max_ticks}")
+    reasons["decides"] = "; ".join(parts)
+    return Summary(bounds, {}, None, reasons)
 
+
+def summarise(spec: Any, registry: Registry | None = None) -> Summary:
+    """Sound worst-case bounds of `spec` (a TreeSpec, includes expanded), with witness runs."""
+    registry = registry or getattr(spec, "registry", None) or default_registry()
+    summary = summary_bounds(spec, registry)
+    bounds, reasons = summary.bounds, summary.reasons
     found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds, seconds=WITNESS_SECONDS)
     for key, value in found.best.items():
         bound = bounds.get(key)
         if bound is not None and value > bound:
             reasons[key] = f"a witness run reached {value} > bound {bound}: the summary is unsound here"
-
-    decides: bool | None
-    finishes = root.min_s[0] < INF_ACTIONS or root.min_f[0] < INF_ACTIONS
-    if not finishes and ticks_structural <= budgets.max_ticks:
-        decides = True
-    elif found.undecided:
-        decides = False
+    summary.witnesses = found.witnesses
+    if summary.decides is True and found.undecided:
+        reasons["decides"] = f"a run ended with '{found.undecided[0][0]}': the summary is unsound here"
+    if summary.decides is None and found.undecided:
+        summary.decides = False
         why, choices = found.undecided[0]
         reasons["decides"] = f"a run ends with '{why}' ({len(choices)} choices; see witnesses['decides'])"
         found.witnesses["decides"] = choices
-    else:
-        decides = None
-        parts = []
-        if finishes:
-            parts.append("the root may finish without a Decision (structure alone cannot rule it out)")
-        if ticks_structural > budgets.max_ticks:
-            parts.append(f"the structure bounds ticks by {ticks_structural:g}, above max_ticks "
-                         f"{budgets.max_ticks}")
-        reasons["decides"] = "; ".join(parts)
-    return Summary(bounds=bounds, witnesses=found.witnesses, decides=decides, reasons=reasons)
+    return summary

@@ -242,7 +242,9 @@ class Rules:
         if t in ("retry", "budget"):
             out.s_tab = out.f_tab = None  # derived again from the new fresh part
         top = {k: float(v[-1]) for k, v in self.full(out).items() if k != TICKS}
-        out.tick = {k: min(v, top.get(k, v)) for k, v in out.tick.items()}
+        # (opaque leaves still start after a Decision, which the live tables do not count)
+        out.tick = {k: v if k.startswith("primitive:btcpp.") else min(v, top.get(k, v))
+                    for k, v in out.tick.items()}
         return out
 
     def _seq_sel(self, node: Any, kids: list[NodeSum], specs: list[Any], is_seq: bool,
