@@ -21,8 +21,9 @@ from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 
 FIXED_KEYS = ("actions", "ticks", "perception")
-# Seconds of search before the compositional summary is consulted.
-_QUICK = 0.25
+# Seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
+# witnesses must reach every bound, so it only pays off for trees the search cannot settle).
+_QUICK = 1.0
 # A long loop is replayed for at most this many choices (the run reaches the cap long before).
 _MAX_REPLAY = 1_000_000
 
