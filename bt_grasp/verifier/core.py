@@ -119,6 +119,7 @@ def _from_summary(spec: Any, registry: Registry, setup: _Setup) -> VerifyResult 
         return None
     bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
     witnesses = {}
+    endings: dict[str, int] = {}
     for key, bound in bounds.items():
         steps = summary.witnesses.get(key)
         if steps is None:
@@ -127,10 +128,13 @@ def _from_summary(spec: Any, registry: Registry, setup: _Setup) -> VerifyResult 
         if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
             return None
         witnesses[key] = _as_steps(list(steps))
+        ending = f"{res.decision.value}: {res.reason}"
+        endings[ending] = endings.get(ending, 0) + 1
     result = VerifyResult(
         proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
         counterexample=None, unrouted=unrouted_labels(spec, registry),
-        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0)
+        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
+        endings=endings)
     result.method = "summary"
     return result
 
