@@ -21,8 +21,9 @@ from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 
 FIXED_KEYS = ("actions", "ticks", "perception")
-# Seconds of search before the compositional summary is consulted.
-_QUICK = 0.25
+# Seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
+# witnesses must reach every bound, so it only pays off for trees the search cannot settle).
+_QUICK = 1.0
 # A long loop is replayed for at most this many choices (the run reaches the cap long before).
 _MAX_REPLAY = 1_000_000
 
@@ -118,6 +119,7 @@ def _from_summary(spec: Any, registry: Registry, setup: _Setup) -> VerifyResult 
         return None
     bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
     witnesses = {}
+    endings: dict[str, int] = {}
     for key, bound in bounds.items():
         steps = summary.witnesses.get(key)
         if steps is None:
@@ -126,10 +128,13 @@ def _from_summary(spec: Any, registry: Registry, setup: _Setup) -> VerifyResult 
         if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
             return None
         witnesses[key] = _as_steps(list(steps))
+        ending = f"{res.decision.value}: {res.reason}"
+        endings[ending] = endings.get(ending, 0) + 1
     result = VerifyResult(
         proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
         counterexample=None, unrouted=unrouted_labels(spec, registry),
-        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0)
+        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
+        endings=endings)
     result.method = "summary"
     return result
 

@@ -86,7 +86,8 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
                    "`--witness KEY` prints it):")
         out += _table(res)
     if res.endings:
-        out.append("ways a run ends (how often the search reached each):")
+        out.append("ways a run ends (how often the search reached each):" if res.method == "search"
+                   else "ways the witness runs end:")
         for reason, n in sorted(res.endings.items(), key=lambda kv: -kv[1]):
             out.append(f"  {n:>6} x  {reason}")
     for label in res.unrouted:
