@@ -5,7 +5,7 @@ A target that perception cannot find in clutter is usually hidden, not absent: u
 object, inside a pile, or merged into a same-coloured neighbour by the segmenter. `pick_hider`
 ranks the visible objects (outside the receptacle, whose region the driver knows) by how much
 they could hide:
-- footprint: only an object at least as large as the target can cover it;
+- footprint: a larger object can cover more (and larger) things;
 - height above the table: piles and objects lying on others hide what is below;
 - relations: objects that occlude others or carry others on top are piles;
 - colour: an object of the target's colour may be the target merged with a neighbour, or the
