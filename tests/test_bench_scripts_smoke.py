@@ -24,3 +24,18 @@ def test_benchmark_script_runs_and_prints_its_figures(name):
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert EXPECT[name] in proc.stdout, proc.stdout[-2000:]
+
+
+def test_perception_eval_scores_scenes_and_resumes(tmp_path):
+    """One scene per lighting at 256²: the table prints every measure; a rerun adds nothing."""
+    args = [sys.executable, str(ROOT / "bench" / "perception_eval.py"), "--scenes", "1", "--image-size", "256",
+            "--out", str(tmp_path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for measure in ("segmentation precision", "segmentation recall", "naming: colour word",
+                    "naming: category word", "naming: size word", "grounding, target visibility", "survey ms"):
+        assert measure in proc.stdout, proc.stdout[-2000:]
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and (tmp_path / "table.md").exists()
+    again = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert again.returncode == 0 and len((tmp_path / "results.jsonl").read_text().splitlines()) == 2

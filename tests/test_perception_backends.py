@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -73,9 +71,11 @@ def test_geometric_finds_and_names_objects(obs):
             assert np.linalg.norm(np.asarray(o.attributes["footprint_centre"]) - prim.center[:2]) < 0.01
         assert 0.0 <= o.point2d[0] <= 1.0 and 0.0 <= o.point2d[1] <= 1.0
         assert o.mask is not None and o.mask[int(o.point2d[1] * 255), int(o.point2d[0] * 255)]
-    cats = {o.attributes["colour"]: o.attributes["category"] for o in scene.objects}
-    assert cats["blue"] == "cylinder" and cats["yellow"] == "ball" and cats["green"] == "bar"
-    assert cats["orange"] == "box" and cats["white"] == "box"
+    # Named in the catalogue's words: its nouns, and sizes on that noun's own scale.
+    names = {o.attributes["colour"]: o.name for o in scene.objects}
+    assert names == {p.colour: p.name for p in prims}, names
+    shapes = {o.attributes["colour"]: o.attributes["shape"] for o in scene.objects}
+    assert shapes["blue"] == "cylinder" and shapes["yellow"] == "ball" and shapes["green"] == "bar"
 
 
 @pytest.mark.parametrize("backend", [SimPerceiver, GeometricPerceiver])
@@ -156,15 +156,9 @@ def test_geometric_survives_depth_noise():
     assert sorted(o.attributes["colour"] for o in scene.objects) == sorted(p.colour for p in scene_prims())
 
 
-def test_survey_time_512():
+def test_survey_at_512_finds_every_object():
+    """Speed is measured by bench/perception_eval.py (ms per survey), not asserted here."""
     K, T, shape = overhead_camera(512, tilt=0.15)
     big = render(scene_prims(), K, T, shape)
-    per = GeometricPerceiver()
-    per.survey(big)
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        per.survey(big)
-        times.append(time.perf_counter() - t0)
-    print(f"geometric survey 512x512: {min(times) * 1000:.0f} ms")
-    assert min(times) < 0.3  # target 0.1 s; loose here so a loaded CI box does not flake
+    scene = GeometricPerceiver().survey(big)
+    assert sorted(o.name for o in scene.objects) == sorted(p.name for p in scene_prims())

@@ -64,7 +64,7 @@ def test_geometric_on_pybullet_render(bullet_scene):
         assert np.linalg.norm(fc - centre[:2]) < 0.015
         top = obj.attributes["top_height"]
         assert abs(top - height) < 0.015
-        assert obj.attributes["category"] in ("box", "bar")
+        assert obj.attributes["shape"] in ("box", "bar")
 
 
 def test_pybullet_locate_by_colour(bullet_scene):

@@ -18,7 +18,7 @@ from bt_grasp.drivers.base import Observation
 
 from .features import measure
 from .geometry import Plane, backproject, fit_table_plane, pointmap
-from .scene_graph import build_relations
+from .scene_graph import build_relations, occlusion_counts
 from .types import Located, SceneGraph, SceneObject
 
 MAX_REL_POINTS = 300
@@ -45,6 +45,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
     pts: dict[int, np.ndarray] = {}
     hts: dict[int, np.ndarray] = {}
     rng = np.random.default_rng(0)
+    occluded = {a for (a, _b), n in occlusion_counts(labels, obs.depth).items() if n >= 3}
     windows = ndimage.find_objects(labels)
     for k, win in enumerate(windows):
         if win is None:
@@ -54,7 +55,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         mask[win] = labels[win] == oid
         if mask[win].sum() < min_pixels:
             continue
-        meas = measure(mask, P, heights, obs.rgb, win)
+        meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded)
         name, desc, attrs = namer(oid, meas)
         attrs = {**meas, **attrs}
         point2d = attrs.pop("point2d")
@@ -93,6 +94,19 @@ def to_located(obs: Observation, scene: SceneGraph, obj: SceneObject, score: flo
                    score=float(score), occluded_by=scene.related(obj.id, "partially_occluded_by"))
 
 
+def alternative_names(chosen: SceneObject, others: list[SceneObject]) -> list[str]:
+    """Names to offer in "ambiguous: A or B"; a name shared with another gets its image side."""
+    names = [o.name for o in [chosen, *others]]
+    out = []
+    for o in others:
+        if names.count(o.name) > 1:
+            side = "left" if o.point2d[0] < chosen.point2d[0] else "right"
+            out.append(f"the {o.name} on the {side}")
+        else:
+            out.append(o.name)
+    return out
+
+
 def describe(name: str, attrs: dict[str, Any]) -> str:
     """One-line human description with measured size and height (for logs and LLM prompts)."""
     ext = attrs.get("extent", [0, 0, 0])
@@ -115,11 +129,14 @@ class GroundingLocator:
 
     def locate(self, obs: Observation, text: str, scene: SceneGraph | None = None) -> Located | None:
         """Ground `text` (re-surveying when the scene is missing or from another frame)."""
-        from .grounding import ground
+        from .grounding import resolve
 
         if scene is None or scene.clock != obs.clock or any(o.mask is None for o in scene.objects):
             scene = self.survey(obs)
-        hit = ground(text, scene)
+        hit = resolve(text, scene)
         if hit is None:
             return None
-        return to_located(obs, scene, hit[0], hit[1], self.min_pixels)
+        loc = to_located(obs, scene, hit.obj, hit.score, self.min_pixels)
+        if loc is not None:
+            loc.alternatives = alternative_names(hit.obj, hit.alternatives)
+        return loc

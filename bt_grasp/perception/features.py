@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import ndimage
 from scipy.spatial import ConvexHull, QhullError
 
 from .colour import name_colour
+from .vocabulary import best_name, name_scores
 
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
-# Geometric-mean-dimension thresholds (metres) small|medium|large, per perceived category.
-_SIZE_THRESHOLDS = {"cylinder": (0.05, 0.07), "bar": (0.045, 0.06), "default": (0.045, 0.06)}
 
 
 def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
@@ -77,13 +77,6 @@ def classify_shape(length: float, width: float, height: float, roundness: float,
     return "box"
 
 
-def size_label(category: str, length: float, width: float, height: float) -> str:
-    """small | medium | large from the geometric mean of the footprint and height."""
-    g = float(np.cbrt(max(length * width * height, 0.0)))
-    lo, hi = _SIZE_THRESHOLDS.get(category, _SIZE_THRESHOLDS["default"])
-    return "small" if g < lo else ("large" if g > hi else "medium")
-
-
 def interior_point(mask: np.ndarray) -> tuple[float, float]:
     """(u, v) of the mask pixel nearest its centroid (inside even for concave or ring shapes)."""
     v, u = np.nonzero(mask)
@@ -94,16 +87,161 @@ def interior_point(mask: np.ndarray) -> tuple[float, float]:
     return float(u[k]), float(v[k])
 
 
+def _pad(window: tuple[slice, slice], shape: tuple[int, ...], pad: int) -> tuple[slice, slice]:
+    r, c = window
+    return (slice(max((r.start or 0) - pad, 0), min((r.stop or shape[0]) + pad, shape[0])),
+            slice(max((c.start or 0) - pad, 0), min((c.stop or shape[1]) + pad, shape[1])))
+
+
+def support_heights(mask: np.ndarray, heights: np.ndarray, ring_px: int = 4) -> tuple[float, float]:
+    """(low, high) estimate of the height the object rests on, from a ring just outside its mask.
+
+    Why a ring: from above, the support is hidden under the object, but around an object lying
+    on another the supporter's top shows; where the table shows too the support is uncertain,
+    so both a low (10 %) and a typical (60 %) ring height are returned.
+    """
+    ring = ndimage.binary_dilation(mask, iterations=ring_px) & ~mask
+    h = heights[ring]
+    h = h[np.isfinite(h)]
+    if len(h) == 0:
+        return 0.0, 0.0
+    lo, hi = np.quantile(h, [0.10, 0.60])
+    return max(float(lo), 0.0), max(float(hi), 0.0)
+
+
+def shape_beliefs(roundness: float, flat_top: float) -> tuple[float, float]:
+    """(p_round, p_flat): soft beliefs from the outline and top-face cues.
+
+    Boxes and lying cylinders fill their rectangle (roundness ≥ 0.9), discs and balls fill π/4
+    of it (≈ 0.8); flat tops put most points within 4 mm of the top (≥ 0.8), balls and lying
+    cylinders about a third.
+    """
+    p_round = 1.0 / (1.0 + np.exp((roundness - 0.865) / 0.02))
+    p_flat = 1.0 / (1.0 + np.exp(-(flat_top - 0.6) / 0.08))
+    return float(p_round), float(p_flat)
+
+
+def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
+    """(radius, rms residual) of the least-squares sphere through 3D points (0, inf if degenerate).
+
+    Algebraic fit |p|² = 2c·p + k, solved linearly; a ball's visible cap fits to ~1 mm, a box or
+    duck does not.
+    """
+    if len(pts) < 20:
+        return 0.0, float("inf")
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    A = np.hstack([2 * pts, np.ones((len(pts), 1))])
+    b = (pts ** 2).sum(1)
+    sol, *_ = np.linalg.lstsq(A, b, rcond=None)
+    c, k = sol[:3], sol[3]
+    r2 = k + c @ c
+    if r2 <= 0:
+        return 0.0, float("inf")
+    r = float(np.sqrt(r2))
+    rms = float(np.sqrt(np.mean((np.linalg.norm(pts - c, axis=1) - r) ** 2)))
+    return r, rms
+
+
+def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_points: int = 300,
+                 seed: int = 0, planes: int = 3, rectangles: bool = True) -> tuple[float, list[list[float]]]:
+    """(share of points on the best `planes` planes, [[share, long, short, fill] per plane]).
+
+    Why: boxes and leaning blocks show one to three flat faces (three planes cover most points;
+    each face's in-plane rectangle is two of the object's dimensions whatever its tilt), while
+    balls, ducks and bears are curved all over.
+    """
+    if len(pts) < 20:
+        return 0.0, []
+    sub = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)] if len(pts) > max_points else pts
+    rng = np.random.default_rng(seed)
+    covered = np.zeros(len(sub), dtype=bool)
+    faces: list[list[float]] = []
+    for _ in range(planes):
+        rest = np.flatnonzero(~covered)
+        if len(rest) < 10:
+            break
+        idx = rest[rng.integers(0, len(rest), size=(iterations, 3))]
+        a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
+        n = np.cross(b - a, c - a)
+        norm = np.linalg.norm(n, axis=1)
+        ok = norm > 1e-9
+        if not ok.any():
+            break
+        n, a = n[ok] / norm[ok, None], a[ok]
+        d = np.abs(sub[rest] @ n.T - np.einsum("ik,ik->i", a, n)[None, :]) < tol
+        best = int(np.argmax(d.sum(axis=0)))
+        covered[rest[d[:, best]]] = True
+        if not rectangles:
+            continue
+        on = np.abs((pts - a[best]) @ n[best]) < tol  # the face's points among all points
+        if on.sum() >= 10:
+            e1 = np.cross(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
+            e1 /= np.linalg.norm(e1)
+            e2 = np.cross(n[best], e1)
+            q = pts[on][:: max(1, int(on.sum()) // 400)] - a[best]
+            _, _, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
+            fill = hull / (length * width) if length * width > 0 else 0.0  # 1 rectangle, π/4 disc
+            faces.append([float(on.mean()), length, width, fill])
+    return float(covered.mean()), faces
+
+
+def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int = 400) -> float:
+    """Belief (0..1) that the top is a lying cylinder: every cross-section is one circle.
+
+    The points, seen along the footprint's long axis, are fitted by one circle (linear algebraic
+    fit in the across/height plane): a cylinder lying down fits it to ~1 mm with a radius near
+    half the footprint width; a box (flat top, or top and side) needs a huge or ill-fitting
+    circle, and a ball's cross-sections differ along its length.
+    """
+    if len(pts) < 30 or width <= 0:
+        return 0.0
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    c, s_ = np.cos(yaw), np.sin(yaw)
+    xy = pts[:, :2] - pts[:, :2].mean(axis=0)
+    ss = -xy[:, 0] * s_ + xy[:, 1] * c
+    hh = pts[:, 2] - pts[:, 2].mean()
+    A = np.stack([2 * ss, 2 * hh, np.ones_like(ss)], axis=1)
+    sol, *_ = np.linalg.lstsq(A, ss ** 2 + hh ** 2, rcond=None)
+    s0, z0, k = sol
+    r2 = k + s0 ** 2 + z0 ** 2
+    if r2 <= 0 or z0 > 0:  # the centre must lie below the visible surface
+        return 0.0
+    r = float(np.sqrt(r2))
+    rms = float(np.sqrt(np.mean((np.hypot(ss - s0, hh - z0) - r) ** 2)))
+    ratio = r / (width / 2.0)
+    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2) / (1.0 + np.exp((rms - 0.0008) / 0.0002)))
+
+
+def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
+    """Extents (2nd-98th percentile) of 3D points along their principal axes, longest first."""
+    if len(pts) < 10:
+        return []
+    if len(pts) > max_points:
+        pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+    q = pts - pts.mean(axis=0)
+    _, vecs = np.linalg.eigh(q.T @ q)
+    proj = q @ vecs
+    lo, hi = np.quantile(proj, [0.02, 0.98], axis=0)
+    ext = hi - lo
+    return sorted((float(e) for e in ext), reverse=True)
+
+
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-            window: tuple[slice, slice] | None = None) -> dict[str, Any]:
-    """Geometry, colour and shape attributes of one segment (JSON-friendly values).
+            window: tuple[slice, slice] | None = None, occluded: bool = False,
+            colour: str | None = None) -> dict[str, Any]:
+    """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
-    window: optional (rows, cols) slices bounding the mask, to work on a crop (speed).
+    window: optional (rows, cols) slices bounding the mask, to work on a crop (speed);
+    occluded: a nearer object borders the segment, so its footprint may be cut short;
+    colour: the palette name when already known (skips colour naming).
     """
     hgt, wid = mask.shape
     v0 = u0 = 0
     if window is not None:
+        window = _pad(window, mask.shape, 6)
         mask, P, heights, rgb = mask[window], P[window], heights[window], rgb[window]
         v0, u0 = window[0].start or 0, window[1].start or 0
     m = mask & np.isfinite(heights)
@@ -112,24 +250,46 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     u, v = interior_point(mask)
     u, v = u + u0, v + v0
     out: dict[str, Any] = {"pixels": int(mask.sum()), "point2d": (u / max(wid - 1, 1), v / max(hgt - 1, 1))}
-    colour, cconf = name_colour(rgb[mask])
+    cconf = 1.0
+    if colour is None:
+        colour, cconf = name_colour(rgb[mask])
     out.update(colour=colour, colour_confidence=round(cconf, 3))
     if len(pts) < 3:
-        out.update(category="irregular", size="small", centroid_base=[float("nan")] * 3, top_height=0.0,
-                   bottom_height=0.0, extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0, flat_top=0.0,
-                   graspable=False)
+        out.update(category="irregular", shape="irregular", size="small", centroid_base=[float("nan")] * 3,
+                   top_height=0.0, bottom_height=0.0, extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0,
+                   flat_top=0.0, graspable=False, name_scores={})
         return out
-    top = float(np.quantile(h, 0.95))
-    bottom = float(np.quantile(h, 0.05))
-    centre, yaw, length, width, hull_area = min_area_rect(pts[:, :2])
+    bottom, top = (float(x) for x in np.quantile(h, [0.05, 0.95]))
+    # The outline's hull only needs the outline: boundary pixels of large segments (speed).
+    rim = m & ~ndimage.binary_erosion(m) if len(pts) > 400 else m
+    centre, yaw, length, width, hull_area = min_area_rect(P[rim][:, :2])
     rect_area = length * width
     roundness = hull_area / rect_area if rect_area > 0 else 0.0
     flat_top = float(np.mean(h > top - 0.004))
-    category = classify_shape(length, width, top, roundness, flat_top)
-    out.update(category=category, size=size_label(category, length, width, top),
+    shape = classify_shape(length, width, top, roundness, flat_top)
+    sup_lo, sup_hi = support_heights(mask, heights)
+    sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
+    p_round, p_flat = shape_beliefs(roundness, flat_top)
+    if occluded:  # a cut outline says little about roundness
+        p_round = 0.5 + 0.4 * (p_round - 0.5)
+    tilted = flat_top < 0.5 and top - bottom > 0.02
+    planar, faces = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
+    p_cyl = cross_curvature(pts, yaw, width)
+    p_planar = float(1.0 / (1.0 + np.exp(-(planar - 0.93) / 0.02)))
+    radius, rms = fit_sphere(pts)
+    p_sphere = float(1.0 / (1.0 + np.exp((rms - 0.0009) / 0.0002))) if 0.012 < radius < 0.06 else 0.0
+    scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
+                          "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
+                          "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl, "sphere_r": radius if p_sphere > 0.5 else 0.0,
+                          "occluded": float(occluded), "obb": principal_extents(pts),
+                          "tilted": float(tilted)}, colour)
+    noun, size, _ = best_name(scores)
+    out.update(category=noun, shape=shape, size=size,
                centroid_base=[float(x) for x in pts.mean(axis=0)],
                footprint_centre=[float(centre[0]), float(centre[1])],
-               top_height=top, bottom_height=bottom, extent=[length, width, top], yaw=yaw,
-               roundness=round(roundness, 3), flat_top=round(flat_top, 3),
+               top_height=top, bottom_height=bottom, support_height=round(sup_lo, 4),
+               extent=[length, width, top], yaw=yaw,
+               roundness=round(roundness, 3), flat_top=round(flat_top, 3), name_scores=scores,
+               sphere_fit=[round(radius, 4), round(rms, 5)], planar_share=round(planar, 3), lying_cylinder=round(p_cyl, 3),
                graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25))
     return out

@@ -3,16 +3,16 @@
 Pipeline: pointmap in the base frame -> RANSAC table plane (horizontal prior) -> pixels 7 mm to
 40 cm above it are foreground -> 4-connected components on the image grid where neighbouring
 pixels are joined only if they are close in 3D (depth-discontinuity break) and similar in
-chromaticity/brightness (colour break) -> small segments dropped -> colour, size and shape
-category named per segment -> relations. Ids are kept stable across frames by matching segments
-to the previous survey (Hungarian assignment on 3D centroid distance < track_radius).
+chromaticity/brightness (colour break) -> small segments dropped -> segments cut at surface
+folds and the pieces merged back where one catalogue object explains them (split_merge.py) ->
+fragments cut apart by an object lying across them re-joined -> the basket fixture found and
+given its floor (fixtures.py) -> colour, catalogue noun and size named per segment
+(vocabulary.py) -> relations. Ids are kept stable across frames by matching segments to the
+previous survey (Hungarian assignment on 3D centroid distance < track_radius).
 
-Fragments of one object cut apart by an object lying across it are re-joined (same chromaticity
-and top height, common occluder).
-
-Simplified: touching objects of the same colour merge into one segment (no depth or colour edge
-between them); textured objects may split; shapes come from visible points only; colour names
-assume roughly white light (no white balance).
+Simplified: touching same-colour objects with no fold between them (two boxes side by side at
+one height) stay one segment; textured objects may split; shapes come from visible points only;
+colour names assume roughly white light (no white balance).
 """
 
 from __future__ import annotations
@@ -28,8 +28,13 @@ from scipy.sparse.csgraph import connected_components
 from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
+from .colour import name_colour
+from .features import measure
+from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
 from .scene_graph import occlusion_counts
+from .split_merge import merge_by_fit, split_at_valleys, valley_map
 from .types import SceneGraph
+from .vocabulary import catalogue_name
 
 
 class GeometricPerceiver(GroundingLocator):
@@ -39,7 +44,8 @@ class GeometricPerceiver(GroundingLocator):
 
     def __init__(self, min_height: float = 0.007, max_height: float = 0.40, jump: float = 0.012,
                  chroma_break: float = 0.10, min_area_m2: float = 2.0e-4, min_pixels: int = 20,
-                 track_radius: float = 0.04, min_chroma_intensity: float = 40.0) -> None:
+                 track_radius: float = 0.04, min_chroma_intensity: float = 40.0,
+                 split_valleys: bool = True) -> None:
         self.min_height = min_height  # foreground threshold above the table (depth noise margin)
         self.max_height = max_height  # ignore anything higher (arm, people) above the table
         self.jump = jump  # 3D distance that breaks a pixel link, plus 3 pixel footprints
@@ -49,6 +55,7 @@ class GeometricPerceiver(GroundingLocator):
         self.track_radius = track_radius
         # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
         self.min_chroma_intensity = min_chroma_intensity
+        self.split_valleys = split_valleys  # cut touching same-colour objects at surface folds
         self.last_scene: SceneGraph | None = None
         self._next_id = 1
 
@@ -96,7 +103,36 @@ class GeometricPerceiver(GroundingLocator):
         new[keep] = np.arange(1, int(keep.sum()) + 1)
         labels = np.zeros((h, w), dtype=np.int32)
         labels[fg] = new[comp]
+        if self.split_valleys:
+            labels = self._split_and_merge(labels, P, heights, obs)
         return self._merge_fragments(labels, P, heights, obs), P, heights
+
+    def _split_and_merge(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
+                         obs: Observation) -> np.ndarray:
+        """Cut segments along surface valleys, then merge pieces back where one catalogue object
+        explains them together (split_merge.py)."""
+        fg = labels > 0
+        pieces = split_at_valleys(labels, fg, valley_map(heights, fg), self.min_pixels)
+        if pieces.max() == labels.max():
+            return labels
+        occ: dict[int, set[int]] = {}
+        for (a, b), c in occlusion_counts(pieces, obs.depth).items():
+            if c >= 3:
+                occ.setdefault(a, set()).add(b)
+
+        colours: dict[int, str] = {}
+
+        def fit(mask: np.ndarray, win: tuple[slice, slice]) -> float:
+            members = set(np.unique(pieces[win][mask]).tolist())
+            occluded = any(occ.get(m, set()) - members for m in members)
+            parent = int(np.bincount(labels[win][mask]).argmax())
+            if parent not in colours:  # pieces of one segment share its colour (no colour break)
+                colours[parent] = name_colour(obs.rgb[labels == parent])[0]
+            meas = measure(mask, P[win], heights[win], obs.rgb[win], occluded=occluded, colour=colours[parent])
+            ns = meas.get("name_scores") or {}
+            return max((max(v.values()) for v in ns.values()), default=0.0)
+
+        return merge_by_fit(pieces, labels, fit)
 
     def _merge_fragments(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
                          obs: Observation) -> np.ndarray:
@@ -180,10 +216,23 @@ class GeometricPerceiver(GroundingLocator):
         """Segment, name and relate the objects in one RGB-D frame (annotations are ignored)."""
         labels, P, heights = self.segment(obs)
         labels = self._track(labels, P)
+        d = obs.depth[obs.depth > 0]
+        rid = find_receptacle(labels, P, float(np.max(d)) / float(obs.K[0, 0]) if d.size else 0.0)
+        inside = outline(labels, rid) if rid else np.zeros(labels.shape, dtype=bool)
+        if rid:
+            labels = add_floor(labels, rid, inside, heights, self.min_height)
+        h, w = labels.shape
 
         def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
-            name = f"{meas['size']} {meas['colour']} {meas['category']}"
-            return name, describe(name, meas), {"source": "geometric"}
+            if oid == rid:  # the fixture: named as the tree knows it, never a catalogue object
+                attrs = {"source": "geometric", "category": RECEPTACLE_NAME, "fixture": True, "name_scores": {}}
+                return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas, **attrs}), attrs
+            name = catalogue_name(meas["colour"], meas["category"], meas["size"])
+            attrs = {"source": "geometric"}
+            u, v = meas["point2d"]
+            if inside[int(round(v * (h - 1))), int(round(u * (w - 1)))]:
+                attrs["in_receptacle"] = RECEPTACLE_NAME
+            return name, describe(name, meas), attrs
 
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
         self.last_scene = scene

@@ -4,9 +4,10 @@ Why rules, not a model: the vocabulary is the catalogue's (colours, sizes, ~15 c
 scenes are small, and the result must be explainable and deterministic. Scoring multiplies
 attribute agreements (colour, category, size) and a spatial term; an object is accepted only if
 its score reaches ACCEPT, so "the green duck" in a scene without one returns None rather than a
-yellow duck. Size words are scored both absolutely (the object's size label) and relatively
-(rank among the same-colour, same-category candidates), so "the small red box" picks the smaller
-of two red boxes even if both were labelled "medium" by the geometric backend.
+yellow duck. With the geometric backend the category and size terms are the segment's fit to
+the catalogue entry named (vocabulary.py), not its label; comparatives ("the larger red can")
+rank the same-colour, same-noun candidates by measured volume. Candidates within AMBIGUOUS of
+the best are returned as alternatives, so the caller can ask instead of guessing.
 Simplified: one relational clause at most, no negation, no ordinals ("second from left").
 """
 
@@ -22,6 +23,13 @@ from .colour import SIMILAR
 from .types import SceneGraph, SceneObject
 
 ACCEPT = 0.45
+# A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
+# (On the development scenes every such best pick was the wrong object; below it, 93 % right.)
+AMBIGUOUS = 0.8
+# Segments whose best catalogue fit is below this are unfamiliar (judged by shape class instead).
+NOUN_FLOOR = 0.25
+# Noun fits are taken relative to the object's best fit, or to this when the best is lower.
+FIT_REF = 0.4
 
 COLOUR_WORDS = {"red": "red", "orange": "orange", "yellow": "yellow", "green": "green", "cyan": "cyan",
                 "turquoise": "cyan", "blue": "blue", "navy": "blue", "purple": "purple", "violet": "purple",
@@ -30,7 +38,10 @@ COLOUR_WORDS = {"red": "red", "orange": "orange", "yellow": "yellow", "green": "
                 "scarlet": "red", "gold": "yellow", "golden": "yellow", "lime": "green"}
 SIZE_WORDS = {"small": "small", "little": "small", "tiny": "small", "mini": "small", "smallest": "small",
               "medium": "medium", "mid": "medium", "middle-sized": "medium", "large": "large", "big": "large",
-              "huge": "large", "biggest": "large", "largest": "large", "tall": "large"}
+              "huge": "large", "biggest": "large", "largest": "large", "tall": "large", "larger": "large",
+              "bigger": "large", "smaller": "small", "taller": "large", "shorter": "small"}
+# Words that compare objects in the scene rather than name a catalogue size.
+COMPARATIVES = {"larger", "bigger", "biggest", "largest", "smaller", "smallest", "taller", "shorter", "tallest"}
 # Canonical category -> synonyms (single words or phrases).
 CATEGORY_WORDS: dict[str, tuple[str, ...]] = {
     "box": ("box", "boxes", "carton", "crate", "package"),
@@ -89,6 +100,7 @@ class Query:
     category: str | None = None
     unknown_noun: str | None = None
     superlative: str | None = None
+    comparative: bool = False  # "the larger red can": rank among the candidates, not an absolute size
     relation: str | None = None
     anchor: Query | None = None
     words: list[str] = field(default_factory=list)
@@ -132,6 +144,7 @@ def parse(text: str) -> Query:
             q.colour = COLOUR_WORDS[w]
         elif w in SIZE_WORDS and q.size is None:
             q.size = SIZE_WORDS[w]
+            q.comparative = w in COMPARATIVES
     if cat is None:
         rest = [w for w in words if w not in COLOUR_WORDS and w not in SIZE_WORDS and w not in STOP
                 and w not in GENERIC]
@@ -151,24 +164,62 @@ def _colour_score(q: Query, o: SceneObject) -> float:
     return 0.5 if frozenset((c, q.colour)) in SIMILAR else 0.05
 
 
+def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
+    """The geometric backend's catalogue-fit scores {noun: {size: score}}, when some catalogue
+    entry explains the segment at all; None for the sim backend and for unfamiliar objects
+    (those are judged by their perceived shape class and dimensions instead)."""
+    ns = o.attributes.get("name_scores")
+    if not ns or max(max(v.values()) for v in ns.values()) < NOUN_FLOOR:
+        return None
+    return ns
+
+
+def _noun_score(q: Query, ns: dict[str, dict[str, float]]) -> float:
+    """How well the catalogue noun fits, relative to the object's best-fitting noun.
+
+    Relative, because occlusion lowers every fit alike, but never relative to less than FIT_REF:
+    a fragment that fits nothing well must not look like a perfect match (segments no entry
+    explains at all are not scored this way, see _name_fit).
+    """
+    best = max((max(v.values()) for v in ns.values()), default=0.0)
+    nouns = ["box", "cube", "bar", "jenga block", "lego brick", "domino"] if q.category == "block" \
+        else ["can"] if q.category == "can" else [q.category]
+    s = max((max(ns[n].values()) for n in nouns if n in ns), default=-1.0)
+    if s < 0:
+        return -1.0
+    return min(1.0, s / max(best, FIT_REF))
+
+
 def _category_score(q: Query, o: SceneObject) -> float:
     if q.unknown_noun is not None:
         return 1.0 if q.unknown_noun in o.name.split() else 0.02
     if q.category is None:
         return 1.0
+    ns = _name_fit(o)
+    if ns is not None:
+        s = _noun_score(q, ns)
+        if s >= 0:
+            return max(s, 0.02)
     c = o.attributes.get("category")
     if c is None:
         return 0.5
+    if o.attributes.get("name_scores"):  # measured, but no catalogue entry explains it: weak evidence
+        return 0.75 * _shape_class_score(q, str(o.attributes.get("shape", c)))
     if c == q.category or (q.category == "block" and c in ("box", "cube", "lego brick", "jenga block")):
         return 1.0
     if q.category == "box" and c == "cube":
         return 0.9
-    typical, other = SHAPE_OF.get(q.category, ((), ()))
-    if c in typical:  # a perceived shape class compatible with the word
+    return _shape_class_score(q, c)
+
+
+def _shape_class_score(q: Query, shape: str) -> float:
+    """Agreement of a perceived shape class (box, cylinder, ball, bar, disc, irregular) with the noun."""
+    typical, other = SHAPE_OF.get(q.category or "", ((), ()))
+    if shape in typical:  # a perceived shape class compatible with the word
         return 0.8
-    if c in other:  # ... in another rest pose
+    if shape in other:  # ... in another rest pose
         return 0.6
-    if c == "irregular":  # the geometric backend's "shape unclear" (occluded, odd pose): weak evidence
+    if shape == "irregular":  # the geometric backend's "shape unclear" (occluded, odd pose): weak evidence
         return 0.55
     return 0.05
 
@@ -182,7 +233,15 @@ def _volume(o: SceneObject) -> float:
 
 
 def _abs_size_score(q: Query, o: SceneObject) -> float:
-    if q.size is None or o.attributes.get("size") not in _SIZE_ORDER:
+    if q.size is None:
+        return 1.0
+    ns = _name_fit(o)
+    if ns is not None and q.category in ns and len(ns[q.category]) > 1:
+        by_size = ns[q.category]
+        if q.size not in by_size:  # "medium" bar: the catalogue has none, the nearest sizes count
+            return 0.8
+        return 0.3 + 0.7 * by_size[q.size] / max(max(by_size.values()), 1e-6)
+    if o.attributes.get("size") not in _SIZE_ORDER:
         return 1.0
     # Soft: size labels are category-relative in the catalogue and noisy when measured.
     return (1.0, 0.8, 0.5)[abs(_SIZE_ORDER[q.size] - _SIZE_ORDER[o.attributes["size"]])]
@@ -244,14 +303,18 @@ def _dims_score(q: Query, o: SceneObject, scene: SceneGraph | None = None) -> fl
 def score_objects(q: Query, scene: SceneGraph) -> dict[int, float]:
     """Score every object in the scene against the query (0..1)."""
     objs = scene.objects
-    base = {o.id: _colour_score(q, o) * _category_score(q, o) * _dims_score(q, o, scene) for o in objs}
+    base = {o.id: _colour_score(q, o) * _category_score(q, o) * (1.0 if _name_fit(o) else _dims_score(q, o, scene))
+            for o in objs}
     # Relative size compares like with like: candidates whose perceived shape is typical for the word.
     cands = [o for o in objs if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o) >= 0.8)]
     scores = {o.id: base[o.id] * _abs_size_score(q, o) for o in objs}
     if q.size in ("small", "large") and len(cands) >= 2:
         rel = _rank_scores([_volume(o) for o in cands], prefer_low=q.size == "small")
         for o, r in zip(cands, rel, strict=True):
-            scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o))
+            if q.comparative or _name_fit(o) is None:
+                scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o))
+            else:  # a catalogue size word: the fit decides, the rank only breaks near-ties
+                scores[o.id] *= 0.85 + 0.15 * (r - 0.4) / 0.6
     live = [o for o in objs if scores[o.id] >= ACCEPT]
     if q.superlative and len(live) >= 2:
         axis, low = {"left": (0, True), "right": (0, False), "front": (1, False), "back": (1, True)}[q.superlative]
@@ -285,17 +348,27 @@ def ground_all(q: Query, scene: SceneGraph) -> dict[int, float]:
     return {i: s for i, s in score_objects(q, scene).items() if s >= ACCEPT}
 
 
-def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:
-    """Best object for the referring text and its score, or None when nothing matches well enough.
+@dataclass
+class Grounded:
+    """The best object for a text, its score, and the others that fit about as well."""
 
-    An exact (case-insensitive) name match wins outright, which is how the sim backend's catalogue
-    names ("small red box") ground without ambiguity.
+    obj: SceneObject
+    score: float
+    alternatives: list[SceneObject] = field(default_factory=list)
+
+
+def resolve(text: str, scene: SceneGraph) -> Grounded | None:
+    """Best object for the referring text, with equally good alternatives; None when nothing fits.
+
+    An exact (case-insensitive) name match wins outright when names are authoritative (the sim
+    backend's catalogue names); measured names are only evidence, so they are scored like any
+    other text. Candidates scoring at least AMBIGUOUS × the best are returned as alternatives.
     """
     t = text.lower().strip()
     t_bare = re.sub(r"^(the|a|an)\s+", "", t)
     for o in scene.objects:
-        if o.name.lower() == t_bare:
-            return o, 1.0
+        if o.name.lower() == t_bare and not o.attributes.get("name_scores"):
+            return Grounded(o, 1.0)
     q = parse(text)
     if q.colour is None and q.category is None and q.unknown_noun is None and q.size is None \
             and q.superlative is None:
@@ -303,9 +376,18 @@ def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:
     scores = score_objects(q, scene)
     if not scores:
         return None
-    best = max(scores, key=lambda i: (scores[i], (scene.by_id(i).attributes.get("pixels", 0))))  # type: ignore[union-attr]
+    order = sorted(scores, key=lambda i: (scores[i], scene.by_id(i).attributes.get("pixels", 0)),  # type: ignore[union-attr]
+                   reverse=True)
+    best = order[0]
     if scores[best] < ACCEPT:
         return None
     obj = scene.by_id(best)
     assert obj is not None
-    return obj, scores[best]
+    alts = [scene.by_id(i) for i in order[1:] if scores[i] >= max(ACCEPT, AMBIGUOUS * scores[best])]
+    return Grounded(obj, scores[best], [a for a in alts if a is not None])
+
+
+def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:
+    """Best object for the referring text and its score, or None (see `resolve`)."""
+    hit = resolve(text, scene)
+    return None if hit is None else (hit.obj, hit.score)

@@ -1,0 +1,234 @@
+"""Naming in the catalogue's own words: measured shape -> (noun, size word) with scores.
+
+Why the catalogue: it is the robot's known object vocabulary (like a YCB list), so a segment is
+named by the catalogue entry whose dimensions and shape it fits best, in that entry's words
+("ball", "puck", "jenga block") and with that category's own size scale (a 5.6 cm ball is a
+"medium" ball; a can 5.6 cm across and 8 cm tall is a "medium" can).
+
+Each catalogue (noun, size) gives the rest poses it can take on a table, seen from above:
+(own height, long and short footprint side, footprint round?, top flat?). A segment is scored
+against every pose: the own height must agree (it is not shortened by occlusion, but an object
+lying on others has an uncertain support, hence an interval), the footprint may be smaller than
+the pose's (occlusion) but hardly larger, and the round/flat cues must agree where the pose
+predicts them. Scores are likelihood-like (1 = perfect fit); grounding compares them across
+objects, so their absolute level matters less than their order.
+
+Simplified: one view, visible points only; meshes are matched to their bounding boxes with
+looser tolerances and without shape cues except where the mesh is clearly not flat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from itertools import permutations
+
+SIZES = ("small", "medium", "large")
+TILTED_WEIGHT = 0.8  # a leaning pose explains a segment a little less readily than a rest pose
+
+
+@dataclass(frozen=True)
+class Pose:
+    """One rest pose seen from above: own height, footprint sides (long ≥ short) and cues."""
+
+    height: float
+    long: float
+    short: float
+    round_: bool | None  # footprint outline round (True), rectangular (False) or either (None)
+    flat: bool | None  # top face flat (True), curved (False) or either (None)
+    sphere: bool = False  # a ball: the visible surface is a sphere cap of diameter `height`
+    planar: bool | None = None  # flat faces (blocks) or curved all over (balls, ducks, bears)
+    lying_cylinder: bool = False  # curved across, straight along (a can or puck on its side)
+
+
+@dataclass(frozen=True)
+class Prototype:
+    noun: str
+    size: str
+    poses: tuple[Pose, ...]
+    loose: bool  # meshes: bounding box only, looser dimension tolerance
+    colours: frozenset[str]  # colours the catalogue holds this entry in
+
+    @property
+    def dims(self) -> tuple[float, float, float]:
+        """Extents sorted longest first (the same in every pose)."""
+        p = self.poses[0]
+        return tuple(sorted((p.height, p.long, p.short), reverse=True))  # type: ignore[return-value]
+
+
+def _box_poses(x: float, y: float, z: float, round_: bool | None = False, flat: bool | None = True) -> list[Pose]:
+    out = []
+    for h, a, b in ((z, x, y), (y, x, z), (x, y, z)):
+        out.append(Pose(h, max(a, b), min(a, b), round_, flat, planar=True))
+    return out
+
+
+def _poses(shape: str, dims: tuple[float, ...], ext: tuple[float, float, float], noun: str) -> list[Pose]:
+    if shape == "box":
+        return _box_poses(*dims[:3])
+    if shape == "cylinder":
+        r, h = dims[0], dims[1]
+        return [Pose(h, 2 * r, 2 * r, True, True),
+                Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, None, lying_cylinder=True)]
+    if shape == "sphere":
+        return [Pose(2 * dims[0], 2 * dims[0], 2 * dims[0], True, False, sphere=True, planar=False)]
+    # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
+    if noun in ("jenga block", "domino"):
+        return _box_poses(*ext)
+    if noun == "lego brick":  # studs up: a bumpy top; on a side: flat
+        poses = _box_poses(*ext)
+        return [Pose(p.height, p.long, p.short, False, p.height != ext[2], planar=p.height != ext[2]) for p in poses]
+    organic = noun in ("duck", "teddy bear")  # curved all over; a mug is curved outside, hollow inside
+    return [Pose(h, max(a, b), min(a, b), None, False if organic else None, planar=False)
+            for h, a, b in {(p[2], p[0], p[1]) for p in permutations(ext)}]
+
+
+@cache
+def prototypes() -> tuple[Prototype, ...]:
+    """One prototype per catalogue (noun, size), from the catalogue's dimensions."""
+    from bt_grasp.bench.catalogue import catalogue, extents
+
+    seen: dict[tuple[str, str], Prototype] = {}
+    colours: dict[tuple[str, str], set[str]] = {}
+    for s in catalogue():
+        key = (s.category, s.size)
+        colours.setdefault(key, set()).add(s.colour)
+        if key not in seen:
+            seen[key] = Prototype(s.category, s.size, tuple(_poses(s.shape, s.dims, extents(s), s.category)),
+                                  s.shape == "mesh", frozenset())
+    return tuple(Prototype(p.noun, p.size, p.poses, p.loose, frozenset(colours[(p.noun, p.size)]))
+                 for p in seen.values())
+
+
+@cache
+def sizes_of(noun: str) -> tuple[str, ...]:
+    """Size words the catalogue uses for this noun (one entry: the noun needs no size word)."""
+    return tuple(s for s in SIZES if any(p.noun == noun and p.size == s for p in prototypes()))
+
+
+def nouns() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.noun for p in prototypes()))
+
+
+def _log_penalty(measured: float, expected: float, sigma_over: float, sigma_under: float) -> float:
+    """Gaussian in log ratio, with separate widths for too large and too small."""
+    if expected <= 0 or measured <= 0:
+        return 0.3
+    r = math.log(measured / expected)
+    s = sigma_over if r > 0 else sigma_under
+    return math.exp(-0.5 * (r / s) ** 2)
+
+
+def _height_fit(h: float, m: dict[str, float], over: float) -> float:
+    """Own height: 1 inside [firm, high]; mildly lower down to the weak bound; strongly outside."""
+    lo, firm, hi = m["height_lo"], m["height_firm"], m["height_hi"]
+    slack = 0.004
+    if h > hi + slack:
+        return _log_penalty(hi, h, over, over)
+    if h >= firm - slack:
+        return 1.0
+    f = _log_penalty(h, firm, 1.0, 0.5)  # could rest on a hidden support: weak evidence
+    if h < lo - slack:
+        f *= _log_penalty(h, lo, 1.0, over)
+    return f
+
+
+def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
+    """How well one rest pose explains the measurements (0..1)."""
+    over = 0.22 if loose else 0.13
+    under = (0.8 if loose else 0.7) if m.get("occluded", 0.0) else (0.45 if loose else 0.3)
+    f = _height_fit(pose.height, m, over)
+    f *= _log_penalty(m["long"], pose.long, over, under)
+    f *= _log_penalty(m["short"], pose.short, over, under)
+    if pose.sphere and m.get("sphere_r", 0.0) > 0:
+        # A sphere fit sees the radius even when half the ball is hidden.
+        f *= 0.3 + 0.7 * _log_penalty(2 * m["sphere_r"], pose.height, 0.12, 0.12)
+    cue = 1.0
+    if pose.round_ is not None:
+        cue *= m["p_round"] if pose.round_ else 1.0 - m["p_round"]
+    if pose.flat is not None:
+        cue *= m["p_flat"] if pose.flat else 1.0 - m["p_flat"]
+    if "p_sphere" in m:
+        cue *= m["p_sphere"] if pose.sphere else 1.0 - 0.7 * m["p_sphere"]
+    if pose.planar is not None and "p_planar" in m:
+        cue *= m["p_planar"] if pose.planar else 1.0 - m["p_planar"]
+    if "p_cyl" in m:
+        if pose.lying_cylinder:
+            cue *= 0.2 + 0.8 * m["p_cyl"]
+        elif not pose.sphere:
+            cue *= 1.0 - (0.8 if pose.planar else 0.6) * m["p_cyl"]
+    return f * (0.25 + 0.75 * cue)
+
+
+def tilted_score(proto: Prototype, m: dict[str, float]) -> float:
+    """An object leaning on others: its visible surface's principal extents against the sorted
+    dimensions (the hidden third may be short, never much longer)."""
+    obb = m.get("obb")
+    if not obb:
+        return 0.0
+    over = 0.22 if proto.loose else 0.15
+    under = 0.8 if m.get("occluded", 0.0) else 0.4
+    d = proto.dims
+    f = _log_penalty(obb[0], d[0], over, under) * _log_penalty(obb[1], d[1], over, under)
+    if obb[2] > d[0] * 1.15 + 0.005:
+        f *= 0.2
+    if "p_sphere" in m:
+        f *= 1.0 - 0.7 * m["p_sphere"] if d[0] != d[2] else 0.3 + 0.7 * m["p_sphere"]
+    planar = proto.poses[0].planar
+    if planar is not None and "p_planar" in m:
+        f *= 0.25 + 0.75 * (m["p_planar"] if planar else 1.0 - m["p_planar"])
+    return f
+
+
+def face_score(proto: Prototype, m: dict[str, float]) -> float:
+    """A flat-faced object in any pose: each large visible face's rectangle against the pairs of
+    the object's dimensions (a leaning box shows its faces, not its footprint)."""
+    faces = [f for f in m.get("faces") or [] if f[0] >= 0.15]
+    if not faces or proto.poses[0].planar is not True:
+        return 0.0
+    over = 0.15
+    under = 0.7 if m.get("occluded", 0.0) else 0.35
+    d = proto.dims
+    pairs = ((d[0], d[1]), (d[0], d[2]), (d[1], d[2]))
+    out = 1.0
+    for k, (_, length, width, fill) in enumerate(faces[:2]):
+        s = max(_log_penalty(length, a, over, under) * _log_penalty(max(width, 1e-4), b, over, under)
+                for a, b in pairs)
+        s *= 1.0 / (1.0 + math.exp(-(fill - 0.87) / 0.02))  # a block's faces are rectangles, a can's top is not
+        out *= s if k == 0 else 0.5 + 0.5 * s
+    return out * m.get("p_planar", 1.0) * (1.0 - m.get("p_sphere", 0.0))
+
+
+def name_scores(m: dict[str, float], colour: str | None = None) -> dict[str, dict[str, float]]:
+    """{noun: {size: score}} for a segment's measurements.
+
+    m: long, short (footprint sides), height_lo ≤ height_firm ≤ height_hi (own height: weak lower
+    bound, likely lower bound, upper bound), p_round, p_flat, p_sphere (0..1 beliefs), sphere_r,
+    occluded (1 when a nearer object borders it: the footprint may be cut). A colour the catalogue
+    does not hold the entry in divides its score by 8 (colour naming is right ~95 % of the time).
+    """
+    out: dict[str, dict[str, float]] = {}
+    for p in prototypes():
+        s = max(pose_score(pose, m, p.loose) for pose in p.poses)
+        if m.get("tilted", 0.0):
+            s = max(s, TILTED_WEIGHT * max(tilted_score(p, m), face_score(p, m)))
+        if colour is not None and colour not in p.colours:
+            s /= 8.0
+        out.setdefault(p.noun, {})[p.size] = round(s, 4)
+    return out
+
+
+def best_name(scores: dict[str, dict[str, float]]) -> tuple[str, str, float]:
+    """(noun, size, score) of the best-fitting catalogue entry."""
+    noun, size, s = "", "medium", -1.0
+    for n, by_size in scores.items():
+        for z, v in by_size.items():
+            if v > s:
+                noun, size, s = n, z, v
+    return noun, size, s
+
+
+def catalogue_name(colour: str, noun: str, size: str) -> str:
+    """The catalogue's naming rule: a size word only when the noun comes in several sizes."""
+    return f"{size} {colour} {noun}" if len(sizes_of(noun)) > 1 else f"{colour} {noun}"

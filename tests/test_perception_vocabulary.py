@@ -1,0 +1,138 @@
+"""Naming in the catalogue's words, splitting same-colour touching objects, the basket, and
+asking instead of guessing when two objects fit the words equally well."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bt_grasp.bench.catalogue import COLOURS
+from bt_grasp.perception.geometric import GeometricPerceiver
+from bt_grasp.perception.grounding import resolve
+from bt_grasp.perception.synthetic import Prim, overhead_camera, render
+from bt_grasp.perception.vocabulary import best_name, catalogue_name, name_scores, sizes_of
+
+
+def rgb(c: str) -> tuple[float, float, float]:
+    return COLOURS[c][:3]  # type: ignore[return-value]
+
+
+def _measured(long: float, short: float, height: float, **cues: float) -> dict[str, float]:
+    m = {"long": long, "short": short, "height_lo": 0.3 * height, "height_firm": height, "height_hi": height,
+         "p_round": 0.5, "p_flat": 0.5}
+    m.update(cues)
+    return m
+
+
+def test_catalogue_naming_rule_uses_size_words_only_for_nouns_with_several_sizes():
+    assert sizes_of("ball") == ("small", "medium", "large")
+    assert sizes_of("cube") == ("medium",)
+    assert catalogue_name("black", "ball", "small") == "small black ball"
+    assert catalogue_name("orange", "cube", "medium") == "orange cube"
+    assert catalogue_name("purple", "puck", "medium") == "purple puck"
+
+
+@pytest.mark.parametrize(("m", "colour", "noun", "size"), [
+    # A 4 cm sphere cap: a small ball, not a "medium" one (sizes are the noun's own scale).
+    (_measured(0.04, 0.04, 0.04, p_round=0.95, p_flat=0.05, p_sphere=0.99, sphere_r=0.02), "black", "ball", "small"),
+    (_measured(0.056, 0.056, 0.056, p_round=0.95, p_flat=0.05, p_sphere=0.99, sphere_r=0.028), "red", "ball", "medium"),
+    # A flat disc 6 cm across and 2 cm tall is a puck.
+    (_measured(0.06, 0.06, 0.02, p_round=0.95, p_flat=0.98, p_planar=0.5), "purple", "puck", None),
+    # 4.5 cm on every side with flat faces is a cube, not a box.
+    (_measured(0.045, 0.045, 0.045, p_round=0.02, p_flat=0.98, p_planar=0.99), "orange", "cube", None),
+    # A jenga block is 13.5 x 4.5 x 2.7 cm; a large bar is 15 x 3 x 3.
+    (_measured(0.135, 0.045, 0.027, p_round=0.02, p_flat=0.98, p_planar=0.99), "brown", "jenga block", None),
+    (_measured(0.15, 0.03, 0.03, p_round=0.02, p_flat=0.98, p_planar=0.99), "green", "bar", "large"),
+    # An upright can 5.6 cm across and 8 cm tall is a medium can.
+    (_measured(0.056, 0.056, 0.08, p_round=0.95, p_flat=0.98), "blue", "can", "medium"),
+])
+def test_measurements_are_named_by_the_best_fitting_catalogue_entry(m, colour, noun, size):
+    got_noun, got_size, _ = best_name(name_scores(m, colour))
+    assert got_noun == noun
+    if size is not None:
+        assert got_size == size
+
+
+def test_catalogue_colours_are_prior_knowledge():
+    """Dominoes exist only in black and white: a purple one is much less likely."""
+    m = _measured(0.076, 0.038, 0.0095, p_round=0.02, p_flat=0.99, p_planar=0.99)
+    white, purple = name_scores(m, "white"), name_scores(m, "purple")
+    assert best_name(white)[0] == "domino"
+    assert purple["domino"]["small"] < white["domino"]["small"] / 4
+
+
+def test_a_ball_touching_a_bar_of_the_same_colour_is_two_objects():
+    red = rgb("red")
+    prims = [Prim("box", (0.50, 0.0, 0.015), (0.15, 0.03, 0.03), red, name="large red bar"),
+             Prim("sphere", (0.50, 0.043, 0.028), (0.028,), red, name="medium red ball")]
+    K, T, shape = overhead_camera(512)
+    obs = render(prims, K, T, shape)
+    whole = GeometricPerceiver(split_valleys=False).survey(obs)
+    assert len(whole.objects) == 1  # no colour or depth edge between them
+    scene = GeometricPerceiver().survey(obs)
+    assert sorted(o.name for o in scene.objects) == ["large red bar", "medium red ball"]
+    inst = obs.annotations["instance"]
+    for o in scene.objects:
+        ids, counts = np.unique(inst[o.mask], return_counts=True)
+        assert counts.max() / counts.sum() > 0.95  # each segment is one object
+
+
+def test_an_object_with_a_fold_of_its_own_is_not_cut():
+    """A box lying in a groove between two others of its colour: cut at the folds, merged back
+    because each piece is then explained by one catalogue box."""
+    blue = rgb("blue")
+    prims = [Prim("box", (0.50, 0.00, 0.02), (0.09, 0.06, 0.05), blue, name="large blue box"),
+             Prim("box", (0.50, 0.10, 0.015), (0.04, 0.03, 0.03), rgb("green"), name="small green box")]
+    K, T, shape = overhead_camera(512)
+    scene = GeometricPerceiver().survey(render(prims, K, T, shape))
+    assert sorted(o.name for o in scene.objects) == ["large blue box", "small green box"]
+
+
+def _basket(centre: tuple[float, float], content: list[Prim]) -> list[Prim]:
+    x, y = centre
+    grey = (0.5, 0.5, 0.5)
+    walls = [Prim("box", (x, y, 0.001), (0.30, 0.30, 0.002), grey),
+             Prim("box", (x + 0.145, y, 0.03), (0.01, 0.30, 0.06), grey),
+             Prim("box", (x - 0.145, y, 0.03), (0.01, 0.30, 0.06), grey),
+             Prim("box", (x, y + 0.145, 0.03), (0.30, 0.01, 0.06), grey),
+             Prim("box", (x, y - 0.145, 0.03), (0.30, 0.01, 0.06), grey)]
+    return walls + content
+
+
+def test_the_basket_is_one_segment_and_what_lies_in_it_is_another():
+    cube = Prim("box", (0.45, 0.05, 0.0245), (0.045, 0.045, 0.045), rgb("orange"), name="orange cube")
+    outside = Prim("sphere", (0.50, -0.25, 0.028), (0.028,), rgb("yellow"), name="medium yellow ball")
+    K, T, shape = overhead_camera(512, height=0.9)
+    obs = render(_basket((0.45, 0.05), [cube]) + [outside], K, T, shape)
+    scene = GeometricPerceiver().survey(obs)
+    by_name = {o.name: o for o in scene.objects}
+    assert set(by_name) == {"basket", "orange cube", "medium yellow ball"}
+    inst = obs.annotations["instance"]
+    basket_px = np.isin(inst, [1, 2, 3, 4, 5])
+    iou = (by_name["basket"].mask & basket_px).sum() / (by_name["basket"].mask | basket_px).sum()
+    assert iou > 0.9  # walls and floor
+    assert by_name["orange cube"].attributes.get("in_receptacle") == "basket"
+    assert "in_receptacle" not in by_name["medium yellow ball"].attributes
+
+
+def test_two_equally_good_candidates_are_returned_as_alternatives():
+    red = rgb("red")
+    prims = [Prim("box", (0.45, 0.10, 0.015), (0.04, 0.03, 0.03), red, name="small red box"),
+             Prim("box", (0.55, -0.10, 0.015), (0.04, 0.03, 0.03), red, name="small red box"),
+             Prim("box", (0.50, 0.20, 0.025), (0.09, 0.06, 0.05), red, name="large red box")]
+    K, T, shape = overhead_camera(512)
+    obs = render(prims, K, T, shape)
+    per = GeometricPerceiver()
+    scene = per.survey(obs)
+    loc = per.locate(obs, "the small red box", scene)
+    assert loc is not None and len(loc.alternatives) == 1
+    assert loc.alternatives[0].startswith("the small red box on the")
+    # A spatial word breaks the tie: no question needed.
+    left = per.locate(obs, "the small red box on the left", scene)
+    assert left is not None and left.alternatives == []
+    assert left.points_base[:, 1].mean() > 0  # image left is base +y for this camera
+    # The large one is unique.
+    big = per.locate(obs, "the large red box", scene)
+    assert big is not None and big.alternatives == []
+    hit = resolve("the larger red box", scene)
+    assert hit is not None and hit.obj.name == "large red box" and not hit.alternatives
