@@ -122,6 +122,47 @@ def test_garbage_sample_in_stream() -> None:
 
 # --- semantic hook -------------------------------------------------------------------------------
 
+# --- wrist load ---------------------------------------------------------------------------------
+
+def test_deep_slip_is_slip_only_with_the_load_channel() -> None:
+    """Fingers clamped on an object that stayed on the table look held; the wrist load tells."""
+    for k in range(10):
+        tel = synth_attempt(Label.SLIP, np.random.default_rng(k), with_load=True, deep_slip=True)
+        v = classify(tel, TH)
+        assert v.label is Label.SLIP and v.evidence["rule"] == "load_drop_at_rest", v.evidence
+        assert _stream(tel.samples()) == v
+        tel.load[:] = np.nan  # a driver without a load sensor: finger telemetry alone
+        assert classify(tel, TH).label is Label.SUCCESS
+
+
+def test_carried_object_stays_success_and_reports_its_load() -> None:
+    for k in range(10):
+        tel = synth_attempt(Label.SUCCESS, np.random.default_rng(k), with_load=True)
+        v = classify(tel, TH)
+        assert v.label is Label.SUCCESS, v.evidence
+        assert abs(v.evidence["lift_load_drop_n"]) < TH.load_drop_max_n
+
+
+def test_load_drop_rule() -> None:
+    """Heavier during the steady lift than at rest is a drag, not a carried weight: SLIP."""
+    base = synth_attempt(Label.SUCCESS, np.random.default_rng(3), noise=False, with_load=True)
+    lift = base.phase >= int(Phase.MICRO_LIFT)
+    drag = base.load.copy()
+    drag[(base.phase == int(Phase.MICRO_LIFT))] += 2.0
+    dragged = Telemetry(**{**base.to_dict(), "load": drag})
+    v = classify(dragged, TH)
+    assert v.label is Label.SLIP and v.evidence["lift_load_drop_n"] > TH.load_drop_max_n
+    assert classify(dragged, TH.model_copy(update={"use_load": False})).label is Label.SUCCESS
+    offset = Telemetry(**{**base.to_dict(), "load": base.load - 0.6})  # a constant sensor offset changes nothing
+    assert classify(offset, TH).label is Label.SUCCESS
+    pushed = Telemetry(**{**base.to_dict(), "load": np.where(lift, -30.0, base.load)})
+    v = classify(pushed, TH)  # pressing on something the table holds up: not carrying
+    assert v.label is Label.SLIP and v.evidence["rule"] == "wrist_pushed_up"
+    gap = base.load.copy()
+    gap[lift] = np.nan  # unmeasured during the lift: no load evidence, finger rules decide
+    assert classify(Telemetry(**{**base.to_dict(), "load": gap}), TH).label is Label.SUCCESS
+
+
 def test_semantic_hook() -> None:
     ok_v = classify(_good(), TH)
     assert ok_v.label is Label.SUCCESS
@@ -157,6 +198,7 @@ _vals = st.sampled_from([0.0, 0.01, 0.03, 0.05, 0.1, 0.2, 0.5, 0.8, 1.0])
 _eff = st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9, 1.1])
 _vel = st.sampled_from([0.0, 0.001, -0.001, 0.01, -0.05])
 _h = st.sampled_from([0.0, 0.002, 0.005, 0.01, 0.02, 0.04])
+_load = st.sampled_from([None, None, 6.9, 6.9, 7.0, 7.5, 8.5, -3.0, float("nan")])
 
 
 @st.composite
@@ -173,10 +215,11 @@ def sample_seqs(draw: st.DrawFn, allow_bad: bool = True) -> list[Sample]:
         a, e, v, h = draw(_vals), draw(_eff), draw(_vel), draw(_h)
         cmd = draw(st.sampled_from([0.0, 1.0, a]))
         stalled = draw(st.booleans()) and draw(st.booleans())
+        load = draw(_load)
         for _ in range(reps):
             t += dt
             out.append(Sample(t=t, aperture_m=a * 0.085, aperture_norm=a, commanded_aperture=cmd, effort=e,
-                              velocity=v, ee_height=h, phase=phase, stalled=stalled))
+                              velocity=v, ee_height=h, phase=phase, stalled=stalled, load=load))
     if allow_bad and out and draw(st.booleans()):
         k = draw(st.integers(0, len(out) - 1))
         kind = draw(st.sampled_from(["nan", "back", "inf", "phase"]))

@@ -7,8 +7,9 @@ value with the best objective on the *train* split, and repeat for a few rounds.
 the middle one is taken (largest margin to both sides), which generalises better than an edge.
 
 Objective: macro-F1 over the six labels, minus a steep penalty when EMPTY recall falls below
-`min_empty_recall` or the share of successes called EMPTY exceeds `max_success_empty` (the
-recovery policy depends on those two numbers most).
+`min_empty_recall`, the share of successes called EMPTY exceeds `max_success_empty`, or the share
+called SLIP exceeds `max_success_slip` (the recovery policy depends on those numbers most: each
+such success is a needless retry of a grasp that held).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ GRID: dict[str, list[float]] = {
     "stall_velocity_eps": [0.005, 0.01, 0.02, 0.04],
     "stall_window_s": [0.15, 0.2, 0.3, 0.5],
     "lift_progress_min_m": [0.002, 0.004, 0.006],
+    "pushed_up_load_n": [-20.0, -10.0, -5.0, 0.0, 2.0],
+    "load_drop_max_n": [0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5],
 }
 
 
@@ -73,14 +76,17 @@ class CalibrationResult:
         return "\n".join(lines)
 
 
-def objective(s: Scores, min_empty_recall: float = 0.96, max_success_empty: float = 0.02) -> float:
+def objective(s: Scores, min_empty_recall: float = 0.96, max_success_empty: float = 0.02,
+              max_success_slip: float = 0.05) -> float:
     f1 = s.macro_f1()
-    er, se = s.empty_recall(), s.success_called_empty()
+    er, se, ss = s.empty_recall(), s.success_called_empty(), s.called("SUCCESS", "SLIP")
     pen = 0.0
     if er == er:  # not NaN
         pen += 10 * max(0.0, min_empty_recall - er)
     if se == se:
         pen += 10 * max(0.0, se - max_success_empty)
+    if ss == ss:
+        pen += 10 * max(0.0, ss - max_success_slip)
     return (f1 if f1 == f1 else 0.0) - pen
 
 
@@ -127,6 +133,8 @@ def calibrate(traces: list[Trace], initial: WatchdogThresholds | None = None, te
     initial = initial or WatchdogThresholds()
     train, test = split(traces, test_frac, seed)
     th, evals = fit(train, initial, rounds=rounds, **obj_kw)
+    seeds = sorted({int(tr.meta["seed"]) for tr in traces if isinstance(tr.meta.get("seed"), int)})
+    th = th.model_copy(update={"calibration_seeds": seeds})
     return CalibrationResult(thresholds=th, initial=initial, train=evaluate(train, th),
                              held_out=evaluate(test, th), held_out_initial=evaluate(test, initial),
                              n_train=len(train), n_test=len(test), rounds=rounds, evaluations=evals)
@@ -144,6 +152,8 @@ def _format_value(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(round(v, 6))
+    if isinstance(v, list):
+        return "[" + ", ".join(_format_value(x) for x in v) + "]"
     return str(v)
 
 
@@ -157,6 +167,8 @@ def watchdog_block(th: WatchdogThresholds, keep: dict[str, Any] | None = None, c
     for k in sorted(keep or {}):
         if k in SENSOR_FIELDS:
             data[k] = getattr(th, k)
+    if th.calibration_seeds:
+        data["calibration_seeds"] = th.calibration_seeds
     for k, v in data.items():
         lines.append(f"  {k}: {_format_value(v)}")
     return "\n".join(lines) + "\n"

@@ -31,8 +31,12 @@ def add_watchdog_parser(subparsers: Any) -> argparse.ArgumentParser:
     rec.add_argument("-q", "--quiet", action="store_true")
     rec.set_defaults(func=cmd_record)
 
-    ev = sub.add_parser("eval", help="confusion matrix and per-label precision/recall on a trace directory")
-    ev.add_argument("traces", help="trace directory (index.jsonl + .npz)")
+    ev = sub.add_parser("eval", help="confusion matrix and per-label precision/recall (95 % CIs), split into "
+                                     "calibration seeds and held-out seeds")
+    ev.add_argument("traces", nargs="+", help="trace directories (index.jsonl + .npz)")
+    ev.add_argument("--calibration-seeds", type=int, nargs="*", default=None,
+                    help="recording seeds the thresholds were fitted on (default: the profile's "
+                         "watchdog.calibration_seeds); traces from other seeds are reported as held out")
     ev.add_argument("--robot", default=None, help="profile whose watchdog thresholds to use (default ur5e_robotiq)")
     ev.add_argument("--png", default=None, help="where to write the matrix PNG (default <traces>/confusion.png)")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON instead of a table")
@@ -92,21 +96,36 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from bt_grasp.watchdog.dataset import load_dataset
-    from bt_grasp.watchdog.evaluate import evaluate, plot_confusion
+    from bt_grasp.watchdog.evaluate import evaluate, plot_confusion, split_by_seed
     from bt_grasp.watchdog.thresholds import thresholds_from_profile
 
-    traces = load_dataset(args.traces)
-    if not traces:
-        raise UserError("no traces in the index", file=str(Path(args.traces) / "index.jsonl"))
+    traces = []
+    for d in args.traces:
+        got = load_dataset(d)
+        if not got:
+            raise UserError("no traces in the index", file=str(Path(d) / "index.jsonl"))
+        traces += got
     th = thresholds_from_profile(_profile(args.robot))
-    scores = evaluate(traces, th)
-    png = Path(args.png) if args.png else Path(args.traces) / "confusion.png"
-    plot_confusion(scores, png, title=f"Watchdog on {args.traces}")
+    seeds = th.calibration_seeds if args.calibration_seeds is None else args.calibration_seeds
+    cal, held = split_by_seed(traces, seeds)
+    parts = {"all": traces, "calibration seeds": cal, "held-out seeds": held} if seeds else {"all": traces}
+    scores = {name: evaluate(part, th) for name, part in parts.items() if part}
+    main_name = "held-out seeds" if "held-out seeds" in scores else "all"
+    png = Path(args.png) if args.png else Path(args.traces[0]) / "confusion.png"
+    plot_confusion(scores[main_name], png, title=f"Watchdog on {' '.join(args.traces)} ({main_name})")
     if args.json:
-        print(json.dumps({**scores.summary(), "png": str(png)}, indent=2))
-    else:
-        print(scores.table())
-        print(f"confusion matrix PNG: {png}")
+        print(json.dumps({**scores["all"].summary(), "png": str(png), "calibration_seeds": list(seeds),
+                          "splits": {k: v.summary() for k, v in scores.items()}}, indent=2))
+        return 0
+    for name, sc in scores.items():
+        part_seeds = sorted({tr.meta.get("seed") for tr in parts[name]}, key=str)
+        print(f"== {name} (n={sc.n}, seeds {', '.join(map(str, part_seeds))})")
+        print(sc.table())
+        print()
+    if not seeds:
+        print("no calibration seeds known (profile watchdog.calibration_seeds or --calibration-seeds): "
+              "no held-out split")
+    print(f"confusion matrix PNG ({main_name}): {png}")
     return 0
 
 

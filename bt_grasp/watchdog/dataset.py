@@ -5,7 +5,8 @@ Format (version 1), a directory holding:
 - `<id>.npz`: numpy `savez_compressed` archive with one 1-D array per Telemetry column:
   `t` (s, float64), `aperture_m`, `aperture_norm`, `commanded_aperture`, `effort`, `velocity`,
   `ee_height` (float32 on disk, float64 once loaded), `phase` (int8 Phase codes), `stalled`,
-  `overload` (bool). This is the
+  `overload` (bool), and `load` (wrist load in N, float32; NaN where not measured; files without
+  it load as unmeasured). This is the
   telemetry *as the classifier would see it* (noise and latency already applied).
 - `index.jsonl`: one JSON object per trace, one per line, fields:
   `id` (str, file stem), `file` (str), `label` (ground-truth Label value, decided by the

@@ -2,7 +2,12 @@
 
 The two numbers the recovery policy lives on are reported separately: EMPTY recall (an empty
 grasp not caught is a wrong FINALIZE) and the share of true successes called EMPTY (a needless
-retry, or worse a WAIT_CLARIFY with the object in hand).
+retry, or worse a WAIT_CLARIFY with the object in hand). SLIP recall and the share of successes
+called SLIP are reported beside them. Rates carry 95 % Wilson intervals (scipy), because a few
+hundred traces leave a recall uncertain by several points.
+
+`split_by_seed` separates traces recorded from the calibration seeds from the held-out ones, so
+a score is only called held-out when no threshold was fitted on its seed.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.outcomes import LABELS, Label
-from bt_grasp.watchdog.classify import Verdict, classify
+from bt_grasp.watchdog.classify import Verdict, classify_many
 from bt_grasp.watchdog.dataset import Trace
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
 
@@ -68,15 +73,34 @@ class Scores:
 
     def success_called_empty(self) -> float:
         """Share of true SUCCESS traces labelled EMPTY."""
-        i, j = self.labels.index("SUCCESS"), self.labels.index("EMPTY")
+        return self.called("SUCCESS", "EMPTY")
+
+    def called(self, true: str, predicted: str) -> float:
+        """Share of traces of true label `true` labelled `predicted`."""
+        i, j = self.labels.index(true), self.labels.index(predicted)
         row = self.confusion[i].sum()
         return float(self.confusion[i, j] / row) if row else float("nan")
+
+    def called_ci(self, true: str, predicted: str) -> tuple[float, float]:
+        """95 % Wilson interval of `called(true, predicted)` ((nan, nan) without support)."""
+        i, j = self.labels.index(true), self.labels.index(predicted)
+        return wilson(int(self.confusion[i, j]), int(self.confusion[i].sum()))
+
+    def recall_ci(self) -> dict[str, tuple[float, float]]:
+        return {lab: wilson(int(self.confusion[i, i]), int(self.confusion[i].sum()))
+                for i, lab in enumerate(self.labels)}
+
+    def precision_ci(self) -> dict[str, tuple[float, float]]:
+        return {lab: wilson(int(self.confusion[i, i]), int(self.confusion[:, i].sum()))
+                for i, lab in enumerate(self.labels)}
 
     def summary(self) -> dict[str, Any]:
         return {"n": self.n, "accuracy": self.accuracy(), "macro_f1": self.macro_f1(),
                 "empty_recall": self.empty_recall(), "success_called_empty": self.success_called_empty(),
                 "precision": self.precision(), "recall": self.recall(), "f1": self.f1(),
-                "confusion": self.confusion.tolist(), "labels": list(self.labels)}
+                "confusion": self.confusion.tolist(), "labels": list(self.labels),
+                "recall_ci95": self.recall_ci(), "precision_ci95": self.precision_ci(),
+                "success_called_slip": self.called("SUCCESS", "SLIP")}
 
     def table(self) -> str:
         """The confusion matrix and per-label scores as plain text (what `watchdog eval` prints)."""
@@ -85,20 +109,45 @@ class Scores:
         for i, lab in enumerate(self.labels):
             lines.append(lab.ljust(w + 9) + "".join(f"{int(x):8d}" for x in self.confusion[i]))
         p, r, f = self.precision(), self.recall(), self.f1()
+        pci, rci = self.precision_ci(), self.recall_ci()
         lines.append("")
-        lines.append("label".ljust(w) + "precision  recall      f1   support")
+        lines.append("label".ljust(w) + "precision [95% CI]     recall [95% CI]         f1   support")
         for i, lab in enumerate(self.labels):
-            lines.append(lab.ljust(w) + f"{_f(p[lab]):>9} {_f(r[lab]):>7} {_f(f[lab]):>7} "
-                         f"{int(self.confusion[i].sum()):9d}")
+            lines.append(lab.ljust(w) + f"{_f(p[lab]):>9} {_ci(pci[lab])}  {_f(r[lab]):>6} {_ci(rci[lab])} "
+                         f"{_f(f[lab]):>7} {int(self.confusion[i].sum()):9d}")
         lines.append("")
-        lines.append(f"n={self.n}  accuracy={_f(self.accuracy())}  macro-F1={_f(self.macro_f1())}  "
-                     f"EMPTY recall={_f(self.empty_recall())}  "
-                     f"successes called EMPTY={_f(self.success_called_empty())}")
+        lines.append(f"n={self.n}  accuracy={_f(self.accuracy())}  macro-F1={_f(self.macro_f1())}")
+        for true, pred in (("EMPTY", "EMPTY"), ("SLIP", "SLIP"), ("SUCCESS", "EMPTY"), ("SUCCESS", "SLIP")):
+            name = f"{true} recall" if true == pred else f"{true} called {pred}"
+            k = int(self.confusion[self.labels.index(true), self.labels.index(pred)])
+            m = int(self.confusion[self.labels.index(true)].sum())
+            lines.append(f"{name:<22} {k:>4}/{m:<4} = {_f(self.called(true, pred))} {_ci(self.called_ci(true, pred))}")
         return "\n".join(lines)
 
 
 def _f(x: float) -> str:
     return "n/a" if x is None or np.isnan(x) else f"{x:.3f}"
+
+
+def _ci(ci: tuple[float, float]) -> str:
+    return "[  n/a      ]" if np.isnan(ci[0]) else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """95 % Wilson score interval of k successes in n trials ((nan, nan) when n == 0)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def split_by_seed(traces: Sequence[Trace], calibration_seeds: Sequence[int]) -> tuple[list[Trace], list[Trace]]:
+    """(traces recorded from a calibration seed, the others: held out)."""
+    cal = {int(s) for s in calibration_seeds}
+    inside = [tr for tr in traces if tr.meta.get("seed") in cal]
+    return inside, [tr for tr in traces if tr.meta.get("seed") not in cal]
 
 
 def confusion(truth: Sequence[str | Label], predicted: Sequence[str | Label]) -> np.ndarray:
@@ -109,7 +158,7 @@ def confusion(truth: Sequence[str | Label], predicted: Sequence[str | Label]) ->
 
 
 def evaluate(traces: Sequence[Trace], th: WatchdogThresholds) -> Scores:
-    verdicts = [classify(tr.telemetry, th) for tr in traces]
+    verdicts = classify_many([tr.telemetry for tr in traces], th)
     return Scores(confusion([tr.label for tr in traces], [v.label for v in verdicts]), verdicts=verdicts)
 
 

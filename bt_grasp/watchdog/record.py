@@ -15,8 +15,8 @@ Induced outcomes (an *intent*; the stored label is the ground truth, which may d
   SLIP     `friction` (object lateral friction 0.001-0.02) and a mass of 0.3-2 kg; three in four
            grasped shallow (finger pads overlap the object's top 5-12 mm) so the 15 mm micro-lift
            pulls the fingers off it, one in four grasped normally -- then the object slides down
-           between the pads while they stay clamped, which finger telemetry cannot see (kept in
-           the data on purpose: it is a real blind spot, and shows up as SLIP called SUCCESS)
+           between the pads while they stay clamped, which finger telemetry cannot see; only the
+           wrist load (telemetry `load`) shows that the arm does not carry it
   WEAK     low grip force (8-22 % of the maximum) on a 0.15-0.6 kg object
   STALL    `block_lift` (the arm stops after 0-4 mm of the 15 mm micro-lift), `block_fingers` (the
            fingers jam part-way, between the opening and the object's width) or `never_finish`
@@ -47,8 +47,8 @@ Ground truth, decided in this order from simulator facts (see `ground_truth`):
                 touching their outsides), for >= 0.1 s during CLOSE..MICRO_LIFT (acquired)
        EMPTY    none did (nothing was between the fingers)
 
-Sensor model: the driver's clean telemetry gets Gaussian noise on aperture, effort, velocity and
-height, then a reading latency (each reading reports the state `latency_s` earlier), with the
+Sensor model: the driver's clean telemetry gets Gaussian noise on aperture, effort, velocity,
+height and wrist load, then a reading latency (each reading reports the state `latency_s` earlier), with the
 magnitudes in the profile's WatchdogThresholds (`aperture_noise_m`, ...).
 """
 
@@ -102,18 +102,19 @@ class SensorModel:
     velocity_noise: float
     latency_s: float
     stroke_m: float = 0.085
+    load_noise_n: float = 0.0
 
     @classmethod
     def from_thresholds(cls, th: WatchdogThresholds, stroke_m: float, enabled: bool = True) -> SensorModel:
         if not enabled:
             return cls(0.0, 0.0, 0.0, 0.0, 0.0, stroke_m)
         return cls(th.aperture_noise_m, th.effort_noise, th.height_noise_m, th.velocity_noise, th.latency_s,
-                   stroke_m)
+                   stroke_m, th.load_noise_n)
 
     def as_dict(self) -> dict[str, float]:
         return {"aperture_noise_m": self.aperture_noise_m, "effort_noise": self.effort_noise,
                 "height_noise_m": self.height_noise_m, "velocity_noise": self.velocity_noise,
-                "latency_s": self.latency_s}
+                "latency_s": self.latency_s, "load_noise_n": self.load_noise_n}
 
     def apply(self, tel: Telemetry, rng: np.random.Generator) -> Telemetry:
         n = len(tel)
@@ -125,9 +126,12 @@ class SensorModel:
         d["effort"] = np.clip(d["effort"] + rng.normal(0, self.effort_noise, n), 0.0, None)
         d["velocity"] = d["velocity"] + rng.normal(0, self.velocity_noise, n)
         d["ee_height"] = d["ee_height"] + rng.normal(0, self.height_noise_m, n)
+        if self.load_noise_n > 0:  # drawn last, so the other columns' noise matches older recordings
+            d["load"] = d["load"] + rng.normal(0, self.load_noise_n, n)
         if self.latency_s > 0:
             src = np.clip(np.searchsorted(d["t"], d["t"] - self.latency_s, side="right") - 1, 0, n - 1)
-            for k in ("aperture_m", "aperture_norm", "effort", "velocity", "ee_height", "stalled", "overload"):
+            for k in ("aperture_m", "aperture_norm", "effort", "velocity", "ee_height", "load", "stalled",
+                      "overload"):
                 d[k] = d[k][src]  # commands and phase are the controller's own: not delayed
         return Telemetry(**d)
 

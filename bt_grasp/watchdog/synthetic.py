@@ -6,7 +6,10 @@ the regression set in tests/data/watchdog/ is recorded from the PyBullet simulat
 `bt_grasp.watchdog.record`, and that is what the accuracy targets are measured on.
 
 Each generated attempt runs APPROACH -> CLOSE -> SETTLE -> MICRO_LIFT -> HOLD at a fixed sample
-rate, with Gaussian sensor noise and a reading latency taken from WatchdogThresholds.
+rate, with Gaussian sensor noise and a reading latency taken from WatchdogThresholds. With
+`with_load` it also sketches a wrist load: the free gripper's weight, plus the object's weight
+once it is lifted and held; a `deep_slip` SLIP keeps the fingers looking held while the load only
+shows a friction drag during the lift.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ STROKE_M = 0.085
 
 
 def synth_attempt(label: Label | str, rng: np.random.Generator, th: WatchdogThresholds | None = None,
-                  noise: bool = True, rate_hz: float = 80.0) -> Telemetry:
+                  noise: bool = True, rate_hz: float = 80.0, with_load: bool = False,
+                  deep_slip: bool = False) -> Telemetry:
     """One synthetic attempt whose physical outcome is `label` (see module doc: synthetic)."""
     th = th or WatchdogThresholds()
     label = Label(label)
@@ -56,7 +60,7 @@ def synth_attempt(label: Label | str, rng: np.random.Generator, th: WatchdogThre
             effort_hold = rng.uniform(0.15, 0.35)
         else:
             drift_rate = rng.uniform(0.3, 0.6)  # aperture drifts (object rotating / sliding)
-    elif label is Label.SLIP:
+    elif label is Label.SLIP and not deep_slip:
         slip_at = t_lift0 + rng.uniform(0.05, 0.25)
     elif label is Label.STALL:
         if rng.random() < 0.5:
@@ -103,12 +107,31 @@ def synth_attempt(label: Label | str, rng: np.random.Generator, th: WatchdogThre
                 arr[:lag] = arr[lag]
     a = np.clip(a, 0.0, 1.0)
     effort = np.clip(effort, 0.0, None)
+    load = _load(label, t, phase, rng, th, noise, t_lift0, lift_dur, slip_at, deep_slip) if with_load else None
     tel = Telemetry(t=t, aperture_m=a * STROKE_M, aperture_norm=a, commanded_aperture=cmd, effort=effort,
-                    velocity=v, ee_height=h, phase=phase, stalled=stalled)
+                    velocity=v, ee_height=h, phase=phase, stalled=stalled, load=load)
     if truncate is not None:
         k = int(np.searchsorted(t, truncate))
         tel = Telemetry(**{k2: v2[:k] for k2, v2 in tel.to_dict().items()})
     return tel
+
+
+def _load(label: Label, t: np.ndarray, phase: np.ndarray, rng: np.random.Generator, th: WatchdogThresholds,
+          noise: bool, t_lift0: float, lift_dur: float, slip_at: float | None, deep_slip: bool) -> np.ndarray:
+    """Wrist load (N): gripper weight, + object weight while lifted and held, or a friction drag."""
+    gripper, weight = 6.9, 9.81 * rng.uniform(0.06, 0.5)
+    lifted = np.clip((t - t_lift0) / 0.03, 0, 1)
+    load = np.full(len(t), gripper)
+    if label in (Label.SUCCESS, Label.WEAK):
+        load = load + weight * lifted
+    elif label is Label.SLIP and deep_slip:  # pads slide along it while the arm moves, then the drag relaxes
+        moving = (t >= t_lift0) & (t <= t_lift0 + lift_dur)
+        load = load + np.where(moving, rng.uniform(0.8, 2.0), 0.0) * lifted
+    elif label is Label.SLIP and slip_at is not None:
+        load = load + weight * lifted * (t < slip_at)
+    if noise:
+        load = load + rng.normal(0, th.load_noise_n, len(t))
+    return load
 
 
 def synth_dataset(n: int, seed: int = 0, th: WatchdogThresholds | None = None,

@@ -1,7 +1,9 @@
 """Telemetry of one grasp attempt, stored column-wise so the classifier can vectorise over it.
 
 Drivers produce it (PyBullet from joint states, the Stretch from stretch_body status); the
-Watchdog reads it. Units: seconds, metres, and efforts normalised to the gripper's maximum.
+Watchdog reads it. Units: seconds, metres, efforts normalised to the gripper's maximum, and the
+optional wrist `load` in newtons (NaN in a column / None in a Sample when the driver has no such
+sensor: the classifier then decides from finger telemetry alone).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Sample:
     phase: int
     stalled: bool = False
     overload: bool = False
+    load: float | None = None
 
 
 _FLOAT_COLUMNS = ("t", "aperture_m", "aperture_norm", "commanded_aperture", "effort", "velocity",
@@ -49,7 +52,9 @@ class Telemetry:
     `aperture_norm` is 0 at the closed stop and 1 fully open; `commanded_aperture` is normalised
     the same way; `effort` is |finger force| / the gripper's maximum force (0..1, may exceed 1 on
     overload); `velocity` is d(aperture_m)/dt in m/s; `ee_height` is the end-effector height above
-    the table in metres.
+    the table in metres. `load` is the vertical force the arm carries at the wrist (newtons,
+    downward positive: the gripper's weight plus whatever it lifts), NaN when not measured; it is
+    optional, so it is not part of the bad-telemetry checks.
     """
 
     t: np.ndarray
@@ -62,6 +67,7 @@ class Telemetry:
     phase: np.ndarray
     stalled: np.ndarray = field(default=None)  # type: ignore[assignment]
     overload: np.ndarray = field(default=None)  # type: ignore[assignment]
+    load: np.ndarray = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         for name in _FLOAT_COLUMNS:
@@ -72,6 +78,12 @@ class Telemetry:
                         else np.asarray(self.stalled, dtype=bool))
         self.overload = (np.zeros(n, bool) if self.overload is None
                          else np.asarray(self.overload, dtype=bool))
+        if self.load is None:
+            self.load = np.full(n, np.nan)
+        elif isinstance(self.load, (list, tuple)):  # from samples: None = not measured
+            self.load = np.array([np.nan if x is None else x for x in self.load], dtype=np.float64)
+        else:
+            self.load = np.asarray(self.load, dtype=np.float64)
         lengths = {f.name: len(getattr(self, f.name)) for f in fields(self)}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"telemetry columns differ in length: {lengths}")
@@ -91,7 +103,18 @@ class Telemetry:
     def samples(self) -> list[Sample]:
         names = [f.name for f in fields(Sample)]
         cols = [getattr(self, n) for n in names]
-        return [Sample(**{n: c[i].item() for n, c in zip(names, cols, strict=True)}) for i in range(len(self))]
+        out = []
+        for i in range(len(self)):
+            row = {n: c[i].item() for n, c in zip(names, cols, strict=True)}
+            if not np.isfinite(row["load"]):
+                row["load"] = None
+            out.append(Sample(**row))
+        return out
+
+    @property
+    def has_load(self) -> bool:
+        """True when the driver measured the wrist load on at least one sample."""
+        return bool(np.isfinite(self.load).any())
 
     def concat(self, other: Telemetry) -> Telemetry:
         return Telemetry(**{f.name: np.concatenate([getattr(self, f.name), getattr(other, f.name)])

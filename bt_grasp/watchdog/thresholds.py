@@ -84,6 +84,23 @@ class WatchdogThresholds(BaseModel):
         description="SLIP when effort during the lift falls below (1 - this fraction) of the held "
                     "effort and below hold_effort_min: the object left the fingers.")
 
+    # --- wrist load (only when the driver measures it: Telemetry.load) --------------------------
+    use_load: bool = Field(
+        True,
+        description="Use the wrist load when the telemetry has it: a carried object weighs the same "
+                    "during the steady lift and at rest in HOLD. Without a load channel the check is "
+                    "skipped.")
+    pushed_up_load_n: float = Field(
+        0.0, ge=-1000, le=50,
+        description="SLIP instead of SUCCESS / WEAK when the wrist load at rest in HOLD is below this (N, "
+                    "downward positive): carrying only ever adds weight, so a wrist pushed up means the "
+                    "gripper presses on something the table supports.")
+    load_drop_max_n: float = Field(
+        0.5, gt=0, le=50,
+        description="SLIP instead of SUCCESS / WEAK when the HOLD load is more than this (N) below the "
+                    "load over the second half of the micro-lift: the lift dragged the object by "
+                    "friction (pads sliding along it), and the drag vanished when the arm stopped.")
+
     # --- stall ----------------------------------------------------------------------------------
     stall_velocity_eps: float = Field(
         0.02, ge=0, le=1,
@@ -130,10 +147,20 @@ class WatchdogThresholds(BaseModel):
         0.003, ge=0, le=0.5,
         description="Std of Gaussian noise added to finger velocity readings (m/s) when recording "
                     "(an encoder-derived, filtered velocity; not the derivative of the noisy aperture).")
+    load_noise_n: float = Field(
+        0.3, ge=0, le=20,
+        description="Std of Gaussian noise added to wrist load readings (N) when recording.")
     latency_s: float = Field(
         0.02, ge=0, le=1,
         description="Sensor latency applied when recording: each reading reports the state this "
                     "long before its timestamp.")
+
+    # --- provenance (classify never reads it) ---------------------------------------------------
+    calibration_seeds: list[int] = Field(
+        default_factory=list,
+        description="Recording seeds of the traces these thresholds were fitted on (written by "
+                    "`bt-grasp watchdog calibrate`); `watchdog eval` reports traces from other seeds "
+                    "as held out.")
 
     @model_validator(mode="after")
     def _consistent(self) -> WatchdogThresholds:
@@ -147,11 +174,12 @@ class WatchdogThresholds(BaseModel):
 
     def decision_fields(self) -> dict[str, Any]:
         """The fields classify reads (calibrate fits these; the sensor model is left alone)."""
-        return {k: v for k, v in self.model_dump().items() if k not in SENSOR_FIELDS}
+        return {k: v for k, v in self.model_dump().items() if k not in SENSOR_FIELDS and k not in META_FIELDS}
 
 
 SENSOR_FIELDS: frozenset[str] = frozenset(
-    {"aperture_noise_m", "effort_noise", "height_noise_m", "velocity_noise", "latency_s"})
+    {"aperture_noise_m", "effort_noise", "height_noise_m", "velocity_noise", "latency_s", "load_noise_n"})
+META_FIELDS: frozenset[str] = frozenset({"calibration_seeds"})
 
 
 def thresholds_from_dict(data: dict[str, Any] | None, source: str | None = None) -> WatchdogThresholds:

@@ -6,6 +6,10 @@ kinematic copy (ik.py) and tracked with joint position control at 240 Hz. Simpli
 gripper is prismatic (gripper.py explains why), the arm's joint motors are stronger than a real
 UR5e's so tracking lag stays small, and transit moves are straight lines without a planner (the
 approach is collision-checked instead; the robot starts from a home pose above the workspace).
+
+Telemetry `load` (wrist load, N) comes from a force-torque sensor on the tool0 -> gripper_palm joint
+(`pybullet.enableJointForceTorqueSensor` + `getJointState(...)[2]`, see wrist.py); on a UR5e it is
+the tool-flange F/T reading (RTDE `actual_TCP_force`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from bt_grasp.drivers.pybullet_arm.gripper import (
 )
 from bt_grasp.drivers.pybullet_arm.ik import HOME_Q, IkSolver, joint_indices
 from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
+from bt_grasp.drivers.pybullet_arm.wrist import WristLoadSensor
 from bt_grasp.profile import RobotProfile
 from bt_grasp.watchdog.telemetry import Phase, Telemetry
 
@@ -103,6 +108,7 @@ class PyBulletArm:
         self.robot = pb.loadURDF(str(arm_urdf_path()), (0, 0, 0), useFixedBase=True,
                                  flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
         self.arm_j, self.finger_j, self.tcp_link = joint_indices(c, self.robot)
+        self.wrist = WristLoadSensor(c, self.robot)  # telemetry `load`: see wrist.py
         for j in self.finger_j:
             pb.changeDynamics(self.robot, j, lateralFriction=FINGER_FRICTION, spinningFriction=0.01,
                               jointLowerLimit=0.0, jointUpperLimit=FINGER_TRAVEL_M, physicsClientId=c)
@@ -268,7 +274,8 @@ class PyBulletArm:
         if self._rec.due(self.clock):
             gap, effort = self._finger_state()
             z = float(self.tcp_pose()[0][2])
-            self._rec.add(self.clock, gap, self.gap_cmd / STROKE_M, effort, z, self._phase)
+            self._rec.add(self.clock, gap, self.gap_cmd / STROKE_M, effort, z, self._phase,
+                          load=self.wrist.read())
         if self._stop:
             raise _Abort("stopped")
         if self._deadline is not None and self.clock >= self._deadline - 1e-9:

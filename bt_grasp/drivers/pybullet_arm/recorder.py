@@ -26,7 +26,7 @@ class Recorder:
         return clock + 1e-9 >= self._next
 
     def add(self, clock: float, aperture_m: float, commanded_norm: float, effort: float,
-            ee_height: float, phase: int) -> None:
+            ee_height: float, phase: int, load: float | None = None) -> None:
         self._next += self.period
         while self._next <= clock:
             self._next += self.period
@@ -41,7 +41,7 @@ class Recorder:
         self.samples.append(Sample(t=t, aperture_m=aperture_m, aperture_norm=norm,
                                    commanded_aperture=float(commanded_norm), effort=effort, velocity=vel,
                                    ee_height=ee_height, phase=int(phase), stalled=bool(stalled),
-                                   overload=bool(effort > 1.05)))
+                                   overload=bool(effort > 1.05), load=load))
 
     def telemetry(self) -> Telemetry:
         return Telemetry.from_samples(self.samples)
@@ -54,7 +54,7 @@ def with_nan(tel: Telemetry, from_frac: float) -> Telemetry:
     """Sensor values become NaN from `from_frac` of the stream on (a dropped sensor)."""
     d = tel.to_dict()
     start = int(np.floor(len(tel) * float(np.clip(from_frac, 0.0, 1.0))))
-    for k in ("aperture_m", "aperture_norm", "effort", "velocity", "ee_height"):
+    for k in ("aperture_m", "aperture_norm", "effort", "velocity", "ee_height", "load"):
         col = d[k].copy()
         col[start:] = np.nan
         d[k] = col
@@ -68,7 +68,7 @@ def with_latency(tel: Telemetry, seconds: float) -> Telemetry:
     d = tel.to_dict()
     src = np.searchsorted(d["t"], d["t"] - seconds, side="right") - 1
     src = np.clip(src, 0, len(tel) - 1)
-    for k in (*_SIGNALS, "phase", "stalled", "overload"):
+    for k in (*_SIGNALS, "load", "phase", "stalled", "overload"):
         if k == "commanded_aperture" or k == "phase":
             continue  # commands and phase labels are the controller's own, not delayed sensing
         d[k] = d[k][src]

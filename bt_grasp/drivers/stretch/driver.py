@@ -16,6 +16,10 @@ Grasp telemetry comes from the gripper servo status (stretch_body units: `pos_pc
 fingertips touching, `effort` in pct load with negative = closing on something, `stalled`,
 `stall_overload`, `gripper_conversion.aperture_m`) and the lift position, converted into the
 Watchdog's normalised `Telemetry` with the numbers in the robot profile (robots/stretch3.yaml).
+The optional wrist `load` channel is left None (not measured): the nearest stretch_body reading,
+`robot.lift.motor.status['effort_pct']`, mixes the carried weight with the lift's own friction and
+has no calibration to newtons, and the simulated lift does not model it, so the Watchdog decides a
+Stretch grasp from the gripper telemetry alone.
 
 Time: a `clock` with now()/sleep() paces the polling loops. On hardware it is the wall clock; the
 simulated Stretch passes a clock whose sleep advances the physics, so durations are sim seconds.
