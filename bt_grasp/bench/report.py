@@ -142,7 +142,9 @@ def plots(groups: list[GroupMetrics], out_dir: str | Path) -> list[Path]:
                                  squeeze=False, sharey=True)
         for ax, (p, li) in zip(axes[0], cells, strict=False):
             width = 0.8 / len(metrics)
+            ax.bar(0, 0, 0, fill=False, hatch="//", edgecolor="0.7", label="n/a: undefined (N = 0)")
             for k, (attr, ci_attr, n_attr, label) in enumerate(metrics):
+                ax.bar(0, 0, 0, color=colours[k], label=label)  # legend entry even if no bar is defined
                 for i, m in enumerate(methods):
                     g = next((g for g in groups if (g.method, g.perception, g.lighting, g.clutter)
                               == (m, p, li, clutter)), None)
@@ -150,21 +152,21 @@ def plots(groups: list[GroupMetrics], out_dir: str | Path) -> list[Path]:
                     n = int(getattr(g, n_attr)) if g else 0
                     v = (_pooled(g) if attr == "pooled_grasp" else getattr(g, attr)) if g else math.nan
                     if n == 0 or v is None or math.isnan(v):
-                        ax.bar(x, 1.0, width, fill=False, hatch="//", edgecolor="0.7", linewidth=0.5,
-                               label=None)
+                        ax.bar(x, 1.0, width, fill=False, hatch="//", edgecolor="0.7", linewidth=0.5)
                         ax.text(x, 0.5, "n/a", ha="center", va="center", rotation=90, fontsize=6, color="0.4")
                         continue
                     lo, hi = getattr(g, ci_attr)
-                    ax.bar(x, v, width, color=colours[k], label=label if i == 0 else None)
+                    ax.bar(x, v, width, color=colours[k])
                     ax.errorbar(x, v, yerr=[[v - lo], [hi - v]], fmt="none", ecolor="black", capsize=2, lw=0.8)
                     ax.text(x, min(hi, 1.0) + 0.02, f"n={n}", ha="center", va="bottom", rotation=90, fontsize=5)
             ax.set_xticks(range(len(methods)), methods, rotation=15)
             ax.set_ylim(0, 1.25)
+            ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
             ax.set_title(f"{p} perception, {li} lighting", fontsize=9)
         axes[0][0].set_ylabel(f"rate, 95 % CI ({clutter} clutter)")
         handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=len(metrics), fontsize=7, frameon=False)
-        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.14, 1, 1))
         path = out / f"success_{clutter}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
