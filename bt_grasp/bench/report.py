@@ -157,7 +157,8 @@ def plots(groups: list[GroupMetrics], out_dir: str | Path) -> list[Path]:
                         continue
                     lo, hi = getattr(g, ci_attr)
                     ax.bar(x, v, width, color=colours[k])
-                    ax.errorbar(x, v, yerr=[[v - lo], [hi - v]], fmt="none", ecolor="black", capsize=2, lw=0.8)
+                    ax.errorbar(x, v, yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
+                                capsize=2, lw=0.8)  # Wilson bounds can miss v by a rounding error
                     ax.text(x, min(hi, 1.0) + 0.02, f"n={n}", ha="center", va="bottom", rotation=90, fontsize=5)
             ax.set_xticks(range(len(methods)), methods, rotation=15)
             ax.set_ylim(0, 1.25)
