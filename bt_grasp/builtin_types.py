@@ -11,6 +11,13 @@ from bt_grasp.registry import NodeType, Port, Registry
 
 PERCEPTION_OUT = ("found", "not_found")
 LOCATE_OUT = ("found", "occluded", "not_found")
+DELIVERY_OUT = ("delivered", "not_delivered", "unknown")
+HELD_OUT = ("ok", "mismatch", "unknown")
+
+
+def _locate_outcomes(params: dict) -> tuple[str, ...]:
+    """`ambiguous` exists only where the tree asked for it (`ambiguity: report`)."""
+    return LOCATE_OUT + ("ambiguous",) if params.get("ambiguity") == "report" else LOCATE_OUT
 MOTION_OUT = ("done", "infeasible", "fault")
 CARRY_OUT = ("done", "dropped", "infeasible", "fault")
 GRASP_OUT = ("done", "infeasible", "fault")
@@ -77,8 +84,11 @@ LEAVES = [
     NodeType("locate_object", "perception", {
         "target": Port("target", "str", required=True, doc='referring text, e.g. "{goal.object}"'),
         "result": _key("result", "target", "where the located object is written"),
-        "outcome": _key("outcome", "target.outcome", "found | occluded | not_found"),
-    }, outcomes=LOCATE_OUT, perception=True, outcome_port="outcome",
+        "outcome": _key("outcome", "target.outcome", "found | occluded | not_found | ambiguous"),
+        "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report"),
+                          doc="when other candidates fit as well: take the best (choose) or fail with "
+                              "outcome `ambiguous` and `{result}.ambiguity` = \"ambiguous: A or B\" (report)"),
+    }, outcomes=LOCATE_OUT, outcomes_for=_locate_outcomes, perception=True, outcome_port="outcome",
         doc="Ground a referring text in the latest scene: mask, bbox, 3D points."),
     NodeType("grasp", "primitive", {
         "target": Port("target", "str", default="{target}", doc="located object to grasp"),
@@ -140,6 +150,28 @@ LEAVES = [
                             doc="objects (highest first) whose grasps are planned and scored"),
     }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
         doc="Naive baseline: locate the visible object whose best planned grasp scores highest."),
+    # Search and evidence leaves (bt_grasp/nodes/search.py, bt_grasp/nodes/evidence.py).
+    NodeType("pick_hider", "perception", {
+        "target": Port("target", "str", required=True, doc='the text of the object searched for, e.g. "{goal.object}"'),
+        "place": Port("place", "str", default="basket", doc="receptacle whose region (driver.place_region) is skipped"),
+        "max_objects": Port("max_objects", "int", default=3, minimum=1,
+                            doc="best-ranked objects whose grasps are planned; the first graspable one is chosen"),
+        "result": _key("result", "hider", "where the chosen object is written (like locate_object)"),
+        "outcome": _key("outcome", "hider.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Search: the graspable object most likely to hide the target (large, piled, of its colour)."),
+    NodeType("check_held", "perception", {
+        "before": Port("before", "str", default="target", doc="blackboard key of the target located before the grasp"),
+        "outcome": _key("outcome", "held.outcome", "ok | mismatch | unknown"),
+    }, outcomes=HELD_OUT, perception=True, outcome_port="outcome",
+        doc="Re-observe: ok when the located target left its place (it is held), mismatch when it is still there."),
+    NodeType("verify_delivery", "perception", {
+        "before": Port("before", "str", default="target",
+                       doc="blackboard key of the target located before the pick (its mask and frame)"),
+        "place": Port("place", "str", default="basket", doc="receptacle (its region comes from driver.place_region)"),
+        "outcome": _key("outcome", "delivery.outcome", "delivered | not_delivered | unknown"),
+    }, outcomes=DELIVERY_OUT, perception=True, outcome_port="outcome",
+        doc="Confirm a place by observation: the target's place emptied and matter of its size and colour arrived in the receptacle."),
     NodeType("goal_taken", "perception", {
         "before": Port("before", "str", default="goal_seen",
                        doc="blackboard key of an earlier locate_object result of the goal"),

@@ -81,3 +81,45 @@ def test_markdown_renders_every_metric_column():
                 "Retries/ep", "FINALIZE", "Watchdog agrees", "Median s/ep", "simulated"):
         assert col in md
     assert "| remove_all | sim | easy | high | 1 |" in md
+
+
+# --- FINALIZE precision and the failure taxonomy -------------------------------------------------
+
+def test_finalize_precision_counts_only_success_claims_and_is_undefined_without_any():
+    recs = [rec(), rec(episode=1, task_success=False),  # a false "target in basket"
+            rec(episode=2, reason="safe stop after a non-empty failed grasp", task_success=False),
+            rec(episode=3, decision="WAIT_CLARIFY", reason="delivery not confirmed", task_success=True)]
+    g = group_metrics(recs, "clutter", "sim", "easy", "all")
+    assert g.finalize_claims == 2 and g.finalize_precision == pytest.approx(0.5)
+    assert g.finalize_precision_ci == wilson(1, 2)
+    none = group_metrics([rec(decision="WAIT_CLARIFY", reason="x")], "clutter", "sim", "easy", "all")
+    assert none.finalize_claims == 0 and math.isnan(none.finalize_precision)
+
+
+@pytest.mark.parametrize("fields, category", [
+    ({}, "success"),
+    ({"task_success": False}, "false FINALIZE"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "target not found", "grounded": False,
+      "grounded_ever": False}, "grounding miss"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "x", "target": "red box",
+      "attempts": [{"node": "grasp", "aimed": "blue box", "held": "blue box", "label": "SUCCESS", "executed": True}]},
+     "wrong object grasped"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "x", "target": "red box",
+      "attempts": [{"node": "grasp", "aimed": "red box", "held": None, "label": "EMPTY", "executed": True}]},
+     "grasp failed"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "x", "pushes": 2, "attempts": []},
+     "push ineffective"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "action budget spent (10 grasp/push actions)",
+      "attempts": []}, "budget spent"),
+])
+def test_every_episode_gets_one_taxonomy_category(fields, category):
+    from bt_grasp.bench.metrics import taxonomy
+
+    assert taxonomy(rec(**fields))["category"] == category
+
+
+def test_report_shows_ci_and_n_on_rates_and_na_for_undefined():
+    md = markdown([rec(decision="WAIT_CLARIFY", reason="x", task_success=False, grounded=False,
+                       grounded_ever=False)])
+    assert "n/a (n=0)" in md and "(0%–79%, n=1)" in md
+    assert "## Failure taxonomy" in md and "grounding miss" in md

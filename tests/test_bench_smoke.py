@@ -32,7 +32,8 @@ def test_every_episode_has_a_complete_record(bench_out):
     assert len(recs) == 3 * EPISODES
     assert not [r for r in recs if "error" in r], [r.get("error") for r in recs]
     fields = ("grounded", "grasps_executed", "grasps_held", "task_success", "actions", "pushes",
-              "displaced", "retries", "decision", "reason", "high_clutter", "wall", "time")
+              "displaced", "retries", "decision", "reason", "high_clutter", "wall", "time",
+              "grounded_ever", "attempts", "taxonomy")
     for r in recs:
         for f in fields:
             assert f in r, (r["key"], f)
@@ -60,6 +61,7 @@ def test_every_metric_is_computed_and_the_report_renders(bench_out):
         assert sum(g.decisions.values()) == EPISODES
     md = (bench_out / "report.md").read_text()
     assert "| clutter | sim | easy | all | 3 |" in md and "Median s/ep" in md
+    assert "FINALIZE precision" in md and "## Failure taxonomy" in md
     for png in ("success_all.png", "decisions.png"):
         assert (bench_out / png).read_bytes()[:4] == b"\x89PNG"
 

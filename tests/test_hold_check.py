@@ -62,25 +62,25 @@ def _clutter():
 def test_clutter_retries_after_a_drop_and_then_delivers() -> None:
     oracle = ScriptedOracle({"locate": ["found", "found"], "is_occluded": ["failure"],
                              "grasp": ["done", "done"], "watchdog": ["SUCCESS", "SUCCESS"],
-                             "watchdog#semantic": ["ok", "ok"], "lift": ["dropped", "done"],
-                             "place": ["done"]}, fallback="done")
+                             "watchdog#semantic": ["ok", "ok"], "deliver/lift": ["dropped", "done"],
+                             "deliver/place": ["done"], "deliver/confirm": ["delivered"]}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     assert res.decision.value == "FINALIZE" and res.reason == "target in basket"
     called = [node for node, _ in oracle.choices]
-    assert called.count("grasp") == 2 and "reopen_after_drop" in called
+    assert called.count("grasp") == 2 and "deliver/reopen_after_lift_drop" in called
 
 
 def test_clutter_never_reports_delivery_when_every_carry_drops() -> None:
     oracle = ScriptedOracle({"is_occluded": ["failure"] * 4, "watchdog": ["SUCCESS"] * 4,
-                             "watchdog#semantic": ["ok"] * 4, "lift": ["done"] * 4,
-                             "place": ["dropped"] * 4}, fallback="done")
+                             "watchdog#semantic": ["ok"] * 4, "deliver/lift": ["done"] * 4,
+                             "deliver/place": ["dropped"] * 4}, fallback="done")
     res = run_oracle(_clutter(), oracle)
-    assert res.decision.value == "WAIT_CLARIFY" and res.reason == "grasp attempts spent"
+    assert res.decision.value == "WAIT_CLARIFY" and res.reason == "search and grasp attempts spent"
 
 
 def test_a_failed_lift_that_is_not_a_drop_asks_for_help() -> None:
     oracle = ScriptedOracle({"is_occluded": ["failure"], "watchdog": ["SUCCESS"], "watchdog#semantic": ["ok"],
-                             "lift": ["infeasible"]}, fallback="done")
+                             "deliver/lift": ["infeasible"]}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     assert res.decision.value == "WAIT_CLARIFY" and res.reason == "lift or place failed"
 

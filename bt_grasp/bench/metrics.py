@@ -13,6 +13,10 @@ from an old results file. Definitions (also in docs/benchmark.md):
 - Decisions: FINALIZE / WAIT_CLARIFY shares and the reasons behind them.
 - Watchdog agreement: executed grasps whose Watchdog label (SUCCESS vs not) matches the
   simulator's held/not-held, pooled over episodes.
+- FINALIZE precision: success-FINALIZE episodes (FINALIZE other than a safe stop) with the
+  target really in the basket / all success-FINALIZE episodes.
+- Failure taxonomy: one category per episode (see `taxonomy`).
+Every rate carries a 95 % Wilson interval and its N; N = 0 gives NaN (undefined), never 0.
 """
 
 from __future__ import annotations
@@ -25,6 +29,48 @@ from dataclasses import dataclass, field
 from typing import Any
 
 GROUP_KEYS = ("method", "perception", "lighting", "clutter")
+# Failure taxonomy, in the order it is decided (the first that applies names the episode).
+TAXONOMY = ("success", "false FINALIZE", "grounding miss", "wrong object grasped", "grasp failed",
+            "push ineffective", "budget spent", "other")
+TARGET_GRASP_NODE = "grasp"  # the leaf that grasps the located target in the shipped trees
+
+
+def success_finalize(rec: dict[str, Any]) -> bool:
+    """Did the episode claim success (FINALIZE other than a safe stop after a failed grasp)?"""
+    return rec.get("decision") == "FINALIZE" and "safe stop" not in str(rec.get("reason", ""))
+
+
+def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
+    """{"category", "detail"} of one episode from its trace-derived fields and ground truth.
+
+    success: the target is in the basket. false FINALIZE: success claimed, target not in the
+    basket. grounding miss: no locate of the goal ever returned the target's mask. wrong object
+    grasped: the target-grasp leaf closed on another object. grasp failed: grasps aimed at the
+    target never held it (detail = the Watchdog label of the last one). push ineffective: pushes
+    were made and the target was never held. budget spent: the action budget or the attempts ran
+    out. other: anything else (detail = the decision's reason)."""
+    target = rec.get("target")
+    attempts = rec.get("attempts") or []
+    reason = str(rec.get("reason", ""))
+    held_target = any(a.get("held") == target for a in attempts)
+    if rec.get("task_success"):
+        return {"category": "success", "detail": reason}
+    if success_finalize(rec):
+        return {"category": "false FINALIZE", "detail": reason}
+    if not rec.get("grounded_ever", rec.get("grounded")):
+        return {"category": "grounding miss", "detail": reason}
+    wrong = [a for a in attempts if a.get("node") == TARGET_GRASP_NODE and a.get("held")
+             and a.get("held") != target]
+    if wrong and not held_target:
+        return {"category": "wrong object grasped", "detail": str(wrong[-1]["held"])}
+    aimed = [a for a in attempts if a.get("aimed") == target and a.get("executed")]
+    if aimed and not held_target:
+        return {"category": "grasp failed", "detail": str(aimed[-1].get("label"))}
+    if int(rec.get("pushes", 0)) and not held_target:
+        return {"category": "push ineffective", "detail": reason}
+    if "budget spent" in reason or "attempts spent" in reason or "rounds spent" in reason:
+        return {"category": "budget spent", "detail": reason}
+    return {"category": "other", "detail": reason}
 CLUTTER_MODES = ("high", "low", "all")
 
 
@@ -84,6 +130,16 @@ class GroupMetrics:
     watchdog_judged: int = 0
     wall_median: float = math.nan
     wall_p95: float = math.nan
+    grounding_ci: tuple[float, float] = (math.nan, math.nan)
+    grasping_ci: tuple[float, float] = (math.nan, math.nan)  # pooled held / executed grasps
+    grasping_pooled_n: int = 0
+    grasping_held: int = 0
+    finalize_ci: tuple[float, float] = (math.nan, math.nan)
+    watchdog_ci: tuple[float, float] = (math.nan, math.nan)
+    finalize_precision: float = math.nan  # success-FINALIZE with the target in the basket
+    finalize_claims: int = 0
+    finalize_precision_ci: tuple[float, float] = (math.nan, math.nan)
+    taxonomy: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -101,6 +157,13 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
     decisions = Counter(r["decision"] for r in ok)
     reasons = Counter(f"{r['decision']}: {r['reason']}" for r in ok)
     walls = [float(r["wall"]) for r in ok if "wall" in r]
+    grounded = sum(bool(r["grounded"]) for r in ok)
+    executed = sum(int(r.get("grasps_executed", 0)) for r in ok)
+    held = sum(int(r.get("grasps_held", 0)) for r in ok)
+    claims = [r for r in ok if success_finalize(r)]
+    true_claims = sum(bool(r["task_success"]) for r in claims)
+    finals = decisions.get("FINALIZE", 0)
+    cats = Counter((r.get("taxonomy") or taxonomy(r))["category"] for r in ok)
     return GroupMetrics(
         method=method, perception=perception, lighting=lighting, clutter=clutter, episodes=n,
         errors=len(records) - n,
@@ -115,7 +178,13 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
         finalize=decisions.get("FINALIZE", 0) / n if n else math.nan,
         decisions=dict(decisions), reasons=dict(reasons.most_common()),
         watchdog_agreement=agree / judged if judged else math.nan, watchdog_judged=judged,
-        wall_median=_pct(walls, 0.5), wall_p95=_pct(walls, 0.95))
+        wall_median=_pct(walls, 0.5), wall_p95=_pct(walls, 0.95),
+        grounding_ci=wilson(grounded, n), grasping_ci=wilson(held, executed), grasping_pooled_n=executed,
+        grasping_held=held,
+        finalize_ci=wilson(finals, n), watchdog_ci=wilson(agree, judged),
+        finalize_precision=true_claims / len(claims) if claims else math.nan,
+        finalize_claims=len(claims), finalize_precision_ci=wilson(true_claims, len(claims)),
+        taxonomy={c: cats[c] for c in TAXONOMY if cats.get(c)})
 
 
 def compute(records: Iterable[dict[str, Any]], clutter_modes: tuple[str, ...] = CLUTTER_MODES

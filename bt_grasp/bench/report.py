@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .metrics import GroupMetrics, clutter_split, compute, perf_summary
+from .metrics import TAXONOMY, GroupMetrics, clutter_split, compute, perf_summary
 
 SIMULATED_NOTE = (
     "All episodes are simulated: PyBullet UR5e + 85 mm parallel gripper, fixed overhead RGB-D "
@@ -25,21 +25,47 @@ def _f(x: float, pct: bool = False, digits: int = 2) -> str:
     return f"{100 * x:.0f}%" if pct else f"{x:.{digits}f}"
 
 
+def _rate(x: float, ci: tuple[float, float], n: int) -> str:
+    """"62% (41–79%, n=8)"; an undefined rate (n = 0) is "n/a (n=0)", never 0."""
+    if n == 0 or x is None or math.isnan(x):
+        return "n/a (n=0)"
+    return f"{_f(x, True)} ({_f(ci[0], True)}–{_f(ci[1], True)}, n={n})"
+
+
 def metrics_table(groups: list[GroupMetrics]) -> str:
-    """One row per (method, perception, lighting, clutter) cell."""
-    head = ("| Method | Perception | Lighting | Clutter | N | Grounding SR | Grasping SR | Task SR "
-            "(95% CI) | Action Steps | Pushes/ep | Displaced/ep | Retries/ep | FINALIZE | "
-            "Watchdog agrees |")
-    sep = "|" + "---|" * 14
+    """One row per (method, perception, lighting, clutter) cell; every rate with its 95 % CI and N."""
+    head = ("| Method | Perception | Lighting | Clutter | N | Grounding SR | Grasping SR (pooled) | "
+            "Task SR | FINALIZE precision | Action Steps | Pushes/ep | Displaced/ep | Retries/ep | "
+            "FINALIZE | Watchdog agrees |")
+    sep = "|" + "---|" * 15
     rows = [head, sep]
     for g in groups:
-        ci = f"{_f(g.task_sr, True)} ({_f(g.task_ci[0], True)}–{_f(g.task_ci[1], True)})"
-        wd = f"{_f(g.watchdog_agreement, True)} (n={g.watchdog_judged})" if g.watchdog_judged else "–"
         n = f"{g.episodes}" + (f" (+{g.errors} err)" if g.errors else "")
         rows.append(f"| {g.method} | {g.perception} | {g.lighting} | {g.clutter} | {n} | "
-                    f"{_f(g.grounding_sr, True)} | {_f(g.grasping_sr, True)} | {ci} | "
+                    f"{_rate(g.grounding_sr, g.grounding_ci, g.episodes)} | "
+                    f"{_rate(_pooled(g), g.grasping_ci, g.grasping_pooled_n)} | "
+                    f"{_rate(g.task_sr, g.task_ci, g.episodes)} | "
+                    f"{_rate(g.finalize_precision, g.finalize_precision_ci, g.finalize_claims)} | "
                     f"{_f(g.action_steps)} | {_f(g.pushes)} | {_f(g.displaced)} | {_f(g.retries)} | "
-                    f"{_f(g.finalize, True)} | {wd} |")
+                    f"{_rate(g.finalize, g.finalize_ci, g.episodes)} | "
+                    f"{_rate(g.watchdog_agreement, g.watchdog_ci, g.watchdog_judged)} |")
+    return "\n".join(rows)
+
+
+def _pooled(g: GroupMetrics) -> float:
+    """Pooled grasping rate (held / executed over the cell), the one the CI is computed for."""
+    return math.nan if not g.grasping_pooled_n else g.grasping_held / g.grasping_pooled_n
+
+
+def taxonomy_table(groups: list[GroupMetrics]) -> str:
+    """Failure taxonomy: episodes per category (share of the cell), clutter high / low / all."""
+    rows = ["| Method | Perception | Lighting | Clutter | N | " + " | ".join(TAXONOMY) + " |",
+            "|" + "---|" * (5 + len(TAXONOMY))]
+    for g in groups:
+        cells = [f"{g.taxonomy.get(c, 0)} ({_f(g.taxonomy.get(c, 0) / g.episodes, True)})"
+                 if g.episodes else "n/a" for c in TAXONOMY]
+        rows.append(f"| {g.method} | {g.perception} | {g.lighting} | {g.clutter} | {g.episodes} | "
+                    + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -82,6 +108,9 @@ def markdown(records: list[dict[str, Any]], groups: list[GroupMetrics] | None = 
              f"high share {_f(split['high_share'], True)}); episodes: {len(records)}"
              + (f", {len(errors)} errored" if errors else "") + ".", "",
              "## Metrics", "", metrics_table(groups), "",
+             "FINALIZE precision: success-FINALIZE episodes with the target really in the basket "
+             "/ all success-FINALIZE episodes. Rates: 95 % Wilson CI and N; n/a = undefined (N = 0).", "",
+             "## Failure taxonomy", "", taxonomy_table(groups), "",
              "## Decisions", "", decisions_table(groups), "",
              "## Time per episode (one core)", "", perf_table(records), ""]
     if errors:
@@ -90,8 +119,9 @@ def markdown(records: list[dict[str, Any]], groups: list[GroupMetrics] | None = 
 
 
 def plots(groups: list[GroupMetrics], out_dir: str | Path) -> list[Path]:
-    """Bar charts: success rates per method (one panel per perception × lighting), and the
-    decision split. Returns the files written."""
+    """Bar charts: success rates per method (one panel per perception × lighting) with 95 % CI
+    whiskers and N on each bar; an undefined rate (N = 0) is an outlined, hatched "n/a" bar, not
+    a bar at 0; the legend sits below the panels, off the bars. Then the decision split."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,41 +132,56 @@ def plots(groups: list[GroupMetrics], out_dir: str | Path) -> list[Path]:
     cells = sorted({(g.perception, g.lighting) for g in groups})
     methods = sorted({g.method for g in groups})
     written = []
-    metrics = (("grounding_sr", "Grounding SR"), ("grasping_sr", "Grasping SR"), ("task_sr", "Task SR"))
+    metrics = (("grounding_sr", "grounding_ci", "episodes", "Grounding SR"),
+               ("pooled_grasp", "grasping_ci", "grasping_pooled_n", "Grasping SR (pooled)"),
+               ("task_sr", "task_ci", "episodes", "Task SR"),
+               ("finalize_precision", "finalize_precision_ci", "finalize_claims", "FINALIZE precision"))
+    colours = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
     for clutter in ("all", "high", "low"):
-        fig, axes = plt.subplots(1, max(1, len(cells)), figsize=(4.2 * max(1, len(cells)), 3.6),
+        fig, axes = plt.subplots(1, max(1, len(cells)), figsize=(5.0 * max(1, len(cells)), 4.2),
                                  squeeze=False, sharey=True)
         for ax, (p, li) in zip(axes[0], cells, strict=False):
             width = 0.8 / len(metrics)
-            for k, (attr, label) in enumerate(metrics):
-                vals = []
-                for m in methods:
+            ax.bar(0, 0, 0, fill=False, hatch="//", edgecolor="0.7", label="n/a: undefined (N = 0)")
+            for k, (attr, ci_attr, n_attr, label) in enumerate(metrics):
+                ax.bar(0, 0, 0, color=colours[k], label=label)  # legend entry even if no bar is defined
+                for i, m in enumerate(methods):
                     g = next((g for g in groups if (g.method, g.perception, g.lighting, g.clutter)
                               == (m, p, li, clutter)), None)
-                    v = getattr(g, attr) if g else math.nan
-                    vals.append(0.0 if v is None or math.isnan(v) else v)
-                ax.bar([i + (k - 1) * width for i in range(len(methods))], vals, width, label=label)
+                    x = i + (k - (len(metrics) - 1) / 2) * width
+                    n = int(getattr(g, n_attr)) if g else 0
+                    v = (_pooled(g) if attr == "pooled_grasp" else getattr(g, attr)) if g else math.nan
+                    if n == 0 or v is None or math.isnan(v):
+                        ax.bar(x, 1.0, width, fill=False, hatch="//", edgecolor="0.7", linewidth=0.5)
+                        ax.text(x, 0.5, "n/a", ha="center", va="center", rotation=90, fontsize=6, color="0.4")
+                        continue
+                    lo, hi = getattr(g, ci_attr)
+                    ax.bar(x, v, width, color=colours[k])
+                    ax.errorbar(x, v, yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
+                                capsize=2, lw=0.8)  # Wilson bounds can miss v by a rounding error
+                    ax.text(x, min(hi, 1.0) + 0.02, f"n={n}", ha="center", va="bottom", rotation=90, fontsize=5)
             ax.set_xticks(range(len(methods)), methods, rotation=15)
-            ax.set_ylim(0, 1.05)
+            ax.set_ylim(0, 1.25)
+            ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
             ax.set_title(f"{p} perception, {li} lighting", fontsize=9)
-        axes[0][0].set_ylabel(f"success rate ({clutter} clutter)")
-        axes[0][0].legend(fontsize=7)
-        fig.tight_layout()
+        axes[0][0].set_ylabel(f"rate, 95 % CI ({clutter} clutter)")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.14, 1, 1))
         path = out / f"success_{clutter}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
-    # decision split
     alls = [g for g in groups if g.clutter == "all"]
     if alls:
-        fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(alls)), 3.6))
-        labels = [f"{g.method}\n{g.perception}/{g.lighting}" for g in alls]
+        fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(alls)), 4.0))
+        labels = [f"{g.method}\n{g.perception}/{g.lighting}\nn={g.episodes}" for g in alls]
         fin = [g.decisions.get("FINALIZE", 0) / g.episodes if g.episodes else 0 for g in alls]
         ax.bar(labels, fin, label="FINALIZE")
         ax.bar(labels, [1 - f for f in fin], bottom=fin, label="WAIT_CLARIFY")
         ax.set_ylabel("share of episodes")
         ax.tick_params(axis="x", labelsize=6)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
         fig.tight_layout()
         path = out / "decisions.png"
         fig.savefig(path, dpi=110)

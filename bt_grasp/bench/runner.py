@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .metrics import taxonomy
+
 DISPLACED_M = 0.02  # a non-target object counts as displaced when it moved more than this
 
 
@@ -259,6 +261,9 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
     agree = [(e.watchdog_label == "SUCCESS") == bool(g["held"])
              for e, g in zip(judged, probe.grasps, strict=False)
              if e.watchdog_label is not None and g["executed"]]
+    # Each driver grasp call: the leaf that asked, the body aimed at, what was held, the label.
+    attempts = [{"node": e.node, "aimed": g["object"], "held": g["held"], "label": e.watchdog_label,
+                 "executed": g["executed"]} for e, g in zip(judged, probe.grasps, strict=False)]
     displaced = 0
     for name, p0 in before.items():
         if name == target:
@@ -269,7 +274,7 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
     counters = result.counters
     retries = sum(max(0, int(v) - 1) for v in counters.get("retry_starts", {}).values())
     prim = counters.get("primitive_calls", {})
-    return {
+    rec: dict[str, Any] = {
         "target": target,
         "visibility": None if spec is None else round(float(spec.visibility), 4),
         "high_clutter": None if spec is None else bool(spec.high_clutter),
@@ -286,7 +291,11 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
         "watchdog_judged": len(agree), "watchdog_agree": int(sum(agree)),
         "displaced": displaced,
         "task_success": bool(target and driver.object_in_basket(target)),
+        "grounded_ever": any(r["found"] and r["body"] in target_bodies for r in goal_locates),
+        "attempts": attempts,
     }
+    rec["taxonomy"] = taxonomy(rec)
+    return rec
 
 
 # ------------------------------------------------------------------------------------ results

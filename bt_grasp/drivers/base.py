@@ -97,6 +97,20 @@ class Driver(Protocol):
 
 
 @runtime_checkable
+class Receptacles(Protocol):
+    """A robot that knows where its receptacles are: calibrated fixtures it places into.
+
+    The region is robot knowledge (like the camera extrinsics), not simulator ground truth, so a
+    tree may test perceived points against it to confirm a delivery by observation.
+    """
+
+    def place_region(self, target: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lower, upper) corners of the receptacle's box in the base frame (metres); None if
+        the name is unknown."""
+        ...
+
+
+@runtime_checkable
 class MobileBase(Protocol):
     """A robot that can move its base and point its camera."""
 

@@ -437,7 +437,7 @@ class ToolSession:
         grasp_outcome = writes.get("grasp.outcome")
         label = writes.get("grasp.label")
         semantic = writes.get("grasp.label.semantic")
-        ok = label == "SUCCESS" and semantic != "veto"
+        ok = label == "SUCCESS" and semantic not in ("mismatch", "unknown")
         result = self._base("grasp", ok=ok, outcome=label or grasp_outcome)
         event = next((e for e in reversed(events) if e.primitive == "grasp"), None)
         result.update({

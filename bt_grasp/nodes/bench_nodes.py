@@ -97,6 +97,7 @@ class GoalTaken(Leaf):
         if self.ctx.blackboard.get(before_key) is None:
             return self.result("still_there", {f"{self.node_id}.reason": "goal never located"},
                                PERCEPTION_SECONDS)
-        taken, reason = TargetStillThere(before_key, f"{before_key}.query")(self.ctx)
-        return self.result("taken" if taken else "still_there", {f"{self.node_id}.reason": reason},
+        # Naive on purpose (it is the baseline): "not visible any more" counts as taken.
+        verdict, reason = TargetStillThere(before_key, f"{before_key}.query", f"{before_key}.frame").check(self.ctx)
+        return self.result("still_there" if verdict == "mismatch" else "taken", {f"{self.node_id}.reason": reason},
                            PERCEPTION_SECONDS)

@@ -38,7 +38,8 @@ class SurveyScene(Leaf):
 
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
-    not_found: absent or fully hidden."""
+    not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
+    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed."""
 
     TYPE = "locate_object"
     SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
@@ -52,8 +53,21 @@ class LocateObject(Leaf):
         if located is None:
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None})
             return self.result("not_found", writes, PERCEPTION_SECONDS)
+        alternatives = [str(a) for a in getattr(located, "alternatives", None) or []]
+        if alternatives and self.port("ambiguity") == "report":
+            names = " or ".join([located.name, *alternatives])
+            writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None,
+                           f"{key}.alternatives": alternatives, f"{key}.ambiguity": f"ambiguous: {names}"})
+            return self.result("ambiguous", writes, PERCEPTION_SECONDS)
         occluders = [scene.by_id(i) for i in located.occluded_by]
         occluder = next((o.name for o in occluders if o is not None), None)
         writes.update({key: located, f"{key}.name": located.name, f"{key}.occluder": occluder,
+                       f"{key}.frame": obs,  # what the evidence checks compare later frames with
                        f"{key}.bbox": list(located.bbox)})
         return self.result("occluded" if occluder else "found", writes, PERCEPTION_SECONDS)
+
+    def simulate(self, outcome: str) -> LeafResult:
+        """Under the verifier an ambiguous answer still names itself in the reason."""
+        writes = {f"{self.out_key('result')}.ambiguity": "ambiguous: (candidates chosen by the verifier)"} \
+            if outcome == "ambiguous" else {}
+        return self.result(outcome, writes, PERCEPTION_SECONDS)

@@ -7,12 +7,23 @@ from py_trees.common import Status
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.outcomes import ExecStatus, Label
 
-SEMANTIC_OUTCOMES = ("ok", "veto")
+SEMANTIC_OUTCOMES = ("ok", "mismatch", "unknown")
+
+
+def as_verdict(answer: object) -> str:
+    """A semantic verifier's first return value as ok / mismatch / unknown (a bool is ok or
+    mismatch, None is unknown): no evidence is never ok."""
+    if answer is True:
+        return "ok"
+    if answer is False:
+        return "mismatch"
+    return str(answer) if answer in SEMANTIC_OUTCOMES else "unknown"
 
 
 class EvaluateGrasp(Leaf):
-    """Classify the grasp telemetry; with `semantic: true` a SUCCESS must also pass the semantic
-    verifier (is the held object the target?) or the tree sees semantic_ok = false."""
+    """Classify the grasp telemetry; with `semantic: true` a SUCCESS is also checked by the
+    semantic verifier (is the held object the target?): `{label}.semantic` is ok, mismatch or
+    unknown, and only ok lets the leaf succeed."""
 
     TYPE = "evaluate_grasp"
     SUCCESS_OUTCOMES = frozenset({Label.SUCCESS.value})
@@ -23,34 +34,35 @@ class EvaluateGrasp(Leaf):
             return self._finish(Label.STALL.value, 1.0, {"reason": "no grasp was executed"}, None)
         verdict = self.ctx.services["classify"](execution.telemetry)
         label = verdict.label.value if hasattr(verdict.label, "value") else str(verdict.label)
-        semantic_ok = None
+        semantic: str | None = None
         if label == Label.SUCCESS.value and self.port("semantic"):
             verifier = self.ctx.services.get("semantic_verifier")
-            if verifier is not None:
-                semantic_ok, reason = verifier(self.ctx)
-                verdict.evidence["semantic_reason"] = reason
-        return self._finish(label, float(verdict.confidence), dict(verdict.evidence), semantic_ok)
+            if verifier is None:
+                semantic, reason = "unknown", "no semantic verifier configured"
+            else:
+                answer, reason = verifier(self.ctx)
+                semantic = as_verdict(answer)
+            verdict.evidence["semantic_reason"] = reason
+        return self._finish(label, float(verdict.confidence), dict(verdict.evidence), semantic)
 
     def simulate(self, outcome: str) -> LeafResult:
-        semantic_ok = None
+        semantic = None
         if outcome == Label.SUCCESS.value and self.port("semantic"):
-            semantic_ok = self.ctx.oracle.choose(f"{self.node_id}#semantic", SEMANTIC_OUTCOMES) == "ok"
-        return self._finish(outcome, 1.0, {"rule": "chosen by verifier"}, semantic_ok)
+            semantic = self.ctx.oracle.choose(f"{self.node_id}#semantic", SEMANTIC_OUTCOMES)
+        return self._finish(outcome, 1.0, {"rule": "chosen by verifier"}, semantic)
 
-    def _finish(self, label: str, confidence: float, evidence: dict, semantic_ok: bool | None) -> LeafResult:
+    def _finish(self, label: str, confidence: float, evidence: dict, semantic: str | None) -> LeafResult:
         key = self.out_key("label")
         writes = {f"{key}": label, f"{key}.confidence": round(confidence, 4),
                   f"{key}.evidence": evidence}
+        success = label == Label.SUCCESS.value
         if self.port("semantic"):
-            # "ok" | "veto" | "unchecked" (no verifier available) | "n/a" (label is not SUCCESS)
-            writes[f"{key}.semantic"] = ("n/a" if label != Label.SUCCESS.value else
-                                         "unchecked" if semantic_ok is None else
-                                         "ok" if semantic_ok else "veto")
-            writes[f"{key}.semantic_ok"] = bool(semantic_ok)
-        ok = label == Label.SUCCESS.value and semantic_ok is not False
+            # "ok" | "mismatch" | "unknown" after SUCCESS; "n/a" when the label is not SUCCESS
+            writes[f"{key}.semantic"] = semantic if success and semantic else "n/a"
+            writes[f"{key}.semantic_ok"] = semantic == "ok"
+        ok = success and (semantic is None or semantic == "ok")
         status = ExecStatus.SUCCESS if ok else (
-            ExecStatus.WAIT_CLARIFY if semantic_ok is False and label == Label.SUCCESS.value
-            else ExecStatus.FAIL)
+            ExecStatus.WAIT_CLARIFY if success else ExecStatus.FAIL)
         self._attach_to_event(label, confidence, status, evidence)
         return LeafResult(label, Status.SUCCESS if ok else Status.FAILURE, writes)
 

@@ -1,40 +1,100 @@
 """Semantic check after a physical SUCCESS: did we pick up the *target*?
 
-Re-perceives the scene while the object is held after the micro-lift. If the target is still
-lying where it was (same place, not raised), the fingers hold something else: veto.
+Re-perceives the scene while the object is held (after the micro-lift, or higher after the
+lift) and looks at the place where the target was located: the surface under the target's
+mask, in a fresh depth frame of the same camera. Three answers, because "I could not see" must
+never read as "yes":
+- ok: that surface rose (the held target was raised) or fell to what lay beneath (it left);
+- mismatch: that surface has not moved: the target still lies there, the fingers hold another object;
+- unknown: no evidence (the target was never located, no depth there, or a change too small to
+  tell).
+Without the frame the target was located in, the text is located again and compared instead.
+Simplified: the robot is not drawn in the simulated camera's image; on a real robot the gripper
+above the target hides part of the mask (fewer pixels, same test).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 RAISED_M = 0.006  # the micro-lift raises a held target by 10-20 mm
+STILL_M = 0.003  # a surface that moved less than this has not moved
 SAME_PLACE_M = 0.03
+MIN_PIXELS = 10
+
+Verdict = Literal["ok", "mismatch", "unknown"]
+VERDICTS: tuple[str, ...] = ("ok", "mismatch", "unknown")
+
+
+def centre(points: Any) -> np.ndarray | None:
+    """Median of an Nx3 point set (robust to a few stray pixels); None when empty."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3) if points is not None else np.zeros((0, 3))
+    return np.median(pts, axis=0) if len(pts) else None
+
+
+def surface_change(before_obs: Any, after_obs: Any, mask: np.ndarray) -> float | None:
+    """Median height change (metres, base z) of the surface seen through `mask` between two
+    frames of the same camera; None when too few pixels have depth in both."""
+    from bt_grasp.perception.geometry import pointmap
+
+    m = np.asarray(mask, bool)
+    if before_obs is None or after_obs is None or m.shape != np.asarray(after_obs.depth).shape:
+        return None
+    z0 = pointmap(before_obs.depth, before_obs.K, before_obs.T_cam_base)[..., 2][m]
+    z1 = pointmap(after_obs.depth, after_obs.K, after_obs.T_cam_base)[..., 2][m]
+    ok = np.isfinite(z0) & np.isfinite(z1)
+    if int(ok.sum()) < MIN_PIXELS:
+        return None
+    return float(np.median(z1[ok] - z0[ok]))
 
 
 class TargetStillThere:
-    """Veto when the located target is still at its place on the table after the grasp."""
+    """Has the target located before the grasp left its place?"""
 
-    def __init__(self, target_key: str = "target", text_key: str = "target.query") -> None:
+    def __init__(self, target_key: str = "target", text_key: str = "target.query",
+                 frame_key: str = "target.frame") -> None:
         self.target_key = target_key
         self.text_key = text_key
+        self.frame_key = frame_key
 
-    def __call__(self, ctx: Any) -> tuple[bool, str]:
+    def check(self, ctx: Any) -> tuple[Verdict, str]:
+        """(verdict, reason) from the robot's own observation."""
         before = ctx.blackboard.get(self.target_key)
-        text = ctx.blackboard.get(self.text_key)
-        if before is None or not text or not len(getattr(before, "points_base", [])):
-            return True, "nothing to compare (no located target)"
+        if before is None or not len(getattr(before, "points_base", [])):
+            return "unknown", "nothing to compare (the target was never located)"
         obs = ctx.driver.observe()
+        frame = ctx.blackboard.get(self.frame_key)
+        if frame is not None and getattr(before, "mask", None) is not None:
+            dz = surface_change(frame, obs, before.mask)
+            if dz is None:
+                return "unknown", "no depth where the target was"
+            if dz >= RAISED_M:
+                return "ok", f"the target's surface rose {dz * 1000:.0f} mm: it is held"
+            if dz <= -RAISED_M:
+                return "ok", f"the target's surface fell {-dz * 1000:.0f} mm: it left its place"
+            if abs(dz) < STILL_M:
+                return "mismatch", (f"the target's surface moved {dz * 1000:.1f} mm: it still lies "
+                                    "there, the gripper holds another object")
+            return "unknown", f"the target's surface moved {dz * 1000:.1f} mm: too little to tell"
+        return self._relocate(ctx, before, obs)
+
+    def _relocate(self, ctx: Any, before: Any, obs: Any) -> tuple[Verdict, str]:
+        text = ctx.blackboard.get(self.text_key)
+        if not text:
+            return "unknown", "no target text to look for"
         after = ctx.perceiver.locate(obs, str(text), ctx.perceiver.survey(obs))
-        if after is None or not len(after.points_base):
-            return True, "target no longer visible at its place"
-        p0 = np.median(np.asarray(before.points_base), axis=0)
-        p1 = np.median(np.asarray(after.points_base), axis=0)
+        p0 = centre(before.points_base)
+        p1 = centre(getattr(after, "points_base", None)) if after is not None else None
+        if p0 is None or p1 is None:
+            return "unknown", "the target is not visible after the grasp"
         moved = float(np.linalg.norm(p1[:2] - p0[:2]))
         raised = float(p1[2] - p0[2])
         if raised >= RAISED_M or moved > SAME_PLACE_M:
-            return True, f"target raised {raised * 1000:.0f} mm, moved {moved * 1000:.0f} mm"
-        return False, (f"target still on the table (raised {raised * 1000:.0f} mm, "
-                       f"moved {moved * 1000:.0f} mm): the gripper holds another object")
+            return "ok", f"target raised {raised * 1000:.0f} mm, moved {moved * 1000:.0f} mm"
+        return "mismatch", (f"target still on the table (raised {raised * 1000:.0f} mm, "
+                            f"moved {moved * 1000:.0f} mm): the gripper holds another object")
+
+    def __call__(self, ctx: Any) -> tuple[Verdict, str]:
+        return self.check(ctx)

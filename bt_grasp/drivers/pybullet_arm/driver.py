@@ -640,6 +640,14 @@ class PyBulletArm:
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
         return self._run("place", timeout, Phase.APPROACH, body, info)
 
+    def place_region(self, target: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The basket's box in the base frame: the fixture place() drops into (Receptacles)."""
+        if target != "basket":
+            return None
+        half = 0.3 * BASKET_HALF_FRAC
+        bx, by, bz = scene.BASKET_POS
+        return np.array([bx - half, by - half, bz]), np.array([bx + half, by + half, bz + 0.2])
+
     def open_gripper(self, timeout: float | None = None) -> Execution:
         """Open fully and wait until the fingers stop."""
         def body(faults: list[Fault]) -> None:

@@ -130,6 +130,9 @@ class StretchOptions:
         return cls(**opts)
 
 
+PLACE_HALF_M = 0.08  # half the footprint of a receptacle around its place point (the sim basket's)
+
+
 def _default_robot_factory() -> Any:
     """A real stretch_body Robot (import deferred: stretch_body is an optional extra)."""
     import stretch_body.robot as sb_robot  # type: ignore[import-not-found]
@@ -570,6 +573,16 @@ class StretchDriver:
             self.stop()
             fault = "timeout"
         return self._finish("place", Telemetry.from_samples(samples), t0, fault, {"place": target})
+
+    def place_region(self, target: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Box around a named place (driver_options.places): PLACE_HALF_M either side in x and y,
+        from 5 cm below the drop point to 15 cm above it (Receptacles)."""
+        places = self.opts.places or {}
+        if target not in places:
+            return None
+        p = np.asarray(places[target], dtype=float)
+        half = np.array([PLACE_HALF_M, PLACE_HALF_M, 0.0])
+        return p - half - np.array([0.0, 0.0, 0.05]), p + half + np.array([0.0, 0.0, 0.15])
 
     def push(self, start: np.ndarray, end: np.ndarray, height: float, timeout: float | None = None) -> Execution:
         """Push with the closed fingertips from start to end (base-frame xy) with the grasp centre at

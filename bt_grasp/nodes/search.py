@@ -1,0 +1,78 @@
+"""Search instead of giving up: choose the object under or inside which a hidden target most
+likely lies, so the tree can take it away (or push it) and look again.
+
+A target that perception cannot find in clutter is usually hidden, not absent: under a larger
+object, inside a pile, or merged into a same-coloured neighbour by the segmenter. `pick_hider`
+ranks the visible objects (outside the receptacle, whose region the driver knows) by how much
+they could hide:
+- footprint: a larger object can cover more (and larger) things;
+- height above the table: piles and objects lying on others hide what is below;
+- relations: objects that occlude others or carry others on top are piles;
+- colour: an object of the target's colour may be the target merged with a neighbour, or the
+  target under another name.
+It then plans grasps on the best few and writes the first graspable one where `locate_object`
+writes a located object, so the ordinary grasp and push leaves act on it. Never a guess about
+identity: the object is only moved, and the target is looked for again afterwards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.evidence import in_region
+from bt_grasp.nodes.perception import PERCEPTION_SECONDS, observe_and_survey
+from bt_grasp.perception.types import SceneGraph, SceneObject
+
+SAME_COLOUR_WEIGHT = 2.0  # the target may be inside a same-coloured segment
+PILE_HEIGHT_M = 0.05  # a segment this tall above the table counts double
+
+
+def hide_score(obj: SceneObject, scene: SceneGraph, colour: str | None) -> float:
+    """How much of the table `obj` could be hiding the target under or inside (larger = more)."""
+    ext = obj.attributes.get("extent") or [0.0, 0.0, 0.0]
+    footprint = max(float(ext[0]) * float(ext[1]), 0.0)
+    top = float(obj.attributes.get("top_height", ext[2] if len(ext) > 2 else 0.0))
+    covers = sum(1 for s, r, o in scene.relations if o == obj.id and r in ("partially_occluded_by", "on_top_of"))
+    lies_on = sum(1 for s, r, _ in scene.relations if s == obj.id and r == "on_top_of")
+    score = footprint * (1.0 + top / PILE_HEIGHT_M) * (1.0 + covers + lies_on)
+    if colour is not None and obj.attributes.get("colour") == colour:
+        score *= SAME_COLOUR_WEIGHT
+    return score
+
+
+class PickHider(Leaf):
+    """found: an object to take away (written like a located target); not_found: nothing visible
+    outside the receptacle could be moved."""
+
+    TYPE = "pick_hider"
+    SUCCESS_OUTCOMES = frozenset({"found"})
+
+    def execute(self) -> LeafResult:
+        from bt_grasp.perception.assemble import to_located
+        from bt_grasp.perception.grounding import parse
+
+        ctx = self.ctx
+        key = self.out_key("result")
+        text = str(self.port("target") or "")
+        colour = parse(text).colour if text else None
+        region_of = getattr(ctx.driver, "place_region", None)
+        region = region_of(str(self.port("place"))) if region_of is not None else None
+        obs, scene = observe_and_survey(self)
+        min_pixels = int(getattr(ctx.perceiver, "min_pixels", 20))
+        ranked = sorted((o for o in scene.objects
+                         if not in_region(o.attributes.get("centroid_base"), region)),
+                        key=lambda o: -hide_score(o, scene, colour))
+        writes: dict[str, Any] = {f"{key}.occluder": None, f"{key}.query": None}
+        for obj in ranked[: int(self.port("max_objects"))]:
+            loc = to_located(obs, scene, obj, 1.0, min_pixels)
+            if loc is None or not len(loc.points_base) or not ctx.services["plan_grasps"](obs, loc):
+                continue
+            score = hide_score(obj, scene, colour)
+            writes.update({key: loc, f"{key}.name": loc.name, f"{key}.bbox": list(loc.bbox),
+                           f"{self.node_id}.reason": f"{loc.name!r} could hide the target (score {score:.4f})"})
+            return self.result("found", writes, PERCEPTION_SECONDS)
+        writes.update({key: None, f"{key}.name": None,
+                       f"{self.node_id}.reason": "no movable object left outside the receptacle"})
+        return self.result("not_found", writes, PERCEPTION_SECONDS)
+

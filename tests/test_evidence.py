@@ -1,0 +1,158 @@
+"""Evidence before FINALIZE: the semantic check and the delivery check answer from the robot's
+own RGB-D frames (ok / mismatch / unknown, delivered / not_delivered / unknown), never from the
+simulator's ground truth, and "no evidence" never reads as success."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import RunContext
+from bt_grasp.drivers.base import Observation
+from bt_grasp.nodes.evidence import CheckHeld, VerifyDelivery
+from bt_grasp.nodes.watchdog import as_verdict
+from bt_grasp.registry import default_registry
+from bt_grasp.watchdog.semantic import TargetStillThere
+
+H = W = 64
+K = np.array([[64.0, 0, 32], [0, 64.0, 32], [0, 0, 1]])
+T = np.array([[1.0, 0, 0, 0], [0, -1, 0, 0], [0, 0, -1, 1.0], [0, 0, 0, 1]])  # 1 m above, looking down
+TARGET = (20, 30, 20, 30)  # the target's pixels at the pick
+REGION = (np.array([0.24, -0.6, -0.01]), np.array([0.6, 0.6, 0.3]))  # the right strip of the view: the basket
+
+
+def frame(heights: dict[tuple[int, int, int, int], float], colour=(200, 40, 40), clock: float = 0.0) -> Observation:
+    depth = np.ones((H, W), np.float32)
+    rgb = np.full((H, W, 3), 120, np.uint8)
+    for (r0, r1, c0, c1), h in heights.items():  # pixel windows: rows r0:r1, columns c0:c1
+        depth[r0:r1, c0:c1] = 1.0 - h
+        rgb[r0:r1, c0:c1] = colour
+    return Observation(rgb=rgb, depth=depth, K=K, T_cam_base=T, clock=clock)
+
+
+class Driver:
+    """Hands out scripted frames; knows its basket like a calibrated robot does."""
+
+    def __init__(self, *frames: Observation, region=REGION) -> None:
+        self.frames, self.region = list(frames), region
+
+    def observe(self) -> Observation:
+        return self.frames.pop(0) if len(self.frames) > 1 else self.frames[0]
+
+    def place_region(self, target: str):
+        return self.region if target == "basket" else None
+
+
+class Perceiver:
+    min_pixels = 1
+
+    def survey(self, obs):
+        return SimpleNamespace(objects=[], relations=[], clock=obs.clock)
+
+    def locate(self, obs, text, scene=None):
+        return None
+
+
+def ctx_with(driver, before: Observation | None) -> RunContext:
+    mask = np.zeros((H, W), bool)
+    mask[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]] = True
+    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name="red box")
+    bb = Blackboard({"target": located, "target.query": "red box", "target.frame": before})
+    return RunContext(registry=default_registry(), driver=driver, perceiver=Perceiver(), blackboard=bb)
+
+
+PICK = frame({TARGET: 0.03})
+
+
+@pytest.mark.parametrize("after, verdict", [
+    (frame({TARGET: 0.045}, clock=1), "ok"),  # raised by the micro-lift
+    (frame({}, clock=1), "ok"),  # gone from its place
+    (frame({TARGET: 0.03}, clock=1), "mismatch"),  # still lying there
+    (frame({TARGET: 0.034}, clock=1), "unknown"),  # too small a change to tell
+])
+def test_the_semantic_check_reads_the_surface_where_the_target_was(after, verdict):
+    assert TargetStillThere().check(ctx_with(Driver(after), PICK))[0] == verdict
+
+
+def test_a_target_never_located_is_unknown_not_ok():
+    ctx = ctx_with(Driver(PICK), PICK)
+    ctx.blackboard.set("target", None)
+    assert TargetStillThere().check(ctx)[0] == "unknown"
+
+
+def test_without_the_pick_frame_a_target_that_vanished_is_unknown():
+    assert TargetStillThere().check(ctx_with(Driver(frame({}, clock=1)), None))[0] == "unknown"
+
+
+def test_verifier_answers_map_to_three_verdicts_and_none_is_never_ok():
+    assert [as_verdict(a) for a in (True, False, None, "unknown", "ok")] == \
+        ["ok", "mismatch", "unknown", "unknown", "ok"]
+
+
+def _run(leaf_cls, driver, before=PICK, **params):
+    ctx = ctx_with(driver, before)
+    leaf = leaf_cls("check", params, ctx)
+    status = leaf.update()
+    return leaf.last_outcome, status, ctx
+
+
+def test_check_held_is_a_perception_leaf_that_succeeds_only_on_ok():
+    outcome, status, ctx = _run(CheckHeld, Driver(frame({TARGET: 0.03}, clock=1)))
+    assert outcome == "mismatch" and status.name == "FAILURE"
+    assert ctx.ledger.perception_calls == 1 and "still lies there" in ctx.blackboard.get("check.reason")
+
+
+def test_delivery_seen_in_the_basket_and_gone_from_the_table():
+    after = frame({(20, 30, 50, 60): 0.03}, clock=1)
+    outcome, status, ctx = _run(VerifyDelivery, Driver(after))
+    assert outcome == "delivered" and status.name == "SUCCESS", ctx.blackboard.get("check.reason")
+
+
+def test_target_still_on_the_table_is_not_delivered():
+    after = frame({TARGET: 0.03, (20, 30, 50, 60): 0.03}, clock=1)
+    assert _run(VerifyDelivery, Driver(after))[0] == "not_delivered"
+
+
+def test_gone_but_nothing_seen_arriving_is_unknown():
+    """E.g. dropped on the way, or landed where the camera cannot see: never "delivered"."""
+    assert _run(VerifyDelivery, Driver(frame({}, clock=1)))[0] == "unknown"
+
+
+def test_something_of_another_colour_arriving_is_unknown():
+    after = frame({(20, 30, 50, 60): 0.03}, colour=(40, 40, 200), clock=1)
+    before = frame({TARGET: 0.03})
+    assert _run(VerifyDelivery, Driver(after), before)[0] == "unknown"
+
+
+def test_arrivals_outside_the_place_region_do_not_count():
+    after = frame({(20, 30, 34, 44): 0.03}, clock=1)  # on the table, not in the basket
+    assert _run(VerifyDelivery, Driver(after))[0] == "unknown"
+
+
+def test_a_driver_without_a_region_gives_unknown():
+    after = frame({(20, 30, 50, 60): 0.03}, clock=1)
+    assert _run(VerifyDelivery, Driver(after, region=None))[0] == "unknown"
+
+
+def test_the_pybullet_arm_knows_its_basket_in_the_base_frame():
+    from bt_grasp.drivers.pybullet_arm import scene
+    from bt_grasp.drivers.pybullet_arm.driver import PyBulletArm
+
+    lo, hi = PyBulletArm.place_region(SimpleNamespace(), "basket")
+    bx, by, _ = scene.BASKET_POS
+    assert lo[0] < bx < hi[0] and lo[1] < by < hi[1] and np.allclose(hi[:2] - lo[:2], 0.3)
+    assert PyBulletArm.place_region(SimpleNamespace(), "shelf") is None
+
+
+def test_the_stretch_region_surrounds_its_named_place():
+    from bt_grasp.drivers.stretch.driver import PLACE_HALF_M, StretchDriver
+    from bt_grasp.profile import load_profile
+
+    drv = StretchDriver(load_profile("robots/stretch3.yaml"), robot_factory=lambda: None)
+    lo, hi = drv.place_region("basket")
+    p = np.asarray(drv.opts.places["basket"])
+    assert np.all(lo < p) and np.all(p < hi) and np.isclose(hi[0] - lo[0], 2 * PLACE_HALF_M)
+    assert drv.place_region("nowhere") is None

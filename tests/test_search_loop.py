@@ -1,0 +1,164 @@
+"""Search instead of giving up (trees/clutter.yaml): a target that is not found is looked for
+under the objects that may hide it until it is found or the budget is spent; two equally good
+matches are a question, never a guess; FINALIZE only after the delivery was seen."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from helpers import ROOT, run_oracle
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import RunContext
+from bt_grasp.nodes.perception import LocateObject
+from bt_grasp.nodes.search import PickHider, hide_score
+from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.perception.types import Located, SceneGraph, SceneObject
+from bt_grasp.registry import default_registry
+from bt_grasp.spec import load_tree
+
+FOUND_AND_HELD = {"is_occluded": ["failure"] * 8, "watchdog": ["SUCCESS"] * 8, "watchdog#semantic": ["ok"] * 8}
+
+
+def _clutter():
+    return load_tree(ROOT / "trees" / "clutter.yaml")
+
+
+def _called(oracle) -> list[str]:
+    return [node for node, _ in oracle.choices]
+
+
+def test_not_found_searches_under_a_hider_then_finds_and_delivers():
+    oracle = ScriptedOracle({"locate": ["not_found", "found"], **FOUND_AND_HELD}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert res.decision.value == "FINALIZE" and res.reason == "target in basket"
+    called = _called(oracle)
+    for node in ("search/pick_hider", "search/grasp_hider", "search/drop_hider", "search/resurvey",
+                 "deliver/confirm"):
+        assert node in called, node
+    assert called.count("locate") == 2 and called.index("search/resurvey") < len(called) - called[::-1].index("locate")
+
+
+def test_search_continues_until_the_budget_is_spent_and_only_then_asks():
+    oracle = ScriptedOracle({"locate": ["not_found"] * 20}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert res.decision.value == "WAIT_CLARIFY"
+    assert _called(oracle).count("search/grasp_hider") == 4  # every search round, not one miss and give up
+    assert res.reason == "search and grasp attempts spent" and res.actions <= 10
+
+
+def test_nothing_left_to_move_ends_the_search_with_its_reason():
+    oracle = ScriptedOracle({"locate": ["not_found"] * 3, "search/pick_hider": ["found", "not_found"]},
+                            fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "target not found: nothing left to search under")
+
+
+def test_an_ungraspable_hider_is_pushed_aside_instead():
+    oracle = ScriptedOracle({"locate": ["not_found", "found"], "search/grasp_hider": ["infeasible"],
+                             **FOUND_AND_HELD}, fallback="done")
+    run_oracle(_clutter(), oracle)
+    assert "search/push_hider" in _called(oracle)
+
+
+def test_two_equally_good_matches_are_a_question_not_a_guess():
+    oracle = ScriptedOracle({"locate": ["ambiguous"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
+    assert "grasp" not in _called(oracle)
+
+
+def test_a_held_object_that_is_not_the_target_goes_to_the_basket_and_the_search_goes_on():
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "watchdog#semantic": ["mismatch", "ok"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert "deliver/drop_wrong" in called and called.count("grasp") == 2
+    assert res.decision.value == "FINALIZE"
+
+
+def test_semantic_unknown_is_never_ok_look_again_after_the_lift_then_ask():
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "watchdog#semantic": ["unknown"],
+                             "deliver/recheck_held": ["unknown"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "cannot see whether the held object is the target")
+    assert "deliver/place" not in _called(oracle)
+
+
+def test_delivery_not_seen_twice_is_a_question_not_a_finalize():
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "deliver/confirm": ["unknown"], "deliver/reconfirm": ["unknown"]},
+                            fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "delivery not confirmed: target not seen in the basket")
+
+
+def test_target_still_on_the_table_after_the_place_is_tried_again():
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "deliver/confirm": ["not_delivered", "delivered"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert res.decision.value == "FINALIZE" and _called(oracle).count("grasp") == 2
+
+
+# --- the leaves, with scripted perception ---------------------------------------------------
+
+def _obj(oid: int, colour: str, extent, top: float, centre=(0.0, 0.0, 0.02)) -> SceneObject:
+    mask = np.zeros((8, 8), bool)
+    mask[oid, oid] = True
+    return SceneObject(oid, f"{colour} thing {oid}", "", (0.1 * oid, 0.5), oid,
+                       {"colour": colour, "extent": list(extent), "top_height": top,
+                        "centroid_base": list(centre)}, mask)
+
+
+def test_hide_score_prefers_large_piled_objects_of_the_target_colour():
+    small = _obj(1, "blue", (0.05, 0.05, 0.03), 0.03)
+    large = _obj(2, "blue", (0.12, 0.08, 0.03), 0.03)
+    pile = _obj(3, "blue", (0.12, 0.08, 0.08), 0.08)
+    red = _obj(4, "red", (0.12, 0.08, 0.03), 0.03)
+    scene = SceneGraph([small, large, pile, red], [])
+    s = {o.id: hide_score(o, scene, "red") for o in scene.objects}
+    assert s[2] > s[1] and s[3] > s[2] and s[4] > s[2]
+
+
+def _leaf(cls, params, scene, located=None, plans=True, region=None):
+    obs = SimpleNamespace(depth=np.ones((8, 8)), K=np.eye(3), T_cam_base=np.eye(4), clock=0.0)
+    driver = SimpleNamespace(observe=lambda: obs, place_region=lambda name: region)
+    perceiver = SimpleNamespace(survey=lambda o: scene, locate=lambda o, t, s=None: located, min_pixels=1)
+    ctx = RunContext(registry=default_registry(), driver=driver, perceiver=perceiver,
+                     blackboard=Blackboard({"goal.object": "red box"}),
+                     services={"plan_grasps": lambda o, loc: [object()] if plans else []})
+    return cls("leaf", params, ctx), ctx
+
+
+def test_pick_hider_skips_the_basket_and_writes_a_located_object():
+    in_basket = _obj(1, "red", (0.2, 0.2, 0.1), 0.1, centre=(0.3, 0.4, 0.02))
+    table = _obj(2, "blue", (0.1, 0.1, 0.03), 0.03)
+    region = (np.array([0.2, 0.3, -0.1]), np.array([0.4, 0.5, 0.3]))
+    leaf, ctx = _leaf(PickHider, {"target": "red box"}, SceneGraph([in_basket, table], []), region=region)
+    leaf.update()
+    assert leaf.last_outcome == "found" and ctx.blackboard.get("hider.name") == "blue thing 2"
+    assert ctx.ledger.perception_calls == 1
+
+
+def test_pick_hider_reports_not_found_when_nothing_can_be_grasped():
+    leaf, _ = _leaf(PickHider, {"target": "red box"}, SceneGraph([_obj(2, "blue", (0.1, 0.1, 0.03), 0.03)], []),
+                    plans=False)
+    leaf.update()
+    assert leaf.last_outcome == "not_found"
+
+
+def _located(alternatives):
+    return Located(object_id=1, name="red box", mask=np.ones((2, 2), bool), bbox=(0, 0, 1, 1),
+                   points_base=np.zeros((4, 3)), alternatives=alternatives)
+
+
+def test_locate_reports_ambiguity_only_where_the_tree_asks_for_it():
+    scene = SceneGraph([], [])
+    leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, _located(["red cube"]))
+    leaf.update()
+    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target") is None
+    assert ctx.blackboard.get("target.ambiguity") == "ambiguous: red box or red cube"
+    leaf, ctx = _leaf(LocateObject, {"target": "red box"}, scene, _located(["red cube"]))
+    leaf.update()
+    assert leaf.last_outcome == "found"
+    leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, _located([]))
+    leaf.update()
+    assert leaf.last_outcome == "found"
