@@ -113,20 +113,20 @@ def revision(rng: np.random.Generator) -> Setup:
 # The scenarios below put a distractor of similar description *nearer* the head camera than the
 # target (more pixels: a naive "most visible match" takes it); only the request's qualifier tells
 # them apart. The two sides (base x) are drawn at random.
-NEAR_Y, FAR_Y = -0.62, -0.72
+NEAR_Y, FAR_Y, SIDE_X = -0.61, -0.74, 0.14
 
 
 def _near_far(rng: np.random.Generator) -> tuple[tuple[float, float], tuple[float, float], float]:
     """(target slot: far, distractor slot: near, side) with the side of the target drawn at random."""
     side = 1.0 if rng.random() < 0.5 else -1.0
-    return (side * 0.12, FAR_Y), (-side * 0.12, NEAR_Y), side
+    return (side * SIDE_X, FAR_Y), (-side * SIDE_X, NEAR_Y), side
 
 
 def salient_distractor(rng: np.random.Generator) -> Setup:
-    """"The small red box": a medium red box stands nearer; only the size word separates them."""
+    """"The red cube": a bigger red box (a cuboid, not a cube) stands nearer."""
     far, near, _ = _near_far(rng)
-    return Setup([Placement("small red box", "large table", far), Placement("medium red box", "large table", near)],
-                 "Bring me the small red box", frozenset({"small red box"}))
+    return Setup([Placement("red cube", "large table", far), Placement("medium red box", "large table", near)],
+                 "Bring me the red cube", frozenset({"red cube"}))
 
 
 def spatial_qualifier(rng: np.random.Generator) -> Setup:

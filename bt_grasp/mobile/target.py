@@ -50,9 +50,20 @@ def select(text: str, scene: SceneGraph, candidates: list[SceneObject], located:
     named = set(getattr(located, "alternatives", None) or [])
     ties += [o for o in candidates if o.id != best_id and o.name in named and o not in ties]
     if ties:
-        names = " or ".join(dict.fromkeys([best.name, *(o.name for o in ties)]))
-        return Selection(best, ties, f"ambiguous: {names}")
+        group = [best, *ties]
+        names = [o.name if sum(p.name == o.name for p in group) == 1 else f"{o.name} {_where(o, group)}"
+                 for o in group]
+        return Selection(best, ties, "ambiguous: " + " or ".join(names))
     return Selection(best, [], f"{best.name} fits {text!r} best")
+
+
+def _where(o: SceneObject, group: list[SceneObject]) -> str:
+    """Where `o` is in the overlay relative to the others of its group (to tell identical names apart)."""
+    du = sum(p.point2d[0] - o.point2d[0] for p in group if p is not o)
+    dv = sum(p.point2d[1] - o.point2d[1] for p in group if p is not o)
+    if abs(dv) >= abs(du):
+        return "at the back" if dv > 0 else "in front"
+    return "on the left" if du > 0 else "on the right"
 
 
 def _pixels(o: SceneObject | None) -> float:
