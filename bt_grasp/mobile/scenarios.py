@@ -1,4 +1,4 @@
-"""The recovery-scenario suite of the mobile fetch-and-place task (issue 6).
+"""The recovery-scenario suite of the mobile fetch-and-place task.
 
 Each scenario fixes a household layout, an instruction, what counts as a target and how the
 simulated user behaves; each *variant* is a tree (the agentic policy, an open-loop baseline and

@@ -2,9 +2,11 @@
 
 Why a lexical matcher: the vocabulary is the catalogue's, no model may be downloaded, and the
 match must be explainable. `LexicalMatcher` maps words to canonical categories through the
-grounding synonyms (so "cylinder" finds a can, "cup" a mug), falls back to character similarity
-for unknown nouns, and requires colour/size words to agree. It is pluggable: anything with
-`score(query, obj) -> float` can be put in ctx.services["category_matcher"].
+grounding synonyms ("tin" finds a can, "cup" a mug) and the perceived shape classes, falls back
+to character similarity for unknown nouns, and lowers the score of a disagreeing colour or size.
+It only decides what is marked (loosely); select_target / check_target (bt_grasp/mobile/target.py)
+choose among the marks. It is pluggable: anything with `score(query, obj) -> float` can be put in
+ctx.services["category_matcher"].
 """
 
 from __future__ import annotations

@@ -15,4 +15,4 @@ from bt_grasp.nodes.watchdog import EvaluateGrasp
 LEAF_CLASSES: dict[str, type[Leaf]] = {cls.TYPE: cls for cls in (
     SurveyScene, LocateObject, Grasp, Push, Lift, Place, OpenGripper, EvaluateGrasp, LabelIs,
     Finalize, WaitClarify, LocateAny, GoalTaken)}
-LEAF_CLASSES.update({cls.TYPE: cls for cls in MOBILE_LEAVES + TARGET_LEAVES})  # issue 6: mobile tools
+LEAF_CLASSES.update({cls.TYPE: cls for cls in MOBILE_LEAVES + TARGET_LEAVES})  # mobile manipulation tools
