@@ -8,9 +8,10 @@ objects) and, JSON-friendly, on the blackboard (`objects.marks`, `receptacles.ma
 that is unknown, or was drawn before the robot last moved, is the outcome `stale_marker` — never
 an exception — so trees can route on it.
 
-Receptacle marks come from the simulator's instance ids (`driver.receptacle_bodies()`): the sim
-annotator, not perception; a driver without that method shows no receptacles but the one it
-stands at (`driver.located_at()`), which is what a real robot's map provides.
+Receptacle marks come from the simulator's instance ids (`driver.receptacle_bodies()`) only when
+the perceiver is the sim annotator; otherwise (geometric perception, or a driver without that
+method) the only receptacle shown is the one the robot stands at (`driver.located_at()`), which
+is what a real robot's map provides.
 """
 
 from __future__ import annotations
@@ -206,7 +207,7 @@ class ShowReceptacles(Leaf):
         inst = (obs.annotations or {}).get("instance")
         masks: list[np.ndarray] = []
         names: list[str] = []
-        if bodies_fn is not None and inst is not None:
+        if bodies_fn is not None and inst is not None and getattr(ctx.perceiver, "name", "") == "sim":
             for name, body in bodies_fn().items():
                 m = inst == body
                 if m.sum() >= 50:
