@@ -136,3 +136,11 @@ def test_wilson_interval_is_sound_at_the_extremes() -> None:
     assert wilson(10, 10)[0] == pytest.approx(0.722, abs=1e-3) and wilson(10, 10)[1] == 1.0
     lo, hi = wilson(5, 10)
     assert lo < 0.5 < hi
+
+
+def test_an_unknown_perception_backend_is_refused_in_one_line(tmp_path, capsys) -> None:
+    from bt_grasp.mobile.cli import main
+
+    assert main(["scenarios", "--perception", "lidar", "--out", str(tmp_path)]) == 2
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == ["unknown perception 'lidar'; choose from sim, geometric"]
