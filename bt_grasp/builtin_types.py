@@ -183,6 +183,8 @@ LEAVES = [
 # -- mobile manipulation tools (issue 6; leaf classes in bt_grasp/nodes/mobile.py) ---------------
 NAV_OUT = ("arrived", "unreachable", "fault")
 SHOW_OUT = ("one", "many", "none")
+SELECT_OUT = ("one", "ambiguous", "none")
+CHECK_OUT = ("ok", "mismatch", "unknown")
 MARKER_OUT = ("done", "stale_marker", "infeasible", "fault")
 PICK_OUT = tuple(LABELS) + ("infeasible", "stale_marker", "fault")
 
@@ -206,6 +208,21 @@ LEAVES += [
         "outcome": _key("outcome", "objects.outcome", "one | many | none"),
     }, outcomes=SHOW_OUT, perception=True, outcome_port="outcome",
         doc="Numbered Set-of-Mark overlay of the objects matching a category (PNG in the trace folder)."),
+    NodeType("select_target", "perception", {
+        "text": Port("text", "str", required=True, doc='the request, qualifiers included, e.g. "{goal.object}"'),
+        "condition": Port("condition", "bool", default=True,
+                          doc="false = ablation: take marker 0 without grounding the request"),
+        "result": _key("result", "objects", "where best (marker), reason and alternatives are written"),
+        "outcome": _key("outcome", "select.outcome", "one | ambiguous | none"),
+    }, outcomes=SELECT_OUT, outcome_port="outcome",
+        doc='Which marked object the whole request picks out; two equally good -> ambiguous ("ambiguous: A or B").'),
+    NodeType("check_target", "perception", {
+        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "text": Port("text", "str", required=True, doc='the request, e.g. "{goal.object}"'),
+        "result": _key("result", "check", "where the reason is written (<result>.reason)"),
+        "outcome": _key("outcome", "check.outcome", "ok | mismatch | unknown"),
+    }, outcomes=CHECK_OUT, outcome_port="outcome",
+        doc="Semantic check of a marked object against every qualifier of the request; unknown is never ok."),
     NodeType("show_receptacles", "perception", {
         "target": Port("target", "str", default="", doc="receptacle wanted (its marker becomes receptacles.best)"),
         "result": _key("result", "receptacles", "where receptacle marks are written"),

@@ -134,3 +134,48 @@ root:
     text = trace.read_text()
     assert "0: a small red can" in text or "0: a blue cube" in text
     assert [e.metadata.get("handle") for e in res.events if e.node in ("o", "c")] == ["cabinet drawer"] * 2
+
+
+NEW = ["salient_distractor", "spatial_qualifier", "colour_similar"]
+
+
+@pytest.mark.parametrize("scenario", NEW)
+def test_a_most_visible_pick_takes_the_distractor_the_request_does_not(world, scenario: str) -> None:
+    """Scene design, with both backends: among the marked objects the distractor is the most
+    visible, and the request (qualifiers included) picks out the target or says it is ambiguous."""
+    import numpy as np
+
+    from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher
+    from bt_grasp.mobile.target import select
+    from bt_grasp.perception.backends import make_perceiver
+    from bt_grasp.runner import goal_object
+
+    setup = SCENARIOS[scenario](np.random.default_rng(1))
+    d = world.driver
+    d.world.layout = setup.layout
+    d.reset(seed=1)
+    d.nav_to("large table")
+    obs = d.observe()
+    d.world.layout = None
+    target, distractor = list(d.world.objects)  # layout order: target first
+    inst = obs.annotations["instance"]
+    text = goal_object(setup.instruction)
+    for backend in ("sim", "geometric"):
+        scene = make_perceiver(backend).survey(obs)
+        marked = [o for o in scene.objects if LexicalMatcher().score(text, o) >= MATCH_MIN]
+        body = {o.id: int(np.bincount(inst[o.mask & (inst >= 0)]).argmax()) for o in marked}
+        assert sorted(body.values()) == sorted([target, distractor]), backend
+        most_visible = max(marked, key=lambda o: o.attributes["pixels"])
+        assert body[most_visible.id] == distractor, backend
+        sel = select(text, scene, marked)
+        assert sel.best is not None and (body[sel.best.id] == target or sel.reason.startswith("ambiguous")), backend
+
+
+def test_open_loop_takes_the_salient_distractor(world) -> None:
+    t = run_trial(world, "colour_similar", "open_loop", seed=0)
+    assert t.picks == 1 and t.wrong_picks == 1 and not t.success
+
+
+def test_agentic_with_geometric_perception(world) -> None:
+    t = run_trial(world, "spatial_qualifier", "agentic", seed=0, perception="geometric")
+    assert t.perception == "geometric" and t.success and t.wrong_picks == 0, (t.decision, t.reason)

@@ -127,6 +127,10 @@ def test_mobile_trees_are_proven(tree: str) -> None:
     report = verify_tree(load_tree(str(ROOT / tree)))
     assert report.proven, report.problem
     assert report.bounds["actions"] <= 4
+    if tree == "trees/fetch_and_place.yaml":  # every way of not knowing ends in a stated WAIT_CLARIFY
+        ends = set(report.endings)
+        for reason in ("ambiguous: A or B", "mismatch", "unknown", "grasp slipped; stopped safely"):
+            assert f"WAIT_CLARIFY: {reason}" in ends, sorted(ends)
 
 
 def test_pick_declares_stale_marker_in_its_alphabet() -> None:

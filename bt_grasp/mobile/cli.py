@@ -16,6 +16,8 @@ def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--scenario", action="append", help="only these scenarios (repeatable)")
     p.add_argument("--variant", action="append", help="only these variants (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="first trial seed")
+    p.add_argument("--perception", nargs="+", default=["sim"], metavar="BACKEND",
+                   help="perception backends to run: sim (the simulator's annotator) and/or geometric (RGB-D only)")
     p.add_argument("--out", default="runs/scenarios", help="folder for results.jsonl, table.md, success.png")
     p.add_argument("--from-jsonl", nargs="*", help="only aggregate these results files (no new runs)")
     p.set_defaults(func=run_scenarios_command)
@@ -23,7 +25,16 @@ def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run_scenarios_command(args: argparse.Namespace) -> int:
-    from bt_grasp.mobile.scenarios import SCENARIOS, VARIANTS, Trial, aggregate, markdown, plot, run_suite
+    from bt_grasp.mobile.scenarios import (
+        PERCEPTION,
+        SCENARIOS,
+        VARIANTS,
+        Trial,
+        aggregate,
+        markdown,
+        plot,
+        run_suite,
+    )
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -42,16 +53,20 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
             if name not in VARIANTS:
                 print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
                 return 2
+        for name in args.perception:
+            if name not in PERCEPTION:
+                print(f"unknown perception {name!r}; choose from {', '.join(PERCEPTION)}")
+                return 2
         log = (out / "results.jsonl").open("w")
 
         def progress(t: Trial) -> None:
             log.write(json.dumps(t.__dict__) + "\n")
             log.flush()
-            print(f"{t.scenario:18s} {t.variant:16s} seed {t.seed:3d} {t.decision:12s} "
+            print(f"{t.scenario:18s} {t.perception:9s} {t.variant:16s} seed {t.seed:3d} {t.decision:12s} "
                   f"{'ok ' if t.success else 'FAIL'} picks {t.picks} wrong {t.wrong_picks} empty {t.empty_picks} "
                   f"sim {t.sim_time:.1f} s", flush=True)
 
-        trials = run_suite(args.trials, args.scenario, args.variant, args.seed, progress)
+        trials = run_suite(args.trials, args.scenario, args.variant, args.seed, progress, args.perception)
         log.close()
     rows = aggregate(trials)
     table = markdown(rows)

@@ -1,4 +1,4 @@
-"""The recovery-scenario suite of the mobile fetch-and-place task (issue 6).
+"""The recovery-scenario suite of the mobile fetch-and-place task.
 
 Each scenario fixes a household layout, an instruction, what counts as a target and how the
 simulated user behaves; each *variant* is a tree (the agentic policy, an open-loop baseline and
@@ -9,6 +9,7 @@ grasp. Everything here is simulated; see bt_grasp/drivers/stretch/sim/household.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -109,11 +110,50 @@ def revision(rng: np.random.Generator) -> Setup:
                  revision=Revision(1, "Bring me the blue can", frozenset({"small blue can"})))
 
 
+# The scenarios below put a distractor of similar description *nearer* the head camera than the
+# target (more pixels: a naive "most visible match" takes it); only the request's qualifier tells
+# them apart. The two sides (base x) are drawn at random.
+NEAR_Y, FAR_Y, SIDE_X = -0.61, -0.74, 0.14
+
+
+def _near_far(rng: np.random.Generator) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """(target slot: far, distractor slot: near, side) with the side of the target drawn at random."""
+    side = 1.0 if rng.random() < 0.5 else -1.0
+    return (side * SIDE_X, FAR_Y), (-side * SIDE_X, NEAR_Y), side
+
+
+def salient_distractor(rng: np.random.Generator) -> Setup:
+    """"The red cube": a bigger red box (a cuboid, not a cube) stands nearer."""
+    far, near, _ = _near_far(rng)
+    return Setup([Placement("red cube", "large table", far), Placement("medium red box", "large table", near)],
+                 "Bring me the red cube", frozenset({"red cube"}))
+
+
+def spatial_qualifier(rng: np.random.Generator) -> Setup:
+    """Two identical red cans; the request names the target's place in the robot's view. The head
+    camera is mounted rotated: base -x is the top of its image, i.e. "at the back" of the overlay."""
+    far, near, side = _near_far(rng)
+    where = "at the back" if side < 0 else "in front"
+    return Setup([Placement("small red can", "large table", far), Placement("small red can", "large table", near)],
+                 f"Bring me the red can {where}", frozenset({"small red can"}), target_slots=(0,))
+
+
+def colour_similar(rng: np.random.Generator) -> Setup:
+    """"The red can" with an orange or a pink can (colours lighting can confuse with red) nearer."""
+    far, near, _ = _near_far(rng)
+    other = "small orange can" if rng.random() < 0.5 else "small pink can"
+    return Setup([Placement("small red can", "large table", far), Placement(other, "large table", near)],
+                 "Bring me the red can", frozenset({"small red can"}))
+
+
 SCENARIOS: dict[str, Callable[[np.random.Generator], Setup]] = {
     "single_target": single, "ambiguity_colour": colour, "ambiguity_spatial": spatial,
     "distractor": distractor, "identical_targets": identical, "induced_empty": empty_grasp,
     "no_valid_target": no_target, "goal_revision": revision,
+    "salient_distractor": salient_distractor, "spatial_qualifier": spatial_qualifier,
+    "colour_similar": colour_similar,
 }
+PERCEPTION = ("sim", "geometric")
 
 
 @dataclass
@@ -131,6 +171,7 @@ class Trial:
     wall: float
     valid: bool = True
     revised: bool = False
+    perception: str = "sim"
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -151,10 +192,14 @@ def body_receptacle(world: HouseholdWorld, body: int) -> str | None:
     return None
 
 
-def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str | None = None) -> Trial:
-    """One episode of `scenario` under `variant` on an existing World (driver reused across trials)."""
+def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str | None = None,
+              perception: str = "sim") -> Trial:
+    """One episode of `scenario` under `variant` on an existing World (driver reused across trials),
+    perceived by a fresh `perception` backend (sim: the annotator; geometric: RGB-D only)."""
     from bt_grasp.episode import run_episode
+    from bt_grasp.perception.backends import make_perceiver
 
+    world_obj.perceiver = make_perceiver(perception)
     driver = world_obj.driver
     world: HouseholdWorld = driver.world
     setup = SCENARIOS[scenario](np.random.default_rng(seed))
@@ -208,7 +253,7 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
     else:
         success = res.decision.value == "FINALIZE" and delivered and wrong == 0
     return Trial(scenario, variant, seed, res.decision.value, res.reason, success, len(picks), wrong, empty,
-                 round(res.clock, 2), round(time.time() - t0, 2), world.valid, revised,
+                 round(res.clock, 2), round(time.time() - t0, 2), world.valid, revised, perception,
                  [e.model_dump(mode="json") for e in res.events])
 
 
@@ -223,17 +268,19 @@ def make_world(profile: str = "robots/stretch3_household.yaml") -> Any:
 
 
 def run_suite(trials: int = 10, scenarios: list[str] | None = None, variants: list[str] | None = None,
-              seed0: int = 0, progress: Callable[[Trial], None] | None = None) -> list[Trial]:
+              seed0: int = 0, progress: Callable[[Trial], None] | None = None,
+              perceptions: list[str] | None = None) -> list[Trial]:
     world = make_world()
     out: list[Trial] = []
     try:
         for k in range(trials):  # trials outermost: a cut-short run still covers every cell evenly
             for sc in scenarios or list(SCENARIOS):
-                for v in variants or list(VARIANTS):
-                    t = run_trial(world, sc, v, seed0 + k)
-                    out.append(t)
-                    if progress:
-                        progress(t)
+                for per in perceptions or ["sim"]:
+                    for v in variants or list(VARIANTS):
+                        t = run_trial(world, sc, v, seed0 + k, perception=per)
+                        out.append(t)
+                        if progress:
+                            progress(t)
     finally:
         world.close()
     return out
@@ -241,14 +288,16 @@ def run_suite(trials: int = 10, scenarios: list[str] | None = None, variants: li
 
 def aggregate(trials: list[Trial]) -> list[dict[str, Any]]:
     rows = []
-    keys = sorted({(t.scenario, t.variant) for t in trials},
-                  key=lambda k: (list(SCENARIOS).index(k[0]), list(VARIANTS).index(k[1])))
-    for sc, v in keys:
-        ts = [t for t in trials if t.scenario == sc and t.variant == v]
+    keys = sorted({(t.scenario, t.perception, t.variant) for t in trials},
+                  key=lambda k: (list(SCENARIOS).index(k[0]), _index(PERCEPTION, k[1]), _index(list(VARIANTS), k[2])))
+    for sc, per, v in keys:
+        ts = [t for t in trials if t.scenario == sc and t.variant == v and t.perception == per]
         n = len(ts)
         picks = sum(t.picks for t in ts)
-        rows.append({"scenario": sc, "variant": v, "n": n,
-                     "success": sum(t.success for t in ts) / n,
+        ok = sum(t.success for t in ts)
+        lo, hi = wilson(ok, n)
+        rows.append({"scenario": sc, "perception": per, "variant": v, "n": n,
+                     "success": ok / n, "ci_low": lo, "ci_high": hi,
                      "finalize": sum(t.decision == "FINALIZE" for t in ts) / n,
                      "wait_clarify": sum(t.decision == "WAIT_CLARIFY" for t in ts) / n,
                      "retries": statistics.mean(max(t.picks - 1, 0) for t in ts),
@@ -259,18 +308,35 @@ def aggregate(trials: list[Trial]) -> list[dict[str, Any]]:
     return rows
 
 
+def _index(seq: Any, item: str) -> int:
+    return list(seq).index(item) if item in seq else len(seq)
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of a success rate k/n (sound at 0 % and 100 %, unlike k/n ± 2σ)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
-    head = ("| scenario | variant | n | success | FINALIZE | WAIT_CLARIFY | retries (mean) | wrong-object "
-            "| empty-grasp | median sim s |")
-    lines = [head, "|" + "---|" * 10]
+    head = ("| scenario | perception | variant | n | success [95 % CI] | FINALIZE | WAIT_CLARIFY | retries (mean) "
+            "| wrong-object | empty-grasp | median sim s |")
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
-        lines.append(f"| {r['scenario']} | {r['variant']} | {r['n']} | {r['success']:.0%} | {r['finalize']:.0%} | "
+        lines.append(f"| {r['scenario']} | {r['perception']} | {r['variant']} | {r['n']} | {r['success']:.0%} "
+                     f"[{r['ci_low']:.0%}, {r['ci_high']:.0%}] | {r['finalize']:.0%} | "
                      f"{r['wait_clarify']:.0%} | {r['retries']:.2f} | {r['wrong_object']:.0%} | "
                      f"{r['empty_grasp']:.0%} | {r['median_sim_s']:.1f} |")
     return "\n".join(lines)
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Success rate per scenario and variant with 95 % CIs; one panel per perception backend."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -278,18 +344,24 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path:
 
     scen = list(dict.fromkeys(r["scenario"] for r in rows))
     vars_ = list(dict.fromkeys(r["variant"] for r in rows))
-    fig, ax = plt.subplots(figsize=(11, 4))
+    pers = list(dict.fromkeys(r.get("perception", "sim") for r in rows))
+    fig, axes = plt.subplots(len(pers), 1, figsize=(13, 3.6 * len(pers)), squeeze=False)
     w = 0.8 / max(len(vars_), 1)
-    for i, v in enumerate(vars_):
-        ys = [next((r["success"] for r in rows if r["scenario"] == s and r["variant"] == v), 0) for s in scen]
-        ax.bar(np.arange(len(scen)) + i * w, ys, w, label=v)
-    ax.set_xticks(np.arange(len(scen)) + w * (len(vars_) - 1) / 2, scen, rotation=20, ha="right")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(0, 1.25)
-    ax.legend(fontsize=8, ncol=len(vars_), loc="upper center")
-    ax.set_title("Mobile fetch-and-place on the simulated Stretch (household scene)")
+    for ax, per in zip(axes[:, 0], pers, strict=True):
+        for i, v in enumerate(vars_):
+            cell = [next((r for r in rows if r["scenario"] == s and r["variant"] == v
+                          and r.get("perception", "sim") == per), None) for s in scen]
+            ys = [c["success"] if c else 0.0 for c in cell]
+            err = [[c["success"] - c["ci_low"] if c else 0.0 for c in cell],
+                   [c["ci_high"] - c["success"] if c else 0.0 for c in cell]]
+            ax.bar(np.arange(len(scen)) + i * w, ys, w, yerr=err, capsize=2, label=v)
+        ax.set_xticks(np.arange(len(scen)) + w * (len(vars_) - 1) / 2, scen, rotation=20, ha="right")
+        ax.set_ylabel("success rate")
+        ax.set_ylim(0, 1.3)
+        ax.legend(fontsize=8, ncol=len(vars_), loc="upper center")
+        ax.set_title(f"Mobile fetch-and-place, simulated Stretch, perception: {per} (95 % Wilson CIs)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -2,9 +2,11 @@
 
 Why a lexical matcher: the vocabulary is the catalogue's, no model may be downloaded, and the
 match must be explainable. `LexicalMatcher` maps words to canonical categories through the
-grounding synonyms (so "cylinder" finds a can, "cup" a mug), falls back to character similarity
-for unknown nouns, and requires colour/size words to agree. It is pluggable: anything with
-`score(query, obj) -> float` can be put in ctx.services["category_matcher"].
+grounding synonyms ("tin" finds a can, "cup" a mug) and the perceived shape classes, falls back
+to character similarity for unknown nouns, and lowers the score of a disagreeing colour or size.
+It only decides what is marked (loosely); select_target / check_target (bt_grasp/mobile/target.py)
+choose among the marks. It is pluggable: anything with `score(query, obj) -> float` can be put in
+ctx.services["category_matcher"].
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bt_grasp.perception.grounding import CATEGORY_WORDS, parse
+from bt_grasp.perception.colour import SIMILAR
+from bt_grasp.perception.grounding import CATEGORY_WORDS, SHAPE_OF, parse
 from bt_grasp.perception.types import SceneObject
 
 MATCH_MIN = 0.5
@@ -30,21 +33,27 @@ class CategoryMatcher(Protocol):
 
 
 class LexicalMatcher:
-    """Category by synonyms (or fuzzy text), then colour and size must agree when the query names them."""
+    """A loose first pass (which objects to mark), not the final choice: category by synonyms, by
+    the perceived shape class the word normally has (the geometric backend names shapes:
+    "cylinder" for a can), or by fuzzy text; a colour that lighting can confuse with the asked one
+    (colour.SIMILAR: red/orange, red/pink, ...) and a different size halve the score. Spatial
+    words and relations are ignored here; select_target and check_target use them."""
 
     def score(self, query: str, obj: SceneObject) -> float:
         q = parse(query)
         attrs = obj.attributes
         cat = str(attrs.get("category") or "")
         if q.category is not None:
-            s = 1.0 if q.category == cat else 0.0
+            typical, other = SHAPE_OF.get(q.category, ((), ()))
+            s = 1.0 if q.category == cat or cat in typical else (0.6 if cat in other or cat == "irregular" else 0.0)
         elif q.unknown_noun:
             words = [cat, *CATEGORY_WORDS.get(cat, ())]
             s = max(difflib.SequenceMatcher(None, q.unknown_noun, w).ratio() for w in words)
         else:
             s = 0.7  # "the red one": no category constraint
-        if q.colour is not None and attrs.get("colour") is not None and q.colour != attrs.get("colour"):
-            s *= 0.2
+        colour = attrs.get("colour")
+        if q.colour is not None and colour is not None and q.colour != colour:
+            s *= 0.5 if frozenset((q.colour, colour)) in SIMILAR else 0.2
         if q.size is not None and attrs.get("size") is not None and q.size != attrs.get("size"):
             s *= 0.5
         return s

@@ -15,13 +15,19 @@ a person looking at the robot's numbered overlay would.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
 
 
 @dataclass
 class SeenItem:
-    """One numbered item the robot shows the user. `true_name` is simulator ground truth."""
+    """One numbered item the robot shows the user: its description, image position and mask.
+
+    `true_name` and `body` are what the person looking at the overlay knows (simulator ground
+    truth); the robot never fills them — a simulated user reads them off the frame's annotations
+    under the mark's mask (`identify`)."""
 
     marker: int
     description: str
@@ -30,6 +36,26 @@ class SeenItem:
     colour: str | None = None
     category: str | None = None
     body: int | None = None  # simulator instance id (ground truth), when known
+    mask: Any = None  # HxW bool: the mark on the overlay
+    observation: Any = None  # the frame the overlay was drawn on
+
+
+def identify(s: SeenItem) -> SeenItem:
+    """Fill true_name/body/colour/category from the frame's instance annotations under the mask
+    (the person sees which real object is marked). Unchanged when the frame has no annotations."""
+    ann = getattr(s.observation, "annotations", None) or {}
+    inst, objects = ann.get("instance"), ann.get("objects") or {}
+    if s.body is not None or s.mask is None or inst is None:
+        return s
+    ids = np.asarray(inst)[np.asarray(s.mask, dtype=bool)]
+    ids = ids[np.isin(ids, [int(k) for k in objects])]
+    if not len(ids):
+        return replace(s, true_name=None)
+    vals, counts = np.unique(ids, return_counts=True)
+    body = int(vals[int(np.argmax(counts))])
+    info = objects.get(body) or objects.get(str(body)) or {}
+    return replace(s, body=body, true_name=info.get("name"), colour=info.get("colour", s.colour),
+                   category=info.get("category", s.category))
 
 
 class User(Protocol):
@@ -66,6 +92,7 @@ class SimulatedUser:
         return self.goal
 
     def report_seen(self, seen: list[SeenItem]) -> None:
+        seen = [identify(s) for s in seen]
         self.reports += 1
         if any(self.is_target(s) for s in seen):
             self.saw_target = True
@@ -88,6 +115,7 @@ class SimulatedUser:
 
     def answer(self, question: str, seen: list[SeenItem]) -> str:
         self.log.append(("robot", question))
+        seen = [identify(s) for s in seen]
         self.report_seen(seen)
         text = self._answer(seen)
         assert not re.search(r"\d", text), "the simulated user never speaks marker ids"

@@ -8,9 +8,10 @@ objects) and, JSON-friendly, on the blackboard (`objects.marks`, `receptacles.ma
 that is unknown, or was drawn before the robot last moved, is the outcome `stale_marker` — never
 an exception — so trees can route on it.
 
-Receptacle marks come from the simulator's instance ids (`driver.receptacle_bodies()`): the sim
-annotator, not perception; a driver without that method shows no receptacles but the one it
-stands at (`driver.located_at()`), which is what a real robot's map provides.
+Receptacle marks come from the simulator's instance ids (`driver.receptacle_bodies()`) only when
+the perceiver is the sim annotator; otherwise (geometric perception, or a driver without that
+method) the only receptacle shown is the one the robot stands at (`driver.located_at()`), which
+is what a real robot's map provides.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.drivers.base import Execution
-from bt_grasp.mobile.som import LexicalMatcher, Mark, marks_dir, overlay
+from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.mobile.user import SeenItem, TerminalUser
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS
@@ -28,6 +29,7 @@ from bt_grasp.nodes.primitives import _exec_meta, check_grasp
 from bt_grasp.nodes.terminal import Finalize
 from bt_grasp.perception.grounding import parse
 
+SHOWN = "mobile.scene.object"  # ctx.services: (observation, scene graph) of the last object overlay
 VIEW = "mobile.view"  # ctx.services: increments whenever the base moves (marks drawn before are stale)
 
 
@@ -70,9 +72,9 @@ def _motion_outcome(ex: Execution) -> str:
 
 
 def _seen(marks: dict[int, Mark]) -> list[SeenItem]:
-    return [SeenItem(m.marker, f"a {m.name}", m.attributes.get("true_name", m.name), m.point2d,
-                     m.attributes.get("colour"), m.attributes.get("category"),
-                     getattr(m.located, "object_id", None)) for m in marks.values()]
+    """What the user is shown: each mark's description, image position and mask (the overlay)."""
+    return [SeenItem(m.marker, f"a {m.name}", None, m.point2d, m.attributes.get("colour"), m.attributes.get("category"),
+                     None, getattr(m.located, "mask", None), m.observation) for m in marks.values()]
 
 
 def inventory_text(marks: dict[int, Mark]) -> str:
@@ -113,7 +115,7 @@ def _object_marks(leaf: Leaf, objs: list, obs: Any, scene: Any) -> dict[int, Mar
         located = to_located(obs, scene, o, 1.0, 1)
         pts = located.points_base if located is not None else np.zeros((0, 3))
         marks[k] = Mark(k, "object", o.name, _view(ctx), pts.mean(0) if len(pts) else None, located, obs,
-                        tuple(o.point2d), {**o.attributes, "true_name": o.name})
+                        tuple(o.point2d), dict(o.attributes))
     return marks
 
 
@@ -128,13 +130,14 @@ class ShowObjectByCategory(Leaf):
         query = str(self.port("category") or "")
         obs, scene = _survey(self)
         matcher = ctx.services.get("category_matcher") or LexicalMatcher()
+        objs = list(scene.objects)
         if self.port("condition"):
-            scored = sorted(((matcher.score(query, o), o) for o in scene.objects), key=lambda t: -t[0])
-            objs = [o for s, o in scored if s >= 0.5]
-        else:
-            objs = list(scene.objects)
+            objs = [o for o in objs if matcher.score(query, o) >= MATCH_MIN]
+        # markers are numbered by visibility: marker 0 (objects.best) is the most visible match
+        objs.sort(key=lambda o: -float(o.attributes.get("pixels", 0)))
         marks = _object_marks(self, objs, obs, scene)
         ctx.services["mobile.marks.object"] = marks
+        ctx.services[SHOWN] = (obs, scene)
         key = self.out_key("result")
         png = None
         if marks:
@@ -204,7 +207,7 @@ class ShowReceptacles(Leaf):
         inst = (obs.annotations or {}).get("instance")
         masks: list[np.ndarray] = []
         names: list[str] = []
-        if bodies_fn is not None and inst is not None:
+        if bodies_fn is not None and inst is not None and getattr(ctx.perceiver, "name", "") == "sim":
             for name, body in bodies_fn().items():
                 m = inst == body
                 if m.sum() >= 50:
