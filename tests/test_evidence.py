@@ -127,6 +127,16 @@ def test_something_of_another_colour_arriving_is_unknown():
     assert _run(VerifyDelivery, Driver(after), before)[0] == "unknown"
 
 
+def test_the_target_arriving_beside_something_of_another_colour_is_delivered():
+    """What arrived is judged pixel by pixel: an earlier drop that shifted in the basket does not
+    hide the target's own pixels behind a mixed mean colour."""
+    after = frame({(20, 30, 50, 60): 0.03}, clock=1)
+    after.rgb[30:50, 40:64] = (40, 40, 200)
+    after.depth[30:50, 40:64] = 1.0 - 0.05
+    outcome, _, ctx = _run(VerifyDelivery, Driver(after))
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
 def test_arrivals_outside_the_place_region_do_not_count():
     after = frame({(20, 30, 34, 44): 0.03}, clock=1)  # on the table, not in the basket
     assert _run(VerifyDelivery, Driver(after))[0] == "unknown"

@@ -613,7 +613,7 @@ class PyBulletArm:
         """
         if target != "basket":
             return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown place target {target!r}", {})
-        bx, by, _ = scene.BASKET_POS
+        bx, by = scene.BASKET_DROP_XY
         above = np.array([bx, by, 0.25])
         info: dict[str, Any] = {"target": target, "object": self.held_object()}
 

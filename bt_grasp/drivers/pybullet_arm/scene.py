@@ -22,6 +22,10 @@ TABLE_SIZE = (1.3, 1.3, 0.05)
 BIN_CENTRE = (0.5, 0.0)
 BIN_HALF = 0.09            # temporary walls while dropping: a 0.18 m square makes piles
 BASKET_POS = (0.32, 0.42, 0.0)
+# Where place() releases: inside the basket, on the side the overhead camera sees. The camera's
+# view ends near y = 0.39 m at table height, so a drop over the basket's centre (y = 0.42) lands
+# out of view and the robot could never confirm a delivery with its own eyes.
+BASKET_DROP_XY = (0.32, 0.34)
 BASKET_SCALE = 0.5         # traybox is 0.6 m; half of it is a 0.3 m basket
 FIT_MARGIN_M = 0.008       # an object fits when some horizontal width <= stroke - margin
 REST_LIN = 0.005           # m/s (notes: rest thresholds)
