@@ -65,6 +65,15 @@ def test_the_perceivers_alternatives_are_honoured() -> None:
     assert sel.best is red and sel.reason == "ambiguous: small red can or small orange can"
 
 
+
+def test_the_perceivers_side_qualified_alternatives_are_honoured() -> None:
+    """Identical names come back as "the <name> on the <side>" (perception.assemble.alternative_names)."""
+    a, b = obj(1, "small red can", "red", "can", (0.58, 0.32)), obj(2, "small red can", "red", "can", (0.59, 0.67))
+    b.attributes["extent"] = [0.04, 0.12, 0.12]  # fits a can worse: no tie on scores alone
+    located = SimpleNamespace(object_id=1, alternatives=["the small red can on the right"])
+    sel = select("red can", scene(a, b), [a, b], located)
+    assert sel.best is a and sel.alternatives == [b]
+
 def test_nothing_matching_gives_no_choice() -> None:
     blue = obj(1, "blue cube", "blue", "cube", (0.5, 0.5))
     assert select("yellow ball", scene(blue), [blue]).best is None

@@ -32,7 +32,7 @@ class Selection:
 
 def select(text: str, scene: SceneGraph, candidates: list[SceneObject], located: Any = None) -> Selection:
     """The candidate the request picks out. `located` is the perceiver's own answer, when it gave
-    one; its `alternatives` (names) are honoured when the perceiver reports them."""
+    one; its `alternatives` (names, side-qualified when shared) are honoured when it reports them."""
     ids = {o.id for o in candidates}
     scores = {i: s for i, s in score_objects(parse(text), scene).items() if i in ids}
     if located is not None and located.object_id in ids:
@@ -48,13 +48,20 @@ def select(text: str, scene: SceneGraph, candidates: list[SceneObject], located:
         return Selection(None, [], f"no object matches {text!r} well enough")
     ties = [o for o in candidates if o.id != best_id and scores.get(o.id, 0.0) >= top - TIE_MARGIN]
     named = set(getattr(located, "alternatives", None) or [])
-    ties += [o for o in candidates if o.id != best_id and o.name in named and o not in ties]
+    ties += [o for o in candidates if o.id != best_id and _labels(o, best) & named and o not in ties]
     if ties:
         group = [best, *ties]
         names = [o.name if sum(p.name == o.name for p in group) == 1 else f"{o.name} {_where(o, group)}"
                  for o in group]
         return Selection(best, ties, "ambiguous: " + " or ".join(names))
     return Selection(best, [], f"{best.name} fits {text!r} best")
+
+
+def _labels(o: SceneObject, chosen: SceneObject) -> set[str]:
+    """How the perceiver may name `o` among its alternatives to `chosen`: by name, or, when the
+    name is shared, with its image side (bt_grasp.perception.assemble.alternative_names)."""
+    side = "left" if o.point2d[0] < chosen.point2d[0] else "right"
+    return {o.name, f"the {o.name} on the {side}"}
 
 
 def _where(o: SceneObject, group: list[SceneObject]) -> str:
