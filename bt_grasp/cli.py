@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from bt_grasp.errors import BackendUnavailable, UserError
 
@@ -83,7 +84,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_json()))
     else:
         print("\n".join(render(res, spec.name, witness=args.witness)))
+    if args.witness is not None and res.proven and args.witness not in res.witnesses:
+        print(f"{args.tree}: no bound named {args.witness!r} (choose one of: {', '.join(res.witnesses)})",
+              file=sys.stderr)
+        return EXIT_USAGE
     return 0 if res.proven else 1
+
+
+def _positive(kind: type) -> Any:
+    """An argparse type: a number of `kind` greater than zero."""
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def cmd_dot(args: argparse.Namespace) -> int:
@@ -181,9 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="prove every run ends in a decision; print worst-case bounds")
     p.add_argument("tree")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--max-runs", type=int, default=200_000,
+    p.add_argument("--max-runs", type=_positive(int), default=200_000,
                    help="stop (incomplete, not proven) after this many partial runs")
-    p.add_argument("--time-limit", type=float, default=None,
+    p.add_argument("--time-limit", type=_positive(float), default=None,
                    help="stop (incomplete, not proven) after this many seconds")
     p.add_argument("--witness", default=None, metavar="KEY",
                    help="print the run reaching a bound, e.g. primitive:grasp, actions, ticks")

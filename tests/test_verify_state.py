@@ -257,3 +257,14 @@ def test_witness_flag_prints_the_run_as_paths_and_json_lists_every_witness(capsy
     data = json.loads(capsys.readouterr().out)
     assert set(data["witnesses"]) == set(data["bounds"])
     assert all(set(step) == {"node", "outcome"} for steps in data["witnesses"].values() for step in steps)
+
+
+def test_an_unknown_witness_name_or_a_non_positive_limit_is_bad_input(capsys):
+
+    tree = str(ROOT / "trees" / "open_loop.yaml")
+    assert main(["verify", tree, "--witness", "nonsense"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no bound named 'nonsense'" in err[0] and "primitive:grasp" in err[0]
+    with pytest.raises(SystemExit) as stop:
+        main(["verify", tree, "--time-limit", "-3"])
+    assert stop.value.code == 2 and "must be greater than 0" in capsys.readouterr().err
