@@ -260,7 +260,6 @@ def test_witness_flag_prints_the_run_as_paths_and_json_lists_every_witness(capsy
 
 
 def test_an_unknown_witness_name_or_a_non_positive_limit_is_bad_input(capsys):
-
     tree = str(ROOT / "trees" / "open_loop.yaml")
     assert main(["verify", tree, "--witness", "nonsense"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
