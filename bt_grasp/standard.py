@@ -17,14 +17,18 @@ from py_trees.common import Status
 from bt_grasp.resumable import Resumable
 
 
-class Sequence(Resumable, py_trees.composites.Sequence):
-    """py_trees' Sequence, tick for tick; the loop position is `self.index`."""
+class _Looping(Resumable):
+    """Sequence and selector alike: a loop over the children whose position is `self.index`."""
 
     RESET = ("index",)
 
     def __init__(self, name: str, memory: bool, children: list[Behaviour]) -> None:
         super().__init__(name=name, memory=memory, children=children)
         self.index = 0
+
+
+class Sequence(_Looping, py_trees.composites.Sequence):
+    """py_trees' Sequence, tick for tick; the loop position is `self.index`."""
 
     def tick(self) -> Iterator[Behaviour]:
         kids = self.children
@@ -70,18 +74,12 @@ class Sequence(Resumable, py_trees.composites.Sequence):
         py_trees.composites.Composite.stop(self, new_status)  # py_trees' own, minus its debug log
 
 
-class Selector(Resumable, py_trees.composites.Selector):
+class Selector(_Looping, py_trees.composites.Selector):
     """py_trees' Selector, tick for tick; the loop position is `self.index`.
 
     py_trees keeps the child that ran last tick in a local (`previous`); here it is
     `current_child`, which the loop does not change until it returns.
     """
-
-    RESET = ("index",)
-
-    def __init__(self, name: str, memory: bool, children: list[Behaviour]) -> None:
-        super().__init__(name=name, memory=memory, children=children)
-        self.index = 0
 
     def tick(self) -> Iterator[Behaviour]:
         kids = self.children
