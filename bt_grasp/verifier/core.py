@@ -19,6 +19,7 @@ from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
+from bt_grasp.verifier.summary_witness import run_costs
 
 FIXED_KEYS = ("actions", "ticks", "perception")
 # Seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
@@ -26,14 +27,6 @@ FIXED_KEYS = ("actions", "ticks", "perception")
 _QUICK = 1.0
 # A long loop is replayed for at most this many choices (the run reaches the cap long before).
 _MAX_REPLAY = 1_000_000
-
-
-def run_costs(res: EpisodeResult) -> dict[str, int]:
-    """A finished run's costs, keyed like the bounds."""
-    out = {"actions": res.actions, "ticks": res.ticks, "perception": res.counters["perception_calls"]}
-    for name, n in res.counters["primitive_calls"].items():
-        out[f"primitive:{name}"] = n
-    return out
 
 
 class _Setup:
