@@ -7,16 +7,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
+from bt_grasp.cliargs import add_out_argument, add_verbose_argument
 from bt_grasp.errors import BackendUnavailable, UserError
+from bt_grasp.quiet import import_pybullet_quietly, set_verbose
 
 EXIT_USAGE = 2
+_CLI_START = time.monotonic()
+
+
+def process_wall() -> float:
+    """Seconds since this process started (interpreter start-up and imports included).
+
+    Linux knows the start time (/proc); elsewhere we count from the import of this module.
+    """
+    try:
+        stat = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - int(stat[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _CLI_START
 
 
 def _load(path: str):
-    """A tree file; BT.CPP XML is imported on the fly so verify/dot work on it directly."""
+    """A tree by shipped name or path; BT.CPP XML is imported on the fly so verify/dot work on it."""
+    from bt_grasp.resources import tree_path
+
+    path = tree_path(path)
     if path.lower().endswith(".xml"):
         from bt_grasp.interop.btcpp_import import import_spec
 
@@ -28,37 +50,19 @@ def _load(path: str):
 
 # -- run -------------------------------------------------------------------------------------
 
-def _import_pybullet_quietly() -> None:
-    """pybullet prints a build banner on stdout at import; keep stdout for the result line/JSON."""
-    import os
-
-    if "pybullet" in sys.modules:
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        import pybullet  # noqa: F401
-    except ImportError:
-        pass
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.episode import run_episode
+    from bt_grasp.resources import tree_path
 
-    _import_pybullet_quietly()
-
-    result = run_episode(args.tree, robot=args.robot, seed=args.seed, episode=args.episode,
+    result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
                          dry_run=args.dry_run)
+    total = process_wall()
     if args.json:
-        print(json.dumps(result.to_json()))
+        print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
     else:
-        print(result.summary_line())
+        print(f"{result.summary_line()} episode, {total:.1f} s process")
     return result.exit_code
 
 
@@ -120,8 +124,8 @@ def cmd_dot(args: argparse.Namespace) -> int:
                             file=src)
         spec = _load(src)
         graph = build_graph(structure(spec.root), title=spec.name)
-    text = write_graph(graph, args.output)
-    if args.output is None or args.output == "-":
+    text = write_graph(graph, args.out)
+    if args.out is None or args.out == "-":
         sys.stdout.write(text)
     return 0
 
@@ -170,13 +174,19 @@ def nodes_markdown(registry) -> str:
 
 # -- parser ------------------------------------------------------------------------------------
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
+    """The bt-grasp parser; every sub-command complete by default (ALL). Given the command named
+    on the command line (None: none named), only that one's module is imported and the others
+    are listed by name and help."""
     parser = argparse.ArgumentParser(prog="bt-grasp", description=__doc__.splitlines()[0])
+    add_verbose_argument(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="run one episode of a tree on a robot (headless PyBullet by default)")
-    p.add_argument("tree")
-    p.add_argument("--robot", default=None, help="robot profile: robots/<name>.yaml (default ur5e_robotiq)")
+    p.add_argument("tree", help="a shipped tree name (clutter) or a tree file")
+    p.add_argument("--robot", default=None,
+                   help="robot profile: a shipped name (ur5e_robotiq, stretch3) or a YAML file "
+                        "(default ur5e_robotiq)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--episode", type=int, default=0, help="episode index (seed + 1000 x episode)")
     p.add_argument("--goal", default=None, help='instruction, e.g. "Grasp the red mug"')
@@ -195,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("verify", help="prove every run ends in a decision; print worst-case bounds")
-    p.add_argument("tree")
+    p.add_argument("tree", help="a shipped tree name (clutter) or a tree file (.yaml, BT.CPP .xml)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--max-runs", type=_positive(int), default=200_000,
                    help="stop (incomplete, not proven) after this many partial runs")
@@ -206,10 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("dot", help="Graphviz view of a tree file or a trace")
-    p.add_argument("file", help="tree .yaml or trace .jsonl")
+    p.add_argument("file", help="a shipped tree name, a tree .yaml or a trace .jsonl")
     p.add_argument("--tick", type=int, default=None)
     p.add_argument("--summary", action="store_true")
-    p.add_argument("-o", "--output", default=None, help="out.dot | out.svg | out.png")
+    add_out_argument(p, "out.dot | out.svg | out.png (default: DOT on standard output)", default=None)
     p.set_defaults(func=cmd_dot)
 
     p = sub.add_parser("nodes", help="print the node type reference (markdown)")
@@ -218,22 +228,69 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the JSON Schema of tree files")
     p.set_defaults(func=cmd_schema)
 
-    for module, adder in (("bt_grasp.watchdog.cli", "add_watchdog_parser"),
-                          ("bt_grasp.interop.cli", "add_interop_parsers"),
-                          ("bt_grasp.bench.cli", "add_bench_parser"),
-                          ("bt_grasp.mcp_server.cli", "add_serve_parser"),
-                          ("bt_grasp.mobile.cli", "add_scenarios_parser")):
-        try:
-            mod = __import__(module, fromlist=[adder])
-        except ImportError:
-            continue
-        getattr(mod, adder)(sub)
+    for module, adder, commands in EXTERNAL:
+        missing = ""
+        if command == ALL or command in commands:
+            try:
+                getattr(__import__(module, fromlist=[adder]), adder)(sub)
+                continue
+            except ImportError as exc:
+                missing = str(exc)
+        for name, text in commands.items():
+            sub.add_parser(name, help=text).set_defaults(func=_unavailable(name, missing))
+    for p in sub.choices.values():
+        _add_verbose_everywhere(p)
     return parser
 
 
+# Sub-commands defined in their own modules: imported only when named, so `bt-grasp --help`
+# (which lists them with this help text) stays fast.
+ALL = "*"
+EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
+    ("bt_grasp.watchdog.cli", "add_watchdog_parser",
+     {"watchdog": "record, evaluate and calibrate the grasp Watchdog"}),
+    ("bt_grasp.interop.cli", "add_interop_parsers",
+     {"export": "write a tree file in another format (BehaviorTree.CPP v4 XML)",
+      "import": "turn a BehaviorTree.CPP v4 XML tree into a bt_grasp tree file"}),
+    ("bt_grasp.bench.cli", "add_bench_parser",
+     {"bench": "clutter benchmark: trees × seeds × episodes × lighting × perception"}),
+    ("bt_grasp.mcp_server.cli", "add_serve_parser",
+     {"serve": "serve the robot's tools over the Model Context Protocol"}),
+    ("bt_grasp.mobile.cli", "add_scenarios_parser",
+     {"scenarios": "mobile fetch-and-place recovery scenarios (simulated Stretch)"}),
+]
+# Commands that drive a simulator: pybullet is imported up front, without its banner.
+_SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}
+
+
+def _unavailable(name: str, reason: str) -> Any:
+    def fail(args: argparse.Namespace) -> int:
+        raise BackendUnavailable(f"`bt-grasp {name}` cannot be loaded: {reason}")
+    return fail
+
+
+def _add_verbose_everywhere(parser: argparse.ArgumentParser) -> None:
+    """-v/--verbose on a sub-command and its own sub-commands (after the name, too)."""
+    if "--verbose" not in parser._option_string_actions:
+        add_verbose_argument(parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _add_verbose_everywhere(child)
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The sub-command named in argv (the first word that is not an option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command=_command_of(argv))
     args = parser.parse_args(argv)
+    set_verbose(args.verbose)
+    if args.command in _SIMULATING:
+        import_pybullet_quietly()
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

@@ -16,6 +16,10 @@ from bt_grasp.trace import Trace
 
 STATUS_COLOURS = {"SUCCESS": "#8fd18f", "FAILURE": "#f08c8c", "RUNNING": "#f5e27a",
                   "INVALID": "#d9d9d9", None: "#d9d9d9"}
+# What the legend says of each colour (INVALID and None share grey: the node was not ticked).
+LEGEND = (("SUCCESS", "SUCCESS"), ("FAILURE", "FAILURE"), ("RUNNING", "RUNNING"),
+          (None, "not ticked"))
+LEGEND_NODE = "status legend"
 SHAPES = {"sequence": ("box", "→"), "selector": ("octagon", "?"), "parallel": ("parallelogram", "⇉"),
           "switch": ("diamond", "switch")}
 
@@ -45,6 +49,7 @@ def build_graph(structure: dict[str, Any], status: dict[str, str] | None = None,
     graph.set_node_defaults(fontname="Helvetica", fontsize="10", style="filled")
     if title:
         graph.set_label(_quote(title))
+    graph.add_subgraph(_legend(status is not None))
     for parent, edge_label, node in iter_structure(structure):
         nid = _quote(node["id"])
         colour = STATUS_COLOURS.get((status or {}).get(node["id"]), STATUS_COLOURS[None])
@@ -59,6 +64,21 @@ def build_graph(structure: dict[str, Any], status: dict[str, str] | None = None,
                 edge.set_label(_quote(edge_label))
             graph.add_edge(edge)
     return graph
+
+
+def _legend(with_status: bool) -> pydot.Subgraph:
+    """A boxed table of the status colours, in a cluster of its own so it never joins the tree.
+
+    Without statuses (a tree file) every node is grey, and the legend says what colours a trace
+    would show."""
+    rows = "".join(f'<TR><TD BGCOLOR="{STATUS_COLOURS[key]}" WIDTH="18"> </TD>'
+                   f'<TD ALIGN="LEFT">{text}</TD></TR>' for key, text in LEGEND)
+    head = "status" if with_status else "status (in a trace view)"
+    table = (f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">'
+             f'<TR><TD COLSPAN="2"><B>{head}</B></TD></TR>{rows}</TABLE>>')
+    cluster = pydot.Cluster("legend", label='""', style="invis")
+    cluster.add_node(pydot.Node(_quote(LEGEND_NODE), shape="plaintext", style="solid", label=table))
+    return cluster
 
 
 def _labels_in(tick: dict[str, Any]) -> dict[str, str]:

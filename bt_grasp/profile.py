@@ -1,4 +1,4 @@
-"""Robot profiles: YAML data in robots/ describing geometry, camera, gripper and Watchdog thresholds."""
+"""Robot profiles: YAML data (shipped in robots/, or any file) describing geometry, camera, gripper and Watchdog thresholds."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bt_grasp.errors import UserError
+from bt_grasp.resources import ROBOTS, profile_path, shipped_dir
 
 
 class CameraSpec(BaseModel):
@@ -50,27 +51,19 @@ class RobotProfile(BaseModel):
     source: str | None = Field(default=None, exclude=True)
 
 
-ROBOTS_DIR = Path(__file__).resolve().parent.parent / "robots"
 DEFAULT_PROFILE = "ur5e_robotiq"
 
 
 def resolve_profile_path(name_or_path: str | None) -> Path:
-    """A path as given, else robots/<name>.yaml next to the package (source checkout)."""
-    if not name_or_path:
-        name_or_path = DEFAULT_PROFILE
-    p = Path(name_or_path)
-    if p.exists():
-        return p
-    # A profile name: robots/ in the working directory (a project checkout), then the checkout
-    # this package was installed from in development mode.
-    dirs = [Path.cwd() / "robots", ROBOTS_DIR]
-    for folder in dirs:
-        candidate = folder / f"{name_or_path}.yaml"
-        if candidate.exists():
-            return candidate
-    known = sorted({x.stem for d in dirs if d.exists() for x in d.glob("*.yaml")})
-    raise UserError(f"robot profile not found: {name_or_path} (known: {', '.join(known) or 'none'})",
-                    file=str(name_or_path))
+    """A profile file by path (wins) or by shipped name (`stretch3`); default ur5e_robotiq."""
+    return profile_path(name_or_path or DEFAULT_PROFILE)
+
+
+def __getattr__(name: str) -> Any:
+    """ROBOTS_DIR: the shipped profiles' folder, looked up when asked for (it depends on the install)."""
+    if name == "ROBOTS_DIR":
+        return shipped_dir(ROBOTS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_profile(name_or_path: str | None = None) -> RobotProfile:

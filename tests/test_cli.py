@@ -62,11 +62,14 @@ def test_run_prints_one_summary_line_and_json(capsys):
     code = main(["run", tree, "--seed", "0", "--image-size", "256"])
     out = capsys.readouterr().out.strip().splitlines()
     assert code == 0 and len(out) == 1
-    assert re.match(r"^(FINALIZE|WAIT_CLARIFY): .+ \| actions \d+/10 \| ticks \d+ \| sim [\d.]+ s \| wall [\d.]+ s$",
-                    out[0]), out[0]
+    line = re.match(r"^(FINALIZE|WAIT_CLARIFY): .+ \| actions \d+/10 \| ticks \d+ \| sim [\d.]+ s "
+                    r"\| wall ([\d.]+) s episode, ([\d.]+) s process$", out[0])
+    assert line, out[0]
+    assert float(line[2]) <= float(line[3]), "the process includes the episode"
     main(["run", tree, "--seed", "0", "--image-size", "256", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["decision"] in ("FINALIZE", "WAIT_CLARIFY")
+    assert 0 < data["wall"] <= data["process_wall"]
     assert data["action_budget"] == 10 and data["events"]
     event = data["events"][0]
     assert {"trial_id", "node", "primitive", "watchdog_label", "confidence", "exec_status", "clock",

@@ -10,7 +10,9 @@ import os
 import sys
 from pathlib import Path
 
-DEFAULT_TREES = ["trees/clutter.yaml", "trees/open_loop.yaml", "trees/remove_all.yaml"]
+from bt_grasp.cliargs import add_out_argument
+
+DEFAULT_TREES = ["clutter", "open_loop", "remove_all"]
 
 
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +21,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Run every tree on the same simulated scenes; one JSONL line per episode in "
                     "OUT/results.jsonl (a rerun skips finished episodes), traces of failed "
                     "episodes in OUT/traces, then OUT/report.md and PNG plots.")
-    p.add_argument("--trees", nargs="+", default=DEFAULT_TREES, help="tree files (methods)")
+    p.add_argument("--trees", nargs="+", default=DEFAULT_TREES, help="trees (methods): shipped names or tree files")
     p.add_argument("--seeds", nargs="+", type=int, default=[0], help="base seeds")
     p.add_argument("--episodes", type=int, default=100, help="episodes per base seed")
     p.add_argument("--lighting", nargs="+", default=["easy"], choices=["easy", "hard"])
@@ -30,7 +32,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="worker processes (one PyBullet DIRECT client each)")
     p.add_argument("--backend", choices=["local", "ray"], default="local",
                    help="local process pool, or Ray (pip install 'bt_grasp[ray]')")
-    p.add_argument("--out", default="out/bench", help="output directory")
+    add_out_argument(p, "output directory (default out/bench)", default="out/bench")
     p.add_argument("--no-traces", action="store_true", help="do not keep traces of failed episodes")
     p.add_argument("--no-scene-cache", action="store_true",
                    help="regenerate every scene instead of reusing OUT/scene_cache (same result, slower)")
@@ -41,16 +43,14 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from bt_grasp.errors import UserError
+    from bt_grasp.resources import tree_path
 
     from .report import markdown, write_report
     from .runner import load_records, make_tasks, run_bench
 
     out = Path(args.out)
     results = out / "results.jsonl"
-    for t in args.trees:
-        if not Path(t).exists():
-            raise UserError(f"{t}: tree file not found")
+    args.trees = [tree_path(t) for t in args.trees]
     if args.report_only:
         records = load_records(results)
     else:

@@ -375,7 +375,10 @@ def _local_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
     # the children inherit the environment, so set the thread caps before they start
     for k, v in SINGLE_THREAD_ENV.items():
         os.environ.setdefault(k, v)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+    from bt_grasp.quiet import import_pybullet_quietly
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                               initializer=import_pybullet_quietly)
     futures = [pool.submit(run_task, t) for t in tasks]
     try:
         for f in as_completed(futures):

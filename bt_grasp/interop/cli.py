@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from bt_grasp.cliargs import add_out_argument
 from bt_grasp.errors import UserError
 
 
@@ -41,11 +42,12 @@ def _parse_outcomes(items: list[str] | None) -> dict[str, list[str]]:
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a tree file as BT.CPP v4 XML."""
     from bt_grasp.interop.btcpp_export import export_btcpp
+    from bt_grasp.resources import tree_path
 
     def produce() -> str:
         if args.format != "btcpp":  # argparse choices make this unreachable; kept for callers
             raise UserError(f"unknown export format '{args.format}' (known: btcpp)")
-        return export_btcpp(args.file)
+        return export_btcpp(tree_path(args.file))
 
     return _emit(produce, args)
 
@@ -59,14 +61,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _emit(produce: Callable[[], str], args: argparse.Namespace) -> int:
-    """Write what `produce` returns to args.output; a UserError is one line on stderr, exit 2."""
+    """Write what `produce` returns to args.out; a UserError is one line on stderr, exit 2."""
     try:
-        _write(produce(), args.output, args.force)
+        _write(produce(), args.out, args.force)
     except UserError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    if args.output not in (None, "-"):
-        print(f"wrote {args.output}", file=sys.stderr)
+    if args.out not in (None, "-"):
+        print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
@@ -76,9 +78,9 @@ def add_interop_parsers(subparsers: argparse._SubParsersAction) -> None:
         "export", help="write a tree file in another format (BehaviorTree.CPP v4 XML)",
         description="Export a bt_grasp tree file as BehaviorTree.CPP v4 XML with a TreeNodesModel, "
                     "so BT.CPP and Groot2 can open it. See docs/btcpp.md.")
-    exp.add_argument("file", help="tree file (YAML)")
+    exp.add_argument("file", help="a shipped tree name (clutter) or a tree file (YAML)")
     exp.add_argument("--format", default="btcpp", choices=["btcpp"], help="output format")
-    exp.add_argument("-o", "--output", help="output file (default: standard output)")
+    add_out_argument(exp, "output file (default: standard output)")
     exp.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     exp.set_defaults(func=cmd_export)
 
@@ -88,7 +90,7 @@ def add_interop_parsers(subparsers: argparse._SubParsersAction) -> None:
                     "recovery budgets refill on halt); unknown nodes become opaque leaves. "
                     "See docs/btcpp.md.")
     imp.add_argument("file", help="BT.CPP XML file")
-    imp.add_argument("-o", "--output", help="output tree file (default: standard output)")
+    add_out_argument(imp, "output tree file (default: standard output)")
     imp.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     imp.add_argument("--outcomes", action="append", metavar="ID=OUT,OUT",
                      help="declare what an opaque node can return (success, failure, running), "

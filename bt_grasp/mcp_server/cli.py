@@ -1,7 +1,7 @@
 """`bt-grasp serve`: run the MCP tool server for one robot profile.
 
 bt_grasp/cli.py adds this subcommand through `add_serve_parser`; for debugging
-`python -m bt_grasp.mcp_server --robot robots/ur5e_robotiq.yaml` runs the same command.
+`python -m bt_grasp.mcp_server --robot ur5e_robotiq` runs the same command.
 
 stdout is the MCP wire, so nothing else may write there: while the world is built (PyBullet
 prints its build banner from C), file descriptor 1 points at stderr and C stdio is flushed before
@@ -94,7 +94,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                               description="Expose survey_scene, locate_object, grasp, push, place (and "
                                           "nav_to/gaze_at on mobile robots) as MCP tools inside one "
                                           "budgeted episode. Needs: pip install 'bt_grasp[mcp]'.")
-    p.add_argument("--robot", default=None, help="robot profile: robots/<name>.yaml (default ur5e_robotiq)")
+    p.add_argument("--robot", default=None,
+                   help="robot profile: a shipped name (ur5e_robotiq, stretch3) or a YAML file (default ur5e_robotiq)")
     p.add_argument("--perception", default="sim", choices=("sim", "geometric"))
     p.add_argument("--transport", default="stdio", choices=("stdio",))
     p.add_argument("--actions", type=int, default=d.actions, help="episode action budget (grasp + push)")

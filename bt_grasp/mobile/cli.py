@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
+
+from bt_grasp.cliargs import add_out_argument
 
 
 def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -18,7 +21,8 @@ def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="first trial seed")
     p.add_argument("--perception", nargs="+", default=["sim"], metavar="BACKEND",
                    help="perception backends to run: sim (the simulator's annotator) and/or geometric (RGB-D only)")
-    p.add_argument("--out", default="runs/scenarios", help="folder for results.jsonl, table.md, success.png")
+    add_out_argument(p, "folder for results.jsonl, table.md, success.png (default runs/scenarios)",
+                     default="runs/scenarios")
     p.add_argument("--from-jsonl", nargs="*", help="only aggregate these results files (no new runs)")
     p.set_defaults(func=run_scenarios_command)
     return p
@@ -37,7 +41,6 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
     )
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     trials: list[Trial] = []
     if args.from_jsonl:
         for f in args.from_jsonl:
@@ -47,16 +50,17 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
     else:
         for name in (args.scenario or []):
             if name not in SCENARIOS:
-                print(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+                print(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}", file=sys.stderr)
                 return 2
         for name in (args.variant or []):
             if name not in VARIANTS:
-                print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
+                print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}", file=sys.stderr)
                 return 2
         for name in args.perception:
             if name not in PERCEPTION:
-                print(f"unknown perception {name!r}; choose from {', '.join(PERCEPTION)}")
+                print(f"unknown perception {name!r}; choose from {', '.join(PERCEPTION)}", file=sys.stderr)
                 return 2
+        out.mkdir(parents=True, exist_ok=True)
         log = (out / "results.jsonl").open("w")
 
         def progress(t: Trial) -> None:
@@ -68,6 +72,7 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
 
         trials = run_suite(args.trials, args.scenario, args.variant, args.seed, progress, args.perception)
         log.close()
+    out.mkdir(parents=True, exist_ok=True)
     rows = aggregate(trials)
     table = markdown(rows)
     (out / "table.md").write_text(table + "\n")

@@ -22,9 +22,9 @@ import numpy as np
 from bt_grasp.drivers.base import Fault
 from bt_grasp.drivers.stretch.sim.household import HouseholdWorld, Placement
 from bt_grasp.mobile.user import Revision, SimulatedUser
+from bt_grasp.resources import shipped_dir
 
-ROOT = Path(__file__).resolve().parents[2]
-TREES = ROOT / "trees"
+TREES = shipped_dir("trees")
 VARIANTS: dict[str, Path] = {
     "agentic": TREES / "fetch_and_place.yaml",
     "open_loop": TREES / "mobile" / "fetch_open_loop.yaml",
@@ -257,13 +257,13 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
                  [e.model_dump(mode="json") for e in res.events])
 
 
-def make_world(profile: str = "robots/stretch3_household.yaml") -> Any:
+def make_world(profile: str = "stretch3_household") -> Any:
     from bt_grasp.drivers.stretch.sim.household import make_household_driver
     from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.profile import load_profile
     from bt_grasp.world import World, make_services
 
-    p = load_profile(str(ROOT / profile) if not Path(profile).exists() else profile)
+    p = load_profile(profile)
     return World(p, make_household_driver(p), make_perceiver("sim"), make_services(p))
 
 
