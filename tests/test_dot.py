@@ -1,4 +1,4 @@
-"""DOT views parse with real Graphviz and colour nodes by status."""
+"""DOT views parse with real Graphviz, colour nodes by status and carry a legend of the colours."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from helpers import ROOT
 
 from bt_grasp.cli import main
+from bt_grasp.dot import LEGEND_NODE, STATUS_COLOURS
 
 needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None,
                                     reason="Graphviz 'dot' not installed (apt-get install graphviz)")
@@ -67,3 +68,26 @@ def test_unknown_tick_and_format_are_one_line_errors(trace_path, tmp_path, capsy
     assert main(["dot", str(trace_path), "--tick", "999"]) == 2
     assert "tick 999 is not in this trace" in capsys.readouterr().err
     assert main(["dot", str(trace_path), "-o", str(tmp_path / "x.gif")]) == 2
+
+
+def _legend(text: str) -> str:
+    graph = pydot.graph_from_dot_data(text)[0]
+    legend = [n for sub in graph.get_subgraphs() for n in sub.get_nodes()
+              if n.get_name().strip('"') == LEGEND_NODE]
+    assert len(legend) == 1, "exactly one legend"
+    return legend[0].get_label()
+
+
+@pytest.mark.parametrize("view", ["tree", "tick", "summary"])
+def test_every_view_has_a_legend_naming_each_status_colour(view, trace_path, capsys):
+    args = {"tree": ["clutter"], "tick": [str(trace_path), "--tick", "1"],
+            "summary": [str(trace_path), "--summary"]}[view]
+    assert main(["dot", *args]) == 0
+    text = capsys.readouterr().out
+    label = _legend(text)
+    for status, name in (("SUCCESS", "SUCCESS"), ("FAILURE", "FAILURE"), ("RUNNING", "RUNNING"),
+                         (None, "not ticked")):
+        assert f'BGCOLOR="{STATUS_COLOURS[status]}"' in label and f">{name}<" in label
+    assert ("in a trace view" in label) is (view == "tree")
+    if shutil.which("dot"):
+        _graphviz_ok(text)
