@@ -101,3 +101,18 @@ def test_ruff_check_is_clean_on_the_whole_tree():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "."], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def _all_parsers(parser):
+    yield parser
+    for action in parser._actions:
+        if hasattr(action, "choices") and isinstance(action.choices, dict):
+            for child in action.choices.values():
+                yield from _all_parsers(child)
+
+
+def test_every_command_and_sub_command_prints_its_help():
+    parsers = list(_all_parsers(build_parser()))
+    assert len(parsers) > 15
+    for parser in parsers:
+        assert parser.format_help().startswith("usage: bt-grasp"), parser.prog

@@ -31,7 +31,7 @@ def add_watchdog_parser(subparsers: Any) -> argparse.ArgumentParser:
     rec.add_argument("-q", "--quiet", action="store_true")
     rec.set_defaults(func=cmd_record)
 
-    ev = sub.add_parser("eval", help="confusion matrix and per-label precision/recall (95 % CIs), split into "
+    ev = sub.add_parser("eval", help="confusion matrix and per-label precision/recall (95 %% CIs), split into "
                                      "calibration seeds and held-out seeds")
     ev.add_argument("traces", nargs="+", help="trace directories (index.jsonl + .npz)")
     ev.add_argument("--calibration-seeds", type=int, nargs="*", default=None,
