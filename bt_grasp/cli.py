@@ -67,8 +67,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from bt_grasp.resources import TREES, shipped_path
     from bt_grasp.spec import validate_paths
 
+    args.files = [f if Path(f).exists() else str(shipped_path(TREES, f) or f) for f in args.files]
     errors = validate_paths(args.files)
     for err in errors:
         print(str(err), file=sys.stderr)
@@ -201,7 +203,7 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check tree files; one line per error")
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="+", help="tree files or shipped tree names")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("verify", help="prove every run ends in a decision; print worst-case bounds")

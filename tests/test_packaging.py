@@ -119,3 +119,12 @@ def test_a_plain_install_runs_by_name_from_any_folder(installed, tmp_path):
     probe = subprocess.run([sys.executable, "-c", "import bt_grasp.resources as r; print(r.shipped_dir('robots'))"],
                            cwd=tmp_path, env=env, capture_output=True, text=True)
     assert probe.stdout.strip() == str(installed / "bt_grasp" / "robots")
+
+
+def test_validate_and_export_take_shipped_names_too(capsys):
+    from bt_grasp.cli import main
+
+    assert main(["validate", "clutter", "mobile/fetch_open_loop"]) == 0
+    assert capsys.readouterr().out.count(": ok") == 2
+    assert main(["export", "open_loop"]) == 0
+    assert "<root" in capsys.readouterr().out
