@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bt-grasp")
     add_serve_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
+    from bt_grasp.quiet import import_pybullet_quietly
+
+    import_pybullet_quietly()  # stdout is the protocol channel: no banner on it
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
