@@ -71,7 +71,7 @@ def test_the_cli_runs_shipped_trees_by_name_from_another_folder(tmp_path):
     ran = _cli(["run", "clutter", "--image-size", "96"], tmp_path, env)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.count("\n") == 1 and ran.stdout.startswith(("FINALIZE", "WAIT_CLARIFY"))
-    by_path = _cli(["verify", str(ROOT / "trees" / "clutter.yaml")], tmp_path, env)
+    by_path = _cli(["verify", str(ROOT / "trees" / "open_loop.yaml")], tmp_path, env)
     assert by_path.returncode == 0 and "PROVEN" in by_path.stdout
     unknown = _cli(["run", "clutter", "--robot", "stretch4"], tmp_path, env)
     assert unknown.returncode == 2

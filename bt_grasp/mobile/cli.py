@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +49,15 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
     else:
         for name in (args.scenario or []):
             if name not in SCENARIOS:
-                print(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}", file=sys.stderr)
+                print(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
                 return 2
         for name in (args.variant or []):
             if name not in VARIANTS:
-                print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}", file=sys.stderr)
+                print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
                 return 2
         for name in args.perception:
             if name not in PERCEPTION:
-                print(f"unknown perception {name!r}; choose from {', '.join(PERCEPTION)}", file=sys.stderr)
+                print(f"unknown perception {name!r}; choose from {', '.join(PERCEPTION)}")
                 return 2
         out.mkdir(parents=True, exist_ok=True)
         log = (out / "results.jsonl").open("w")
