@@ -87,6 +87,25 @@ def test_the_processing_instruction_is_outside_the_schema(registry_schema):
     assert _errors(registry_schema, text) == []
 
 
+def test_tiny_floats_and_question_marks_survive(tmp_path):
+    """xs:decimal has no exponent, and "?>" would end the instruction early."""
+    spec = spec_of("""
+tree: t
+description: "why?> because"
+root:
+  sequence:
+    children:
+      - grasp: {id: g, force: 1.0e-05}
+      - finalize: {id: done, reason: "ok?>"}
+""")
+    text = export_spec(spec)
+    assert 'force="0.00001"' in text and "?>\n<root" in text
+    assert _errors(xmlschema.XMLSchema(document_xsd(text)), text) == []
+    back = spec_of(import_btcpp(write_xml(tmp_path, text)))
+    assert back.description == "why?> because"
+    assert back.root == spec.root
+
+
 def test_builtin_manifests_follow_btcpp():
     parallel = BUILTIN_MODELS["Parallel"].ports
     assert (parallel["success_count"].default, parallel["failure_count"].default) == ("-1", "1")

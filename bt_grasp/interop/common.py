@@ -63,4 +63,9 @@ def fmt_value(value: object) -> str:
         return ";".join(fmt_value(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and "e" in repr(value):
+        # xs:decimal (BT.CPP's XSD for double ports) has no exponent: 1e-05 -> "0.00001".
+        import numpy as np
+
+        return np.format_float_positional(value, trim="-")
     return str(value)
