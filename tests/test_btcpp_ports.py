@@ -17,16 +17,17 @@ from collections import defaultdict
 
 import pytest
 from helpers import ROOT, run_oracle
-from test_btcpp_helpers import registry
+from test_btcpp_helpers import registry, write_xml
 
 from bt_grasp.blackboard import Blackboard, ref_key
 from bt_grasp.builtin_types import KEY_USES, LEAVES
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
-from bt_grasp.interop import export_btcpp
+from bt_grasp.errors import UserError
+from bt_grasp.interop import export_btcpp, import_btcpp
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.oracles import RandomOracle
-from bt_grasp.spec import load_tree
+from bt_grasp.spec import load_tree, load_tree_text
 
 TREES = sorted((ROOT / "trees").rglob("*.yaml"))
 SEEDS = range(12)
@@ -167,3 +168,46 @@ def test_tracker_entries_have_writers():
                 written[key].add(node)
     for key in ("objects.best", "receptacles.best", "target.occluder", "goal.object"):
         assert written[key], key
+
+
+def _fetch_xml() -> str:
+    return export_btcpp(ROOT / "trees" / "fetch_and_place.yaml")
+
+
+def test_import_drops_derived_ports_that_name_the_usual_entry(tmp_path):
+    text = _fetch_xml()
+    assert 'result_best="{objects.best}"' in text
+    back = load_tree_text(import_btcpp(write_xml(tmp_path, text)), registry=registry())
+    select = next(n for n in back.root.walk() if n.id == "select")
+    assert "result_best" not in select.params and select.params["result"] == "objects"
+
+
+def test_import_refuses_a_derived_port_moved_elsewhere(tmp_path):
+    """bt_grasp computes the entry from `result`: a remap elsewhere is bad input, with its line."""
+    text = _fetch_xml().replace('result_best="{objects.best}" result_reason', 'result_best="{mine}" result_reason', 1)
+    line = text[:text.index('result_best="{mine}"')].count("\n") + 1
+    path = write_xml(tmp_path, text)
+    with pytest.raises(UserError) as err:
+        import_btcpp(path)
+    assert (err.value.file, err.value.line) == (str(path), line)
+    assert "result_best" in err.value.message and "{objects.best}" in err.value.message
+
+
+@pytest.mark.parametrize("path", TREES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_round_trip_compiles_to_the_same_behaviour_tree(tmp_path, path):
+    def shape(spec) -> list[tuple[int, str, str, str]]:
+        ctx = RunContext(registry=registry())
+        root = compile_tree(spec, ctx)
+        out = []
+
+        def walk(node, depth):
+            out.append((depth, type(node).__name__, node.name, repr(getattr(node, "params", None))))
+            for child in node.children:
+                walk(child, depth + 1)
+
+        walk(root, 0)
+        return out
+
+    original = load_tree(path, registry())
+    back = load_tree_text(import_btcpp(write_xml(tmp_path, export_btcpp(path))), registry=registry())
+    assert shape(back) == shape(original)
