@@ -61,3 +61,14 @@ def test_btcpp_refuses_a_mistyped_builtin_port():
     bad = re.sub(r'num_attempts="\d+"', 'num_attempts="twice"', _without_leaf_ports(text, custom), count=1)
     with pytest.raises(Exception, match="num_attempts"):
         factory.create_tree_from_text(bad)
+
+
+def test_the_instruction_must_come_before_root():
+    """tinyxml2 takes `<?...?>` for a declaration, allowed only ahead of the root element."""
+    factory = bt.BehaviorTreeFactory()
+    tree = '<BehaviorTree ID="M"><AlwaysSuccess/></BehaviorTree>'
+    before = f'<?xml version="1.0"?>\n<?bt_grasp {{}}?>\n<root BTCPP_format="4">{tree}</root>'
+    inside = f'<?xml version="1.0"?>\n<root BTCPP_format="4"><?bt_grasp {{}}?>{tree}</root>'
+    assert factory.create_tree_from_text(before).tick_while_running() == bt.NodeStatus.SUCCESS
+    with pytest.raises(Exception, match="DECLARATION"):
+        factory.create_tree_from_text(inside)
