@@ -86,7 +86,7 @@ def _port_model(port: Port) -> PortModel:
     return ("input", default, port.doc, CPP_TYPES.get(port.type))
 
 
-def _registry_ports(nt: NodeType) -> dict[str, PortModel]:
+def registry_ports(nt: NodeType) -> dict[str, PortModel]:
     out = {name: _port_model(port) for name, port in nt.ports.items()}
     for use in nt.keys:
         out[use.port] = (use.direction, None, f"entry {use.key}: {use.doc}", None)
@@ -225,7 +225,7 @@ class _Writer:
         for use in nt.keys:
             attrs[use.port] = "{" + derived_key(use.key, spec.id, value_of) + "}"
         self.model.declare("Condition" if nt.kind == "condition" else "Action", spec.type,
-                           _registry_ports(nt), nt.doc)
+                           registry_ports(nt), nt.doc)
         return attrs
 
 

@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
-from bt_grasp.interop.btcpp_export import CPP_TYPES, _registry_ports
+from bt_grasp.interop.btcpp_export import CPP_TYPES, registry_ports
 from bt_grasp.interop.common import BUDGET_DECORATOR, NAV2_CONTROLS
 from bt_grasp.registry import Registry
 
@@ -214,7 +214,7 @@ def registry_models(registry: Registry) -> dict[str, NodeModel]:
             continue
         models[nt.name] = NodeModel("Condition" if nt.kind == "condition" else "Action", {
             name: PortSpec(d, default if d == "input" else None, cpp)
-            for name, (d, default, _doc, cpp) in _registry_ports(nt).items()})
+            for name, (d, default, _doc, cpp) in registry_ports(nt).items()})
     models[BUDGET_DECORATOR] = NodeModel("Decorator", {
         "actions": PortSpec("input", None, CPP_TYPES["int"]),
         "scope": PortSpec("input", "", CPP_TYPES["str"])})
