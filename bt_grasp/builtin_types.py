@@ -7,7 +7,7 @@ decorators); they are attached lazily by compile.py so that validation needs no 
 from __future__ import annotations
 
 from bt_grasp.outcomes import LABELS
-from bt_grasp.registry import NodeType, Port, Registry
+from bt_grasp.registry import KeyUse, NodeType, Port, Registry
 
 PERCEPTION_OUT = ("found", "not_found")
 LOCATE_OUT = ("found", "occluded", "not_found")
@@ -267,6 +267,68 @@ LEAVES += [
         "reason": Port("reason", "str", default="done"),
     }, doc="End the episode with FINALIZE (the mobile agent's finish tool)."),
 ]
+
+
+# -- blackboard entries the leaves touch besides their port values -------------------------------
+# Each becomes a port of its own in the BT.CPP export (see registry.KeyUse), so a C++ node written
+# against the declared ports reads and writes exactly the entries the bt_grasp leaf does.
+
+def _sub(port: str, *suffixes: str) -> tuple[KeyUse, ...]:
+    """Sub-entries `{port}.<suffix>` written next to a key port (declared as `<port>_<suffix>`)."""
+    return tuple(KeyUse(f"{port}_{s}", f"{{{port}}}.{s}", "output", f"{{{port}}}.{s}") for s in suffixes)
+
+
+def _before(*suffixes: str) -> tuple[KeyUse, ...]:
+    """What an evidence check reads of the earlier locate result named by its `before` port."""
+    return (KeyUse("before_entry", "{before}", "input", "the located object named by `before`"),
+            *(KeyUse(f"before_{s}", f"{{before}}.{s}", "input", f"{{before}}.{s}") for s in suffixes))
+
+
+REASON = KeyUse("reason", "{id}.reason", "output", "why the leaf chose its outcome")
+LOCATED = ("name", "occluder", "query", "bbox")
+KEY_USES: dict[str, tuple[KeyUse, ...]] = {
+    "survey_scene": _sub("result", "count"),
+    "locate_object": (KeyUse("scene", "scene", "output", "the scene graph perceived"),
+                      *_sub("result", *LOCATED, "frame", "alternatives", "ambiguity")),
+    "grasp": (REASON,),
+    "push": (REASON,),
+    "lift": (REASON,),
+    "place": (REASON,),
+    "evaluate_grasp": (*_sub("label", "confidence", "evidence", "semantic", "semantic_ok"),
+                       KeyUse("located", "target", "input", "semantic check: the located target"),
+                       KeyUse("located_query", "target.query", "input", "semantic check: its text"),
+                       KeyUse("located_frame", "target.frame", "input", "semantic check: its frame")),
+    "locate_any": (KeyUse("scene", "scene", "output", "the scene graph perceived"),
+                   *_sub("result", *LOCATED, "grasp_score")),
+    "pick_hider": (*_sub("result", *LOCATED), REASON),
+    "check_held": (*_before("query", "frame"), REASON),
+    "verify_delivery": (*_before("frame"), REASON),
+    "goal_taken": (*_before("query", "frame"), REASON),
+    "nav_to": (KeyUse("at", "nav.at", "output", "the receptacle the robot stands at"),),
+    "walk_around": _sub("result", "count"),
+    "show_object_by_category": _sub("result", "marks", "best", "count", "inventory", "image", "query"),
+    "select_target": _sub("result", "best", "reason", "alternatives"),
+    "check_target": _sub("result", "reason"),
+    "show_receptacles": _sub("result", "marks", "best", "image"),
+    "gaze_at": (REASON,),
+    "pick": (*_sub("outcome", "target"), REASON),
+    "place_on": (REASON,),
+    "open": (REASON,),
+    "close": (REASON,),
+    "ask": (KeyUse("question_asked", "{id}.question", "output", "the question as asked"),
+            KeyUse("best", "objects.best", "output", "the marker the answer resolves to")),
+    "listen": (KeyUse("goal_text", "goal.text", "output", "the revised instruction"),
+               KeyUse("goal_object", "goal.object", "output", "the revised object text"),
+               KeyUse("revisions_before", "goal.revisions", "input", "revisions so far"),
+               KeyUse("goal_revisions", "goal.revisions", "output", "revisions, this one counted")),
+}
+# Every leaf may write `{id}.error` (a fault or a spent scoped budget); primitives log a trial id.
+ERROR = KeyUse("error", "{id}.error", "output", "what went wrong when the leaf faulted")
+TRIAL = KeyUse("trial_id", "{id}.trial_id", "output", "the trace id of the executed motion")
+
+for _nt in LEAVES:
+    if _nt.kind != "terminal":
+        _nt.keys = (*KEY_USES.get(_nt.name, ()), ERROR, *((TRIAL,) if _nt.kind == "primitive" else ()))
 
 
 def register_all(reg: Registry) -> None:

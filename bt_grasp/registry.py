@@ -35,6 +35,22 @@ class Port:
     maximum: float | None = None
 
 
+@dataclass(frozen=True)
+class KeyUse:
+    """A blackboard entry a leaf reads or writes that none of its port values names.
+
+    Leaves write sub-entries of a key port (`{result}.best`), diagnostics under their id
+    (`{id}.reason`) or fixed entries (`scene`). BT.CPP only lets a node touch entries through
+    remapped ports, so the exporter declares each of these as a port of its own and remaps it
+    to the entry: `key` is a template over the node's port keys and `{id}`.
+    """
+
+    port: str                                   # the port name it is declared as in BT.CPP
+    key: str                                    # "{result}.best", "{id}.reason" or "scene"
+    direction: Literal["input", "output"] = "output"  # BT.CPP's XSD has no inout_port
+    doc: str = ""
+
+
 @dataclass
 class NodeType:
     """Everything bt_grasp knows about one node type."""
@@ -54,6 +70,8 @@ class NodeType:
     factory: Callable[..., Any] | None = None
     # Optional hook: (params) -> alphabet, when the outcomes depend on parameters.
     outcomes_for: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
+    # Blackboard entries the leaf reads or writes besides its port values (see KeyUse).
+    keys: tuple[KeyUse, ...] = ()
 
     def alphabet(self, params: dict[str, Any]) -> tuple[str, ...]:
         return self.outcomes_for(params) if self.outcomes_for else self.outcomes

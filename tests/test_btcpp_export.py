@@ -8,12 +8,20 @@ from test_btcpp_helpers import ROOT, tree_spec
 
 from bt_grasp.interop import export_btcpp, export_spec
 from bt_grasp.interop.btcpp_export import BUILTIN_SWITCH_MAX
+from bt_grasp.interop.btcpp_meta import read_metadata
 
 ALL_TYPES = ROOT / "tests" / "data" / "trees" / "good" / "all_types.yaml"
 
 
 def _xml(path) -> ET.Element:
     return ET.fromstring(export_btcpp(path))
+
+
+def _meta(text: str) -> dict:
+    """The <?bt_grasp ...?> metadata of an exported document."""
+    meta = read_metadata(text, "<export>")
+    assert meta is not None
+    return meta
 
 
 def test_document_is_btcpp_v4_with_main_tree_and_model():
@@ -32,13 +40,17 @@ def test_document_is_btcpp_v4_with_main_tree_and_model():
     assert declared["finalize"] == "Action"
 
 
-def test_model_declares_ports_with_direction_and_default():
+def test_model_declares_ports_with_direction_type_and_default():
     model = _xml(ROOT / "trees" / "clutter.yaml").find("TreeNodesModel")
     grasp = model.find("Action[@ID='grasp']")
-    ports = {p.get("name"): (p.tag, p.get("default")) for p in grasp}
-    assert ports["force"] == ("input_port", "60.0")
-    assert ports["outcome"] == ("output_port", "{grasp.outcome}")
-    assert ports["target"] == ("input_port", "{target}")
+    ports = {p.get("name"): (p.tag, p.get("type"), p.get("default")) for p in grasp.iter()
+             if p.tag.endswith("_port")}
+    assert ports["force"] == ("input_port", "double", "60.0")
+    assert ports["target"] == ("input_port", "std::string", "{target}")
+    # BT.CPP's XSD allows no default on an output port: bt_grasp's default is in the text.
+    assert ports["outcome"] == ("output_port", None, None)
+    assert "{grasp.outcome}" in grasp.find("output_port[@name='outcome']").text
+    assert grasp.find("description").text.startswith("Plan a grasp")
 
 
 def test_every_leaf_element_is_declared_or_builtin():
@@ -53,7 +65,8 @@ def test_every_leaf_element_is_declared_or_builtin():
 
 
 def test_mapping_of_composites_and_decorators():
-    root = _xml(ALL_TYPES)
+    text = export_btcpp(ALL_TYPES)
+    root = ET.fromstring(text)
     bt = root.find("BehaviorTree")
     top = bt[0]
     assert top.tag == "ReactiveFallback"  # selector memory: false
@@ -72,13 +85,13 @@ def test_mapping_of_composites_and_decorators():
     assert repeat.find("Sequence") is not None
     retry = top.find("RetryUntilSuccessful")
     assert retry.get("num_attempts") == "2"
-    assert retry.get("_bt_grasp_refill") == "false"
-    assert retry.get("_bt_grasp_scope") == "shared"
+    assert [k for k in retry.attrib if k.startswith("_")] == []
+    assert _meta(text)["nodes"][retry.get("name")] == {"refill": False, "scope": "shared"}
     model = root.find("TreeNodesModel")
     assert model.find("Decorator[@ID='BtGraspActionBudget']") is not None
 
 
-def test_budgets_goal_and_description_ride_on_behaviortree_attributes():
+def test_budgets_goal_and_description_ride_in_the_processing_instruction():
     spec = tree_spec("""
         tree: t
         description: |
@@ -92,13 +105,13 @@ def test_budgets_goal_and_description_ride_on_behaviortree_attributes():
             children:
               - finalize
     """)
-    root = ET.fromstring(export_spec(spec))
-    bt = root.find("BehaviorTree")
-    assert bt.get("_bt_grasp_actions") == "3"
-    assert bt.get("_bt_grasp_perception_streak") == "2"
-    assert bt.get("_bt_grasp_max_ticks") == "50"
-    assert bt.get("_bt_grasp_goal") == '{"object": "red mug"}'
-    assert bt.get("_description") == "two\nlines\n"
+    text = export_spec(spec)
+    bt = ET.fromstring(text).find("BehaviorTree")
+    assert bt.attrib == {"ID": "t"}  # BT.CPP's XSD allows nothing else on <BehaviorTree>
+    assert text.index("<?bt_grasp") < text.index("<root")  # tinyxml2 wants it before the root
+    assert _meta(text)["tree"] == {"exported": True, "description": "two\nlines\n",
+                                   "goal": {"object": "red mug"},
+                                   "budgets": {"actions": 3, "perception_streak": 2, "max_ticks": 50}}
     assert bt[0].tag == "ReactiveSequence"
 
 
@@ -119,10 +132,11 @@ def test_wide_switch_and_fractional_timeout_are_declared_and_kept():
                   cases:
 {cases}
     """)
-    root = ET.fromstring(export_spec(spec))
+    text = export_spec(spec)
+    root = ET.fromstring(text)
     timeout = root.find(".//Timeout")
     assert timeout.get("msec") == "12"
-    assert timeout.get("_bt_grasp_seconds") == "0.0125"
+    assert _meta(text)["nodes"][timeout.get("name")] == {"seconds": "0.0125"}
     sw = root.find(".//Switch7")
     assert sw is not None and len(list(sw)) == 8
     assert root.find("TreeNodesModel/Control[@ID='Switch7']") is not None

@@ -83,7 +83,7 @@ root:
 """
     original = spec_of(text)
     xml_text = export_spec(original)
-    assert '_bt_grasp_nodes=' in xml_text and "<wave_hand" in xml_text
+    assert '"nodes": ["test_btcpp_roundtrip:WaveHand"]' in xml_text and "<wave_hand" in xml_text
     back = spec_of(import_btcpp(write_xml(tmp_path, xml_text)))
     _same(original, back)
     assert back.root.children[0].type == "wave_hand"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.errors import UserError, did_you_mean
+from bt_grasp.interop.btcpp_meta import apply_metadata, strip_key_ports
 from bt_grasp.interop.common import (
     ATTR_PREFIX,
     BARE_ATTR,
@@ -524,6 +525,7 @@ def import_spec(xml_path: str | Path, registry: Registry | None = None,
             raise UserError(f"not a UTF-8 text file ({exc.reason})", file) from None
     reg = interop_registry(registry)
     imp = _Importer(parse_xml(text, file), file, reg, outcomes)
+    apply_metadata(imp.root, text, file)  # <?bt_grasp ...?> -> the _bt_grasp_* attributes read below
     bt, name = imp.document()
     user_nodes: list[str] = []
     if NODES_ATTR in bt.attrib:
@@ -538,6 +540,7 @@ def import_spec(xml_path: str | Path, registry: Registry | None = None,
                     reg.load_user_class(ref)
                 except UserError as exc:
                     raise imp.err(exc.message, bt) from None
+    strip_key_ports(imp.root, reg, file)  # derived entries: checked, then recomputed by the leaves
     imp.stack.append(name)
     root = imp.node(bt.children[0], lambda key: key, "")
     if decisions is None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from bt_grasp.interop.nodes import register_interop_types
 from bt_grasp.registry import Registry, default_registry
 
-# BT.CPP treats attributes starting with "_" that are not reserved (_skipIf, _autoremap, ...) as
-# "other attributes": they are kept but never read as ports, so they carry bt_grasp metadata.
+# The importer reads bt_grasp metadata from these attributes. BT.CPP keeps attributes starting with
+# "_" that are not reserved as "other attributes" and never reads them as ports, but its XSD refuses
+# them, so the exporter writes the metadata in a <?bt_grasp?> instruction instead (btcpp_meta),
+# which the importer turns back into these attributes; older files carry them directly.
 ATTR_PREFIX = "_bt_grasp_"
 REFILL_ATTR = ATTR_PREFIX + "refill"          # on RetryUntilSuccessful: "false" = bt_grasp retry
 SCOPE_ATTR = ATTR_PREFIX + "scope"            # bt_grasp retry scope
@@ -61,4 +63,9 @@ def fmt_value(value: object) -> str:
         return ";".join(fmt_value(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and "e" in repr(value):
+        # xs:decimal (BT.CPP's XSD for double ports) has no exponent: 1e-05 -> "0.00001".
+        import numpy as np
+
+        return np.format_float_positional(value, trim="-")
     return str(value)
