@@ -23,7 +23,12 @@ import pybullet as pb
 from bt_grasp.drivers.base import Execution, Fault, GraspPose, Observation
 from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.camera import Camera, Lighting
-from bt_grasp.drivers.pybullet_arm.episodes import EpisodeSpec, episode_seed, generate_episode
+from bt_grasp.drivers.pybullet_arm.episodes import (
+    EpisodeSpec,
+    close_generator,
+    episode_seed,
+    generate_episode,
+)
 from bt_grasp.drivers.pybullet_arm.faults import FaultBook
 from bt_grasp.drivers.pybullet_arm.gripper import (
     FINGER_FRICTION,
@@ -37,6 +42,7 @@ from bt_grasp.drivers.pybullet_arm.gripper import (
 )
 from bt_grasp.drivers.pybullet_arm.ik import HOME_Q, IkSolver, joint_indices
 from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
+from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 from bt_grasp.drivers.pybullet_arm.wrist import WristLoadSensor
 from bt_grasp.profile import RobotProfile
 from bt_grasp.watchdog.telemetry import Phase, Telemetry
@@ -84,6 +90,7 @@ class PyBulletArm:
         h = image_size or cam.height
         self.camera = Camera(w, h, cam.fov_deg, cam.near, cam.far, cam.T())
         self.max_force = float(profile.gripper.max_force_n)
+        self.gui = gui
         self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
         self.ik = IkSolver()
         self.faults = FaultBook()
@@ -105,7 +112,9 @@ class PyBulletArm:
         scene.configure(c)
         self.table_id = scene.add_table(c, self.camera.lighting.table_rgba, self.camera.lighting.table_texture)
         self.basket_id = scene.add_basket(c)
-        self.robot = pb.loadURDF(str(arm_urdf_path()), (0, 0, 0), useFixedBase=True,
+        # headless, the arm's visual meshes are never drawn (observe() hides the robot): skip them
+        lean = OPTIONS.lean_robot and not self.gui
+        self.robot = pb.loadURDF(str(arm_urdf_path(visual=not lean)), (0, 0, 0), useFixedBase=True,
                                  flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
         self.arm_j, self.finger_j, self.tcp_link = joint_indices(c, self.robot)
         self.wrist = WristLoadSensor(c, self.robot)  # telemetry `load`: see wrist.py
@@ -151,9 +160,19 @@ class PyBulletArm:
             self.bodies[scene.spawn(self.client, spec, pos, orn)] = spec
         for _ in range(48):  # let re-created contacts settle (deterministic, no telemetry)
             pb.stepSimulation(physicsClientId=self.client)
+        if OPTIONS.sleep_settled:
+            self._sleep_objects()
         self.clock = 0.0
         self._stop = False
         return self.observe()
+
+    def _sleep_objects(self) -> None:
+        """Put the objects to sleep: the generator settled them (scene.at_rest), so until
+        something touches them (the gripper's contact wakes their island) stepping them only costs
+        time (~0.3 ms vs ~0.05 ms a step) and lets the pile creep away from the frame that was
+        observed. Bullet would put them to sleep by itself after 2 s at rest."""
+        for b in self.bodies:
+            pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=self.client)
 
     def reset_scene(self, objects: list[Any], positions: list[Any], orientations: list[Any] | None = None,
                     target: str | None = None, settle_s: float = 0.5) -> Observation:
@@ -712,12 +731,15 @@ class PyBulletArm:
             pass
 
     def close(self) -> None:
+        """The one cleanup path: physics clients (this world, IK, scene generation). Files the arm
+        writes live in the per-user cache (cache.py), so there are no temp folders to remove."""
         for c in (self.client,):
             try:
                 pb.disconnect(c)
             except pb.error:
                 pass
         self.ik.close()
+        close_generator()
 
     # ------------------------------------------------------------------ faults
     def inject(self, fault: Fault) -> None:
