@@ -6,7 +6,9 @@ interleaved episode by episode so that load on the machine hits every mode alike
 
 - legacy: every switch of bt_grasp/drivers/pybullet_arm/speed.py off (the paths before);
 - cold:   every switch on, the scene cache empty (a fresh folder): scenes are generated;
-- warm:   every switch on, the scenes read back from that cache (the same scenes: content-keyed).
+- warm:   every switch on, the scenes read back from that cache (the same scenes: content-keyed);
+- exact:  as warm but resting objects are not put to sleep: the physics of legacy, step for step,
+          so its outcomes must equal legacy's (the other speed-ups change no result).
 
 Prints median / p95 wall seconds per episode and process CPU seconds per mode, the phase split
 (physics, settle, load, render, IK, perception, other) and the legacy/new ratios, then checks the
@@ -74,6 +76,11 @@ class PhaseClock:
         return out
 
 
+_ALL_ON = {k: True for k in ("lean_robot", "shared_generator", "scene_cache", "sleep_resting")}
+MODES = {"legacy": {k: False for k in _ALL_ON}, "cold": _ALL_ON, "warm": _ALL_ON,
+         "exact": {**_ALL_ON, "sleep_resting": False}}
+
+
 def _pct(values: list[float], q: float) -> float:
     import numpy as np
 
@@ -90,7 +97,7 @@ def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
     out: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     for i, task in enumerate(tasks, 1):
         for mode in modes:
-            speed.set_options(**(speed.legacy() if mode == "legacy" else {k: True for k in speed.legacy()}))
+            speed.set_options(**MODES[mode])
             clock.take()
             c0 = time.process_time()
             rec = run_task(task)
@@ -103,7 +110,7 @@ def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
             err = f" ERROR {rec['error']}" if "error" in rec else ""
             print(f"[{i}/{len(tasks)}] {mode:6s} ep {task.episode}: {rec['wall']:.2f} s "
                   f"{rec.get('decision')} {rec.get('task_success')}{err}", file=sys.stderr)
-    speed.set_options(**{k: True for k in speed.legacy()})
+    speed.set_options(**_ALL_ON)
     close_worlds()
     return out
 
@@ -155,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--episodes", type=int, default=20)
     ap.add_argument("--image-size", type=int, default=512)
-    ap.add_argument("--modes", nargs="+", default=["legacy", "cold", "warm"],
-                    choices=["legacy", "cold", "warm"])
+    ap.add_argument("--modes", nargs="+", default=["legacy", "cold", "warm", "exact"], choices=list(MODES),
+                    help="run in this order per episode; cold must precede warm/exact to fill the cache")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bt_grasp_speed_cache_") as cache:
         os.environ["BT_GRASP_CACHE_DIR"] = cache  # cold starts empty; warm reads what cold wrote

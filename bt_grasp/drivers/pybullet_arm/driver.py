@@ -62,6 +62,8 @@ NEVER_FINISH_CAP_S = 30.0
 # step, so free transit at 0.8 rather than 0.4 m/s is ~15 % of an episode's wall time.
 FREE_TRANSIT_MPS = 0.8
 CARRY_TRANSIT_MPS = 0.4
+REST_EVERY = 24   # steps between at-rest checks (0.1 s)
+REST_CHECKS = 3   # consecutive at-rest checks before an object is put to sleep (0.3 s)
 
 
 class _Abort(Exception):
@@ -139,6 +141,8 @@ class PyBulletArm:
         self._hold_arm(self.q_cmd)
         self._command_fingers(STROKE_M, self.grip_force)
         self.bodies = {}
+        self._rest_checks: dict[int, int] = {}  # body -> consecutive at-rest checks (_sleep_resting)
+        self._steps = 0
 
     def _set_arm_now(self, q: np.ndarray) -> None:
         for j, v in zip(self.arm_j, q, strict=True):
@@ -160,19 +164,33 @@ class PyBulletArm:
             self.bodies[scene.spawn(self.client, spec, pos, orn)] = spec
         for _ in range(48):  # let re-created contacts settle (deterministic, no telemetry)
             pb.stepSimulation(physicsClientId=self.client)
-        if OPTIONS.sleep_settled:
-            self._sleep_objects()
+        if OPTIONS.sleep_resting:  # the generator settled them: at rest now means asleep now
+            self._sleep_resting(needed=1)
         self.clock = 0.0
         self._stop = False
         return self.observe()
 
-    def _sleep_objects(self) -> None:
-        """Put the objects to sleep: the generator settled them (scene.at_rest), so until
-        something touches them (the gripper's contact wakes their island) stepping them only costs
-        time (~0.3 ms vs ~0.05 ms a step) and lets the pile creep away from the frame that was
-        observed. Bullet would put them to sleep by itself after 2 s at rest."""
+    def _sleep_resting(self, needed: int = REST_CHECKS) -> None:
+        """Put objects that have been at rest for `needed` checks in a row to sleep.
+
+        Why: a step costs ~0.3-0.8 ms while the pile is awake and ~0.05-0.1 ms while it sleeps,
+        and Bullet only lets a body sleep after 2 s below its own (looser) thresholds, so after
+        every touch the whole pile was stepped for seconds although nothing moved. Resting uses
+        the generator's thresholds (scene.REST_LIN / REST_ANG, checked every REST_EVERY steps);
+        bodies touching the robot are left awake. The residual velocity (below those thresholds)
+        is zeroed, otherwise the body wakes at once. A sleeping body wakes when anything moving
+        touches its island, e.g. the gripper, so contact physics is unchanged."""
+        c = self.client
         for b in self.bodies:
-            pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=self.client)
+            lin, ang = pb.getBaseVelocity(b, physicsClientId=c)
+            if np.linalg.norm(lin) > scene.REST_LIN or np.linalg.norm(ang) > scene.REST_ANG \
+                    or pb.getContactPoints(self.robot, b, physicsClientId=c):
+                self._rest_checks[b] = 0
+                continue
+            self._rest_checks[b] = self._rest_checks.get(b, 0) + 1
+            if self._rest_checks[b] >= needed:
+                pb.resetBaseVelocity(b, (0, 0, 0), (0, 0, 0), physicsClientId=c)
+                pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
 
     def reset_scene(self, objects: list[Any], positions: list[Any], orientations: list[Any] | None = None,
                     target: str | None = None, settle_s: float = 0.5) -> Observation:
@@ -290,6 +308,9 @@ class PyBulletArm:
         self._advance_fingers()
         pb.stepSimulation(physicsClientId=self.client)
         self.clock += scene.TIMESTEP
+        self._steps += 1
+        if OPTIONS.sleep_resting and self._steps % REST_EVERY == 0:
+            self._sleep_resting()
         if self._rec.due(self.clock):
             gap, effort = self._finger_state()
             z = float(self.tcp_pose()[0][2])

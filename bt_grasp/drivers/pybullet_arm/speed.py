@@ -1,8 +1,9 @@
 """Switches for the arm's episode speed-ups, all on by default.
 
-Each switch keeps scenes and outcomes as they were (see the docstrings where they are used); the
-`legacy()` setting turns them all off so that bench/episode_speed.py can time the earlier paths
-and the new ones on the same episodes in one run.
+lean_robot, shared_generator and scene_cache change no scene, frame or physics step (tests/
+test_arm_speed.py); sleep_resting changes physics slightly (see PyBulletArm._sleep_resting).
+All off are the earlier paths, which bench/episode_speed.py times against the new ones on the
+same episodes in one run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ class SpeedOptions:
     lean_robot: bool = True          # headless: load the arm without its (never rendered) visual meshes
     shared_generator: bool = True    # scene generation reuses one DIRECT client (resetSimulation)
     scene_cache: bool = True         # generated scenes are read from the per-user cache (cache.py)
-    sleep_settled: bool = True       # reset() puts the re-spawned, settled objects to sleep
+    sleep_resting: bool = True       # objects at rest (0.3 s below the rest thresholds) sleep
 
 
 OPTIONS = SpeedOptions()
@@ -30,7 +31,3 @@ def set_options(**values: bool) -> dict[str, bool]:
         setattr(OPTIONS, k, bool(v))
     return old
 
-
-def legacy() -> dict[str, bool]:
-    """Every switch off: the paths before the speed-ups."""
-    return {f.name: False for f in fields(SpeedOptions)}
