@@ -1,7 +1,8 @@
 """Episode generation: 15 objects dropped into a temporary bin, settled, target chosen by visibility.
 
-Pure function of the seed: each episode is simulated in a fresh DIRECT client (so the driver's
-history cannot change it) and returned as data (EpisodeSpec) that the driver re-instantiates.
+Pure function of the seed: each episode is simulated in its own emptied DIRECT client (so the
+driver's history cannot change it) and returned as data (EpisodeSpec) that the driver
+re-instantiates; results are kept in the per-user scene cache (cache.py).
 Clutter comes from a 0.22 m walled drop region (open-table drops almost never occlude from
 overhead, see notes/pybullet-clutter.md); the walls are removed before the scene is used.
 Episode seed = base_seed + 1000 × episode_index (episode_seed()).
@@ -10,6 +11,8 @@ Episode seed = base_seed + 1000 × episode_index (episode_seed()).
 from __future__ import annotations
 
 import math
+import os
+import pickle
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +20,9 @@ import pybullet as pb
 
 from bt_grasp.bench.objects import ObjectSpec
 from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.cache import cache_root, content_key, source_digest, write_atomic
 from bt_grasp.drivers.pybullet_arm.camera import Camera
+from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 
 HIGH_CLUTTER_VISIBILITY = 0.4
 FAR = 50.0
@@ -151,10 +156,85 @@ def _default_reachable():
     return reachable
 
 
+# Modules whose code decides a generated scene: a change in any of them is a new cache key.
+_GENERATOR_MODULES = ("bt_grasp.drivers.pybullet_arm.episodes", "bt_grasp.drivers.pybullet_arm.scene",
+                      "bt_grasp.drivers.pybullet_arm.camera", "bt_grasp.drivers.pybullet_arm.ik",
+                      "bt_grasp.drivers.pybullet_arm.gripper", "bt_grasp.bench.objects")
+_DIGEST: dict[str, str] = {}
+_GEN_CLIENT: dict[str, int] = {}
+
+
+def _scene_key(seed: int, n_objects: int, target: str | None, objects: list[ObjectSpec] | None,
+               high_clutter_share: float, min_visibility: float, camera: Camera, max_attempts: int) -> str:
+    """Everything generate_episode's result depends on: arguments, object list, camera geometry,
+    the generator's source and the pybullet version."""
+    if "d" not in _DIGEST:
+        _DIGEST["d"] = source_digest(*_GENERATOR_MODULES)
+    pool = objects if objects is not None else scene.object_catalogue()
+    cam = (camera.width, camera.height, camera.fov_deg, camera.near, camera.far, camera.T_cam_base.tobytes().hex())
+    return content_key("episode", int(seed), int(n_objects), target, objects is None, list(pool),
+                       float(high_clutter_share), float(min_visibility), cam, int(max_attempts),
+                       _DIGEST["d"], pb.getAPIVersion())
+
+
+def _scene_cache_on() -> bool:
+    return OPTIONS.scene_cache and os.environ.get("BT_GRASP_SCENE_CACHE", "on").lower() not in ("0", "off", "no")
+
+
+def _client() -> int:
+    """A DIRECT client for one drop attempt: the process's shared one, emptied (resetSimulation
+    gives the same scene as a fresh client, tests/test_arm_speed.py), or a new one (legacy)."""
+    if not OPTIONS.shared_generator:
+        return pb.connect(pb.DIRECT)
+    c = _GEN_CLIENT.get("c")
+    if c is None or not pb.isConnected(c):
+        c = _GEN_CLIENT["c"] = pb.connect(pb.DIRECT)
+    else:
+        pb.resetSimulation(physicsClientId=c)
+    return c
+
+
+def _release(client: int) -> None:
+    if _GEN_CLIENT.get("c") != client:
+        pb.disconnect(client)
+
+
+def close_generator() -> None:
+    """Disconnect the shared generation client (a later generate_episode makes a new one)."""
+    c = _GEN_CLIENT.pop("c", None)
+    if c is not None and pb.isConnected(c):
+        pb.disconnect(c)
+
+
 def generate_episode(seed: int, n_objects: int = 15, target: str | None = None,
                      objects: list[ObjectSpec] | None = None, *, high_clutter_share: float = 0.5,
                      min_visibility: float = 0.05, camera: Camera | None = None,
                      reachable=None, max_attempts: int = 4) -> EpisodeSpec:
+    """generate_scene, through the per-user scene cache (cache.py) unless a custom `reachable`
+    is given or the cache is off: a hit is the pickled result of the same computation."""
+    camera = camera or default_camera(256)
+    args = (seed, n_objects, target, objects, high_clutter_share, min_visibility, camera, max_attempts)
+    if reachable is not None or not _scene_cache_on():
+        return generate_scene(*args[:4], high_clutter_share=high_clutter_share, min_visibility=min_visibility,
+                              camera=camera, reachable=reachable, max_attempts=max_attempts)
+    path = cache_root() / "scenes" / f"{_scene_key(*args)}.pkl"
+    if path.exists():
+        try:
+            spec = pickle.loads(path.read_bytes())
+            if isinstance(spec, EpisodeSpec):
+                return spec
+        except Exception:  # noqa: BLE001 - a damaged entry is regenerated and rewritten
+            pass
+    spec = generate_scene(seed, n_objects, target, objects, high_clutter_share=high_clutter_share,
+                          min_visibility=min_visibility, camera=camera, max_attempts=max_attempts)
+    write_atomic(path, pickle.dumps(spec))
+    return spec
+
+
+def generate_scene(seed: int, n_objects: int = 15, target: str | None = None,
+                   objects: list[ObjectSpec] | None = None, *, high_clutter_share: float = 0.5,
+                   min_visibility: float = 0.05, camera: Camera | None = None,
+                   reachable=None, max_attempts: int = 4) -> EpisodeSpec:
     """Build, settle and measure one episode; deterministic for (seed, arguments).
 
     Whether the episode wants a high-clutter target (visibility < 0.4) is stratified over the
@@ -174,7 +254,7 @@ def generate_episode(seed: int, n_objects: int = 15, target: str | None = None,
     last_err = "no eligible target"
     best: EpisodeSpec | None = None
     for _attempt in range(max_attempts):
-        client = pb.connect(pb.DIRECT)
+        client = _client()
         try:
             scene.configure(client)
             scene.add_table(client)
@@ -217,7 +297,7 @@ def generate_episode(seed: int, n_objects: int = 15, target: str | None = None,
                 return result
             best = best or result  # wrong clutter class: drop again, keep this one as the fallback
         finally:
-            pb.disconnect(client)
+            _release(client)
     if best is not None:
         return best
     raise RuntimeError(f"episode {seed}: {last_err} after {max_attempts} drops")

@@ -10,11 +10,13 @@ model reproduces; fingertip curling and the linkage's parallel/encompassing mode
 from __future__ import annotations
 
 import re
-import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import airo_models
+
+from bt_grasp.drivers.pybullet_arm.cache import cached_text_file
 
 STROKE_M = 0.085          # full opening between the finger pads
 FINGER_TRAVEL_M = STROKE_M / 2
@@ -49,7 +51,7 @@ def _box(size: tuple[float, float, float], xyz: tuple[float, float, float], rgba
     s = " ".join(f"{v:.5f}" for v in size)
     o = " ".join(f"{v:.5f}" for v in xyz)
     geom = f'<origin xyz="{o}" rpy="0 0 0"/><geometry><box size="{s}"/></geometry>'
-    return (f'<visual>{geom}<material name="m{abs(hash(rgba)) % 997}"><color rgba="{rgba}"/></material>'
+    return (f'<visual>{geom}<material name="m{zlib.crc32(rgba.encode()) % 997}"><color rgba="{rgba}"/></material>'
             f'</visual><collision>{geom}</collision>')
 
 
@@ -87,26 +89,25 @@ def gripper_links(parent: str) -> str:
 _CACHE: dict[str, Path] = {}
 
 
-def _tmpdir() -> Path:
-    if "dir" not in _CACHE:
-        _CACHE["dir"] = Path(tempfile.mkdtemp(prefix="bt_grasp_urdf_"))
-    return _CACHE["dir"]
+def arm_urdf_path(visual: bool = True) -> Path:
+    """UR5e from airo-models with the gripper appended at tool0, in the per-user cache (cache.py).
 
-
-def arm_urdf_path() -> Path:
-    """UR5e from airo-models with the gripper appended at tool0, written once per process."""
-    if "arm" in _CACHE:
-        return _CACHE["arm"]
+    visual=False drops the arm's visual meshes (~10 MB of OBJ, most of loadURDF's cost): for the
+    kinematic IK copy and for headless worlds, where the camera renders with the robot hidden.
+    """
+    key = "arm" if visual else "arm_lean"
+    if key in _CACHE:
+        return _CACHE[key]
     src = Path(airo_models.get_urdf_path("ur5e"))
     text = src.read_text()
+    if not visual:
+        text = re.sub(r"<visual>.*?</visual>", "", text, flags=re.S)
     text = re.sub(r'filename="(?!/)([^"]+)"', lambda m: f'filename="{src.parent / m.group(1)}"', text)
     # frame-only links get a tiny inertial so Bullet does not invent 1 kg ones (and warn)
     text = re.sub(r'<link name="([^"]+)"\s*/>', lambda m: f'<link name="{m.group(1)}">{_inertial(0.001)}</link>', text)
     text = text.replace("</robot>", gripper_links("tool0") + "</robot>")
-    path = _tmpdir() / "ur5e_bt_grasp_gripper.urdf"
-    path.write_text(text)
-    _CACHE["arm"] = path
-    return path
+    _CACHE[key] = cached_text_file("urdf", "ur5e_bt_grasp_gripper" + ("" if visual else "_lean"), ".urdf", text)
+    return _CACHE[key]
 
 
 def ghost_urdf_path() -> Path:
@@ -115,7 +116,5 @@ def ghost_urdf_path() -> Path:
         return _CACHE["ghost"]
     text = f'<?xml version="1.0"?><robot name="gripper_ghost"><link name="tool0">{_inertial(0.001)}</link>' \
            f'{gripper_links("tool0")}</robot>'
-    path = _tmpdir() / "gripper_ghost.urdf"
-    path.write_text(text)
-    _CACHE["ghost"] = path
-    return path
+    _CACHE["ghost"] = cached_text_file("urdf", "gripper_ghost", ".urdf", text)
+    return _CACHE["ghost"]

@@ -11,6 +11,7 @@ import numpy as np
 import pybullet as pb
 
 from bt_grasp.drivers.pybullet_arm.gripper import arm_urdf_path
+from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 
 ARM_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
               "wrist_2_joint", "wrist_3_joint")
@@ -36,7 +37,8 @@ class IkSolver:
     def __init__(self, base_pos: tuple[float, float, float] = (0, 0, 0),
                  base_orn: tuple[float, float, float, float] = (0, 0, 0, 1)) -> None:
         self.client = pb.connect(pb.DIRECT)
-        self.body = pb.loadURDF(str(arm_urdf_path()), base_pos, base_orn, useFixedBase=True,
+        # kinematics only: the lean arm (no visual meshes) loads several times faster
+        self.body = pb.loadURDF(str(arm_urdf_path(visual=not OPTIONS.lean_robot)), base_pos, base_orn, useFixedBase=True,
                                 physicsClientId=self.client)
         self.arm, self.fingers, self.tcp = joint_indices(self.client, self.body)
         self._movable = [j for j in range(pb.getNumJoints(self.body, physicsClientId=self.client))
