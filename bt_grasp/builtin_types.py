@@ -88,6 +88,8 @@ LEAVES = [
         "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report"),
                           doc="when other candidates fit as well: take the best (choose) or fail with "
                               "outcome `ambiguous` and `{result}.ambiguity` = \"ambiguous: A or B\" (report)"),
+        "skip": Port("skip", "str", doc="receptacle (e.g. basket) whose contents are no candidates "
+                     "(its region comes from driver.place_region)"),
     }, outcomes=LOCATE_OUT, outcomes_for=_locate_outcomes, perception=True, outcome_port="outcome",
         doc="Ground a referring text in the latest scene: mask, bbox, 3D points."),
     NodeType("grasp", "primitive", {

@@ -162,3 +162,38 @@ def test_locate_reports_ambiguity_only_where_the_tree_asks_for_it():
     leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, _located([]))
     leaf.update()
     assert leaf.last_outcome == "found"
+
+
+def test_locate_with_skip_never_offers_what_lies_in_the_basket():
+    in_basket = _obj(1, "red", (0.05, 0.05, 0.03), 0.03, centre=(0.3, 0.4, 0.02))
+    table = _obj(2, "red", (0.05, 0.05, 0.03), 0.03)
+    region = (np.array([0.2, 0.3, -0.1]), np.array([0.4, 0.5, 0.3]))
+    offered: list[list[int]] = []
+
+    def locate(obs, text, scene=None):
+        offered.append([o.id for o in scene.objects])
+        return None
+
+    for params in ({"target": "red box", "skip": "basket"}, {"target": "red box"}):
+        leaf, ctx = _leaf(LocateObject, params, SceneGraph([in_basket, table], [(1, "next_to", 2)]), region=region)
+        ctx.perceiver.locate = locate
+        leaf.update()
+    assert offered == [[2], [1, 2]]
+
+
+def test_an_occluder_that_cannot_be_taken_leaves_the_target_to_be_grasped_as_it_lies():
+    oracle = ScriptedOracle({"locate": ["occluded"], "remove_occluder/grasp_occluder": ["infeasible"],
+                             **FOUND_AND_HELD}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and called.count("locate") == 1
+    assert "remove_occluder/open_before_grasp" in called and "grasp" in called and res.actions == 1 + 1
+
+
+def test_a_removed_occluder_is_followed_by_a_fresh_locate():
+    oracle = ScriptedOracle({"locate": ["occluded", "found"], "remove_occluder/check_occluder": ["SUCCESS"],
+                             **FOUND_AND_HELD}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and called.count("locate") == 2
+    assert called.index("remove_occluder/drop_occluder") < called.index("grasp")

@@ -3,9 +3,34 @@ perception-streak guard and talk to the world only through ctx.driver and ctx.pe
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.perception.types import SceneGraph
 
 PERCEPTION_SECONDS = 0.2  # logical time charged for one frame + inference
+
+
+def in_region(point: Any, region: tuple[np.ndarray, np.ndarray] | None) -> bool:
+    """Is a base-frame point inside the (lower, upper) box?"""
+    if region is None or point is None:
+        return False
+    p = np.asarray(point, dtype=float)[:3]
+    return bool(np.all(p >= region[0]) and np.all(p <= region[1]))
+
+
+def without_region(scene: SceneGraph, region: tuple[np.ndarray, np.ndarray] | None) -> SceneGraph:
+    """The scene without the objects lying inside `region` (e.g. what was put in the basket)."""
+    if region is None:
+        return scene
+    keep = [o for o in scene.objects if not in_region(o.attributes.get("centroid_base"), region)]
+    if len(keep) == len(scene.objects):
+        return scene
+    ids = {o.id for o in keep}
+    return replace(scene, objects=keep, relations=[r for r in scene.relations if r[0] in ids and r[2] in ids])
 
 
 def observe_and_survey(leaf: Leaf):
@@ -39,7 +64,9 @@ class SurveyScene(Leaf):
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
     not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
-    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed."""
+    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed.
+    With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
+    candidates: what the robot put there itself is never picked again as the goal."""
 
     TYPE = "locate_object"
     SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
@@ -48,7 +75,10 @@ class LocateObject(Leaf):
         text = str(self.port("target") or "")
         key = self.out_key("result")
         obs, scene = observe_and_survey(self)
-        located = self.ctx.perceiver.locate(obs, text, scene) if text else None
+        skip = self.port("skip")
+        region_of = getattr(self.ctx.driver, "place_region", None)
+        candidates = without_region(scene, region_of(str(skip))) if skip and region_of is not None else scene
+        located = self.ctx.perceiver.locate(obs, text, candidates) if text else None
         writes = {"scene": scene, f"{key}.query": text}
         if located is None:
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None})
