@@ -197,3 +197,22 @@ def test_a_removed_occluder_is_followed_by_a_fresh_locate():
     called = _called(oracle)
     assert res.decision.value == "FINALIZE" and called.count("locate") == 2
     assert called.index("remove_occluder/drop_occluder") < called.index("grasp")
+
+
+def test_a_weak_or_slipping_grasp_is_released_and_tried_again_a_stall_is_a_safe_stop():
+    for label in ("WEAK", "SLIP"):
+        oracle = ScriptedOracle({**FOUND_AND_HELD, "watchdog": [label, "SUCCESS"]}, fallback="done")
+        res = run_oracle(_clutter(), oracle)
+        assert res.decision.value == "FINALIZE" and res.reason == "target in basket", label
+        assert _called(oracle).count("grasp") == 2
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "watchdog": ["STALL"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert res.reason == "safe stop after a non-empty failed grasp" and _called(oracle).count("grasp") == 1
+
+
+def test_no_feasible_grasp_on_the_target_pushes_it_clear_and_looks_again():
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "grasp": ["infeasible", "done"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and "push_target" in called
+    assert called.index("push_target") < len(called) - called[::-1].index("locate")
