@@ -125,11 +125,11 @@ DELIVERED = frame({(20, 30, 50, 60): 0.03}, clock=1)
 ON_TABLE, IN_BASKET = (0.0, 0.0, 0.03), (0.4, 0.0, 0.03)
 
 
-def test_a_weakly_grounded_target_delivered_is_unknown_not_delivered():
+def test_a_weakly_grounded_target_delivered_is_not_the_goal_delivered():
     """The object delivered was only the least bad fit for the goal (a look-alike of a goal
-    still hidden): the delivery is seen, but it is no evidence that the goal was delivered."""
+    perhaps still hidden): the delivery is seen, but it is no evidence that the goal was."""
     outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.5)
-    assert outcome == "unknown" and "weakly" in ctx.blackboard.get("check.reason")
+    assert outcome == "not_delivered" and "weakly" in ctx.blackboard.get("check.reason")
 
 
 def test_the_goal_still_grounding_to_an_object_on_the_table_is_not_delivered():

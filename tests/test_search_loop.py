@@ -216,3 +216,36 @@ def test_no_feasible_grasp_on_the_target_pushes_it_clear_and_looks_again():
     called = _called(oracle)
     assert res.decision.value == "FINALIZE" and "push_target" in called
     assert called.index("push_target") < len(called) - called[::-1].index("locate")
+
+
+def test_a_target_renamed_by_a_changed_view_is_followed_by_where_it_lay():
+    """The text grounded to object 2 before; now it grounds to nothing, but an object of the
+    same colour lies where object 2 was: that one is the target. Another colour there, or the
+    same colour elsewhere, is not."""
+    def scene_with(*objs):
+        return SceneGraph(list(objs), [])
+
+    before = _obj(2, "red", (0.05, 0.05, 0.03), 0.03, centre=(0.5, 0.1, 0.02))
+    hits = {"n": 0}
+
+    def locate_once(o, t, s=None):  # grounds the first time only
+        hits["n"] += 1
+        obj = s.objects[0]
+        return None if hits["n"] > 1 else Located(obj.id, obj.name, obj.mask, (0, 0, 1, 1), np.array([[0.5, 0.1, 0.02]]))
+
+    for later, expected in [(_obj(3, "red", (0.04, 0.08, 0.03), 0.03, centre=(0.51, 0.11, 0.02)), "found"),
+                            (_obj(3, "blue", (0.04, 0.08, 0.03), 0.03, centre=(0.51, 0.11, 0.02)), "not_found"),
+                            (_obj(3, "red", (0.04, 0.08, 0.03), 0.03, centre=(0.6, 0.1, 0.02)), "not_found")]:
+        hits["n"] = 0
+        leaf, ctx = _leaf(LocateObject, {"target": "red box", "track": True}, scene_with(before))
+        ctx.perceiver.locate = locate_once
+        leaf.update()
+        assert leaf.last_outcome == "found" and ctx.blackboard.get("target.track")["colour"] == "red"
+        after = scene_with(later)
+        ctx.perceiver.survey = lambda o, s=after: s
+        ctx.services.pop("last_observation", None)
+        leaf2 = LocateObject("leaf", {"target": "red box", "track": True}, ctx)
+        leaf2.update()
+        assert leaf2.last_outcome == expected
+        if expected == "found":
+            assert ctx.blackboard.get("target").object_id == 3

@@ -42,9 +42,9 @@ class VerifyDelivery(Leaf):
     new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared,
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals); not_delivered: the target's surface has not moved
-    (it still lies where it was), or the goal still grounds to an object on the table; unknown:
-    anything else (no region, no earlier frame, nothing new seen in the receptacle, a weak
-    grounding: the delivered object may be a look-alike of a goal still hidden)."""
+    (it still lies where it was), the goal still grounds to an object on the table, or the object
+    delivered fitted the goal only weakly (a look-alike of a goal perhaps still hidden: look on);
+    unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     TYPE = "verify_delivery"
     SUCCESS_OUTCOMES = frozenset({"delivered"})
@@ -81,8 +81,9 @@ class VerifyDelivery(Leaf):
                                            f"(need {need * 1e4:.1f} cm²)")
         score = float(getattr(before, "score", 1.0))
         if score < CONFIDENT_SCORE:
-            return self._answer("unknown", f"the {before.name} was delivered, but it fits the goal only weakly "
-                                           f"(grounding score {score:.2f} < {CONFIDENT_SCORE})")
+            return self._answer("not_delivered", f"the {before.name} was delivered, but it fits the goal only "
+                                                 f"weakly (grounding score {score:.2f} < {CONFIDENT_SCORE}): "
+                                                 "the goal may still be hidden")
         rivals = table_rivals(str(ctx.blackboard.get(f"{before_key}.query") or ""), scene, region,
                               score)
         if rivals:

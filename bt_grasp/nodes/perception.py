@@ -61,12 +61,40 @@ class SurveyScene(Leaf):
                            PERCEPTION_SECONDS)
 
 
+TRACK_RADIUS_M = 0.04  # how far the target may have shifted (a neighbour taken away) and still be followed
+
+
+def tracked(leaf: Leaf, obs: Any, scene: SceneGraph, text: str, last: dict[str, Any]) -> Any:
+    """The object of the target's colour lying where the target was last located, or None.
+
+    Why: taking a neighbour away changes how much of the target shows, and with it the
+    perceived name ("large blue duck" becomes a "small blue bar"), while the object has not
+    moved. Its grounding score is today's (score_objects), so a weak fit is still weak for the
+    delivery check."""
+    from bt_grasp.perception.assemble import to_located
+    from bt_grasp.perception.grounding import parse, score_objects
+
+    at = np.asarray(last.get("at"), dtype=float)
+    near = [(float(np.linalg.norm(np.asarray(o.attributes["centroid_base"], float)[:2] - at[:2])), o)
+            for o in scene.objects
+            if o.attributes.get("centroid_base") is not None and not o.attributes.get("fixture")
+            and o.attributes.get("colour") == last.get("colour")]
+    near = [(d, o) for d, o in near if d <= TRACK_RADIUS_M]
+    if not near:
+        return None
+    obj = min(near, key=lambda t: t[0])[1]
+    score = score_objects(parse(text), scene).get(obj.id, 0.0)
+    return to_located(obs, scene, obj, score, int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
+
+
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
     not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
     the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed.
     With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
-    candidates: what the robot put there itself is never picked again as the goal."""
+    candidates: what the robot put there itself is never picked again as the goal. With
+    `track: true`, a target the text no longer grounds to is followed by where it was last
+    located (see `tracked`)."""
 
     TYPE = "locate_object"
     SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
@@ -79,7 +107,13 @@ class LocateObject(Leaf):
         region_of = getattr(self.ctx.driver, "place_region", None)
         candidates = without_region(scene, region_of(str(skip))) if skip and region_of is not None else scene
         located = self.ctx.perceiver.locate(obs, text, candidates) if text else None
-        writes = {"scene": scene, f"{key}.query": text}
+        writes: dict[str, Any] = {"scene": scene, f"{key}.query": text}
+        last = self.ctx.blackboard.get(f"{key}.track") if self.port("track") else None
+        followed = located is None and last is not None
+        if followed:
+            located = tracked(self, obs, candidates, text, last)
+            writes[f"{self.node_id}.reason"] = None if located is None else \
+                f"the text no longer grounds; the {located.name} lies where the target was last located"
         if located is None:
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None})
             return self.result("not_found", writes, PERCEPTION_SECONDS)
@@ -94,6 +128,10 @@ class LocateObject(Leaf):
         writes.update({key: located, f"{key}.name": located.name, f"{key}.occluder": occluder,
                        f"{key}.frame": obs,  # what the evidence checks compare later frames with
                        f"{key}.bbox": list(located.bbox)})
+        if self.port("track") and not followed:  # anchored where the text last grounded: no drift
+            obj = scene.by_id(located.object_id)
+            writes[f"{key}.track"] = {"at": np.median(np.asarray(located.points_base), axis=0)[:3].round(4).tolist(),
+                                      "colour": obj.attributes.get("colour") if obj is not None else None}
         return self.result("occluded" if occluder else "found", writes, PERCEPTION_SECONDS)
 
     def simulate(self, outcome: str) -> LeafResult:
