@@ -88,6 +88,10 @@ LEAVES = [
         "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report"),
                           doc="when other candidates fit as well: take the best (choose) or fail with "
                               "outcome `ambiguous` and `{result}.ambiguity` = \"ambiguous: A or B\" (report)"),
+        "skip": Port("skip", "str", doc="receptacle (e.g. basket) whose contents are no candidates "
+                     "(its region comes from driver.place_region)"),
+        "track": Port("track", "bool", default=False, doc="when the text no longer grounds, follow the "
+                      "object of the target's colour lying where it was last located"),
     }, outcomes=LOCATE_OUT, outcomes_for=_locate_outcomes, perception=True, outcome_port="outcome",
         doc="Ground a referring text in the latest scene: mask, bbox, 3D points."),
     NodeType("grasp", "primitive", {

@@ -14,6 +14,7 @@ from bt_grasp.context import RunContext
 from bt_grasp.drivers.base import Observation
 from bt_grasp.nodes.evidence import CheckHeld, VerifyDelivery
 from bt_grasp.nodes.watchdog import as_verdict
+from bt_grasp.perception.types import SceneGraph, SceneObject
 from bt_grasp.registry import default_registry
 from bt_grasp.watchdog.semantic import TargetStillThere
 
@@ -49,19 +50,28 @@ class Driver:
 class Perceiver:
     min_pixels = 1
 
+    def __init__(self, objects=()) -> None:
+        self.objects = list(objects)
+
     def survey(self, obs):
-        return SimpleNamespace(objects=[], relations=[], clock=obs.clock)
+        return SceneGraph(objects=list(self.objects), relations=[], clock=obs.clock)
 
     def locate(self, obs, text, scene=None):
         return None
 
 
-def ctx_with(driver, before: Observation | None) -> RunContext:
+def ctx_with(driver, before: Observation | None, score: float = 1.0, objects=()) -> RunContext:
     mask = np.zeros((H, W), bool)
     mask[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]] = True
-    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name="red box")
+    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name="red box", score=score)
     bb = Blackboard({"target": located, "target.query": "red box", "target.frame": before})
-    return RunContext(registry=default_registry(), driver=driver, perceiver=Perceiver(), blackboard=bb)
+    return RunContext(registry=default_registry(), driver=driver, perceiver=Perceiver(objects), blackboard=bb)
+
+
+def seen(oid: int, name: str, colour: str, category: str, at: tuple[float, float, float]) -> SceneObject:
+    """A surveyed object as a perceiver names it, with its centroid in the base frame."""
+    return SceneObject(oid, name, name, (0.5, 0.5), oid,
+                       {"colour": colour, "category": category, "centroid_base": list(at)})
 
 
 PICK = frame({TARGET: 0.03})
@@ -92,8 +102,8 @@ def test_verifier_answers_map_to_three_verdicts_and_none_is_never_ok():
         ["ok", "mismatch", "unknown", "unknown", "ok"]
 
 
-def _run(leaf_cls, driver, before=PICK, **params):
-    ctx = ctx_with(driver, before)
+def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), **params):
+    ctx = ctx_with(driver, before, score, objects)
     leaf = leaf_cls("check", params, ctx)
     status = leaf.update()
     return leaf.last_outcome, status, ctx
@@ -109,6 +119,29 @@ def test_delivery_seen_in_the_basket_and_gone_from_the_table():
     after = frame({(20, 30, 50, 60): 0.03}, clock=1)
     outcome, status, ctx = _run(VerifyDelivery, Driver(after))
     assert outcome == "delivered" and status.name == "SUCCESS", ctx.blackboard.get("check.reason")
+
+
+DELIVERED = frame({(20, 30, 50, 60): 0.03}, clock=1)
+ON_TABLE, IN_BASKET = (0.0, 0.0, 0.03), (0.4, 0.0, 0.03)
+
+
+def test_a_weakly_grounded_target_delivered_is_not_the_goal_delivered():
+    """The object delivered was only the least bad fit for the goal (a look-alike of a goal
+    perhaps still hidden): the delivery is seen, but it is no evidence that the goal was."""
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.5)
+    assert outcome == "not_delivered" and "weakly" in ctx.blackboard.get("check.reason")
+
+
+def test_the_goal_still_grounding_to_an_object_on_the_table_is_not_delivered():
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.9,
+                           objects=[seen(1, "red box", "red", "box", ON_TABLE)])
+    assert outcome == "not_delivered" and "red box on the table" in ctx.blackboard.get("check.reason")
+
+
+def test_objects_that_fit_the_goal_worse_or_lie_in_the_basket_are_no_rivals():
+    objects = [seen(1, "blue box", "blue", "box", ON_TABLE), seen(2, "red box", "red", "box", IN_BASKET)]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=objects)
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
 
 
 def test_target_still_on_the_table_is_not_delivered():

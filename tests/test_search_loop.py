@@ -162,3 +162,90 @@ def test_locate_reports_ambiguity_only_where_the_tree_asks_for_it():
     leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, _located([]))
     leaf.update()
     assert leaf.last_outcome == "found"
+
+
+def test_locate_with_skip_never_offers_what_lies_in_the_basket():
+    in_basket = _obj(1, "red", (0.05, 0.05, 0.03), 0.03, centre=(0.3, 0.4, 0.02))
+    table = _obj(2, "red", (0.05, 0.05, 0.03), 0.03)
+    region = (np.array([0.2, 0.3, -0.1]), np.array([0.4, 0.5, 0.3]))
+    offered: list[list[int]] = []
+
+    def locate(obs, text, scene=None):
+        offered.append([o.id for o in scene.objects])
+        return None
+
+    for params in ({"target": "red box", "skip": "basket"}, {"target": "red box"}):
+        leaf, ctx = _leaf(LocateObject, params, SceneGraph([in_basket, table], [(1, "next_to", 2)]), region=region)
+        ctx.perceiver.locate = locate
+        leaf.update()
+    assert offered == [[2], [1, 2]]
+
+
+def test_an_occluder_that_cannot_be_taken_leaves_the_target_to_be_grasped_as_it_lies():
+    oracle = ScriptedOracle({"locate": ["occluded"], "remove_occluder/grasp_occluder": ["infeasible"],
+                             **FOUND_AND_HELD}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and called.count("locate") == 1
+    assert "remove_occluder/open_before_grasp" in called and "grasp" in called and res.actions == 1 + 1
+
+
+def test_a_removed_occluder_is_followed_by_a_fresh_locate():
+    oracle = ScriptedOracle({"locate": ["occluded", "found"], "remove_occluder/check_occluder": ["SUCCESS"],
+                             **FOUND_AND_HELD}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and called.count("locate") == 2
+    assert called.index("remove_occluder/drop_occluder") < called.index("grasp")
+
+
+def test_a_weak_or_slipping_grasp_is_released_and_tried_again_a_stall_is_a_safe_stop():
+    for label in ("WEAK", "SLIP"):
+        oracle = ScriptedOracle({**FOUND_AND_HELD, "watchdog": [label, "SUCCESS"]}, fallback="done")
+        res = run_oracle(_clutter(), oracle)
+        assert res.decision.value == "FINALIZE" and res.reason == "target in basket", label
+        assert _called(oracle).count("grasp") == 2
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "watchdog": ["STALL"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert res.reason == "safe stop after a non-empty failed grasp" and _called(oracle).count("grasp") == 1
+
+
+def test_no_feasible_grasp_on_the_target_pushes_it_clear_and_looks_again():
+    oracle = ScriptedOracle({**FOUND_AND_HELD, "grasp": ["infeasible", "done"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and "push_target" in called
+    assert called.index("push_target") < len(called) - called[::-1].index("locate")
+
+
+def test_a_target_renamed_by_a_changed_view_is_followed_by_where_it_lay():
+    """The text grounded to object 2 before; now it grounds to nothing, but an object of the
+    same colour lies where object 2 was: that one is the target. Another colour there, or the
+    same colour elsewhere, is not."""
+    def scene_with(*objs):
+        return SceneGraph(list(objs), [])
+
+    before = _obj(2, "red", (0.05, 0.05, 0.03), 0.03, centre=(0.5, 0.1, 0.02))
+    hits = {"n": 0}
+
+    def locate_once(o, t, s=None):  # grounds the first time only
+        hits["n"] += 1
+        obj = s.objects[0]
+        return None if hits["n"] > 1 else Located(obj.id, obj.name, obj.mask, (0, 0, 1, 1), np.array([[0.5, 0.1, 0.02]]))
+
+    for later, expected in [(_obj(3, "red", (0.04, 0.08, 0.03), 0.03, centre=(0.51, 0.11, 0.02)), "found"),
+                            (_obj(3, "blue", (0.04, 0.08, 0.03), 0.03, centre=(0.51, 0.11, 0.02)), "not_found"),
+                            (_obj(3, "red", (0.04, 0.08, 0.03), 0.03, centre=(0.6, 0.1, 0.02)), "not_found")]:
+        hits["n"] = 0
+        leaf, ctx = _leaf(LocateObject, {"target": "red box", "track": True}, scene_with(before))
+        ctx.perceiver.locate = locate_once
+        leaf.update()
+        assert leaf.last_outcome == "found" and ctx.blackboard.get("target.track")["colour"] == "red"
+        after = scene_with(later)
+        ctx.perceiver.survey = lambda o, s=after: s
+        ctx.services.pop("last_observation", None)
+        leaf2 = LocateObject("leaf", {"target": "red box", "track": True}, ctx)
+        leaf2.update()
+        assert leaf2.last_outcome == expected
+        if expected == "found":
+            assert ctx.blackboard.get("target").object_id == 3

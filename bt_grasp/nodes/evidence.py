@@ -5,7 +5,9 @@ typically after the lift, when a held target is far above the table. `verify_del
 place by observation, comparing a fresh RGB-D frame with the frame the target was located in:
 the target's place has emptied, and inside the receptacle's region (robot knowledge:
 `driver.place_region`, a calibrated fixture, never the simulator's ground truth) new matter of
-the target's size and colour has appeared. Both answer with three outcomes; "unknown" (no
+the target's size and colour has appeared, and the goal itself is accounted for: it was grounded
+confidently, and nothing left on the table fits it about as well (a delivered look-alike of a
+goal still on the table is not the goal delivered). Both answer with three outcomes; "unknown" (no
 evidence) never counts as success. Simplified: one fixed camera (both frames from the same
 viewpoint); a robot whose camera moves between pick and place would re-register the frames.
 """
@@ -17,15 +19,7 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.perception import PERCEPTION_SECONDS, observe_and_survey
-
-
-def in_region(point: Any, region: tuple[np.ndarray, np.ndarray] | None) -> bool:
-    """Is a base-frame point inside the (lower, upper) box?"""
-    if region is None or point is None:
-        return False
-    p = np.asarray(point, dtype=float)[:3]
-    return bool(np.all(p >= region[0]) and np.all(p <= region[1]))
+from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
 
 
 class CheckHeld(Leaf):
@@ -44,9 +38,12 @@ class CheckHeld(Leaf):
 
 
 class VerifyDelivery(Leaf):
-    """delivered: the place where the target was located has emptied and, inside the place
-    region, new matter of at least ARRIVED_SHARE of the target's area and of its colour has
-    appeared; not_delivered: the target's surface has not moved (it still lies where it was);
+    """delivered: the place where the target was located has emptied, inside the place region
+    new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared,
+    the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
+    fits the goal about as well (table_rivals); not_delivered: the target's surface has not moved
+    (it still lies where it was), the goal still grounds to an object on the table, or the object
+    delivered fitted the goal only weakly (a look-alike of a goal perhaps still hidden: look on);
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     TYPE = "verify_delivery"
@@ -66,7 +63,7 @@ class VerifyDelivery(Leaf):
             return self._answer("unknown", f"the driver knows no region for {place!r}")
         if before is None or frame is None or getattr(before, "mask", None) is None:
             return self._answer("unknown", "no earlier frame of the target to compare with")
-        obs, _ = observe_and_survey(self)
+        obs, scene = observe_and_survey(self)
         dz = surface_change(frame, obs, before.mask)
         if dz is not None and abs(dz) < STILL_M:
             return self._answer("not_delivered", "the target's surface has not moved: it still lies where it was")
@@ -82,11 +79,49 @@ class VerifyDelivery(Leaf):
             return self._answer("unknown", f"{arrived * 1e4:.1f} cm² arrived in the {place}, but only "
                                            f"{matching * 1e4:.1f} cm² of it has the target's colour "
                                            f"(need {need * 1e4:.1f} cm²)")
+        score = float(getattr(before, "score", 1.0))
+        if score < CONFIDENT_SCORE:
+            return self._answer("not_delivered", f"the {before.name} was delivered, but it fits the goal only "
+                                                 f"weakly (grounding score {score:.2f} < {CONFIDENT_SCORE}): "
+                                                 "the goal may still be hidden")
+        rivals = table_rivals(str(ctx.blackboard.get(f"{before_key}.query") or ""), scene, region,
+                              score)
+        if rivals:
+            return self._answer("not_delivered", f"the goal still grounds to the {rivals[0][0]} on the table "
+                                                 f"(score {rivals[0][1]:.2f} vs {score:.2f} "
+                                                 "for the object delivered)")
         return self._answer("delivered", f"its place is empty and {matching * 1e4:.1f} cm² of its colour "
                                          f"arrived in the {place}")
 
     def _answer(self, outcome: str, reason: str) -> LeafResult:
         return self.result(outcome, {f"{self.node_id}.reason": reason}, PERCEPTION_SECONDS)
+
+
+# Below this grounding score (at the pick) the delivered object was only the least bad fit for
+# the goal: on the development scenes every FINALIZE on such a pick (0.46, 0.47) was a wrong
+# same-coloured object, every right one scored at least 0.88.
+CONFIDENT_SCORE = 0.6
+RIVAL_SHARE = 0.8  # a table object grounding this close to the delivered one's score is as likely the goal
+
+
+def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
+                 delivered_score: float) -> list[tuple[str, float]]:
+    """Objects left on the table (outside the receptacle's region, no fixtures) that the goal
+    text grounds to at least RIVAL_SHARE of the delivered object's grounding score, best first.
+
+    Why: the place and arrival checks confirm that the *located* object was delivered, not that
+    it was the goal; when the goal was hidden and a same-coloured neighbour was taken for it,
+    the goal often shows once that neighbour is gone."""
+    from bt_grasp.perception.grounding import ACCEPT, parse, score_objects
+
+    if not text:
+        return []
+    scores = score_objects(parse(text), scene)
+    floor = max(ACCEPT, RIVAL_SHARE * delivered_score)
+    out = [(o.name, scores[o.id]) for o in scene.objects
+           if scores.get(o.id, 0.0) >= floor and not o.attributes.get("fixture")
+           and not in_region(o.attributes.get("centroid_base"), region)]
+    return sorted(out, key=lambda t: -t[1])
 
 
 ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's area seen at the pick

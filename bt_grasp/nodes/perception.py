@@ -3,9 +3,34 @@ perception-streak guard and talk to the world only through ctx.driver and ctx.pe
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.perception.types import SceneGraph
 
 PERCEPTION_SECONDS = 0.2  # logical time charged for one frame + inference
+
+
+def in_region(point: Any, region: tuple[np.ndarray, np.ndarray] | None) -> bool:
+    """Is a base-frame point inside the (lower, upper) box?"""
+    if region is None or point is None:
+        return False
+    p = np.asarray(point, dtype=float)[:3]
+    return bool(np.all(p >= region[0]) and np.all(p <= region[1]))
+
+
+def without_region(scene: SceneGraph, region: tuple[np.ndarray, np.ndarray] | None) -> SceneGraph:
+    """The scene without the objects lying inside `region` (e.g. what was put in the basket)."""
+    if region is None:
+        return scene
+    keep = [o for o in scene.objects if not in_region(o.attributes.get("centroid_base"), region)]
+    if len(keep) == len(scene.objects):
+        return scene
+    ids = {o.id for o in keep}
+    return replace(scene, objects=keep, relations=[r for r in scene.relations if r[0] in ids and r[2] in ids])
 
 
 def observe_and_survey(leaf: Leaf):
@@ -36,10 +61,40 @@ class SurveyScene(Leaf):
                            PERCEPTION_SECONDS)
 
 
+TRACK_RADIUS_M = 0.04  # how far the target may have shifted (a neighbour taken away) and still be followed
+
+
+def tracked(leaf: Leaf, obs: Any, scene: SceneGraph, text: str, last: dict[str, Any]) -> Any:
+    """The object of the target's colour lying where the target was last located, or None.
+
+    Why: taking a neighbour away changes how much of the target shows, and with it the
+    perceived name ("large blue duck" becomes a "small blue bar"), while the object has not
+    moved. Its grounding score is today's (score_objects), so a weak fit is still weak for the
+    delivery check."""
+    from bt_grasp.perception.assemble import to_located
+    from bt_grasp.perception.grounding import parse, score_objects
+
+    at = np.asarray(last.get("at"), dtype=float)
+    near = [(float(np.linalg.norm(np.asarray(o.attributes["centroid_base"], float)[:2] - at[:2])), o)
+            for o in scene.objects
+            if o.attributes.get("centroid_base") is not None and not o.attributes.get("fixture")
+            and o.attributes.get("colour") == last.get("colour")]
+    near = [(d, o) for d, o in near if d <= TRACK_RADIUS_M]
+    if not near:
+        return None
+    obj = min(near, key=lambda t: t[0])[1]
+    score = score_objects(parse(text), scene).get(obj.id, 0.0)
+    return to_located(obs, scene, obj, score, int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
+
+
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
     not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
-    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed."""
+    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed.
+    With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
+    candidates: what the robot put there itself is never picked again as the goal. With
+    `track: true`, a target the text no longer grounds to is followed by where it was last
+    located (see `tracked`)."""
 
     TYPE = "locate_object"
     SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
@@ -48,8 +103,17 @@ class LocateObject(Leaf):
         text = str(self.port("target") or "")
         key = self.out_key("result")
         obs, scene = observe_and_survey(self)
-        located = self.ctx.perceiver.locate(obs, text, scene) if text else None
-        writes = {"scene": scene, f"{key}.query": text}
+        skip = self.port("skip")
+        region_of = getattr(self.ctx.driver, "place_region", None)
+        candidates = without_region(scene, region_of(str(skip))) if skip and region_of is not None else scene
+        located = self.ctx.perceiver.locate(obs, text, candidates) if text else None
+        writes: dict[str, Any] = {"scene": scene, f"{key}.query": text}
+        last = self.ctx.blackboard.get(f"{key}.track") if self.port("track") else None
+        followed = located is None and last is not None
+        if followed:
+            located = tracked(self, obs, candidates, text, last)
+            writes[f"{self.node_id}.reason"] = None if located is None else \
+                f"the text no longer grounds; the {located.name} lies where the target was last located"
         if located is None:
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None})
             return self.result("not_found", writes, PERCEPTION_SECONDS)
@@ -64,6 +128,10 @@ class LocateObject(Leaf):
         writes.update({key: located, f"{key}.name": located.name, f"{key}.occluder": occluder,
                        f"{key}.frame": obs,  # what the evidence checks compare later frames with
                        f"{key}.bbox": list(located.bbox)})
+        if self.port("track") and not followed:  # anchored where the text last grounded: no drift
+            obj = scene.by_id(located.object_id)
+            writes[f"{key}.track"] = {"at": np.median(np.asarray(located.points_base), axis=0)[:3].round(4).tolist(),
+                                      "colour": obj.attributes.get("colour") if obj is not None else None}
         return self.result("occluded" if occluder else "found", writes, PERCEPTION_SECONDS)
 
     def simulate(self, outcome: str) -> LeafResult:

@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.evidence import in_region
-from bt_grasp.nodes.perception import PERCEPTION_SECONDS, observe_and_survey
+from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
 from bt_grasp.perception.types import SceneGraph, SceneObject
 
 SAME_COLOUR_WEIGHT = 2.0  # the target may be inside a same-coloured segment
