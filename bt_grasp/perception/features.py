@@ -16,7 +16,7 @@ from scipy import ndimage
 from scipy.spatial import ConvexHull, QhullError
 
 from .colour import name_colour
-from .vocabulary import best_name, name_scores
+from .vocabulary import best_name, catalogue_colour, name_scores
 
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
@@ -284,6 +284,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                           "occluded": float(occluded), "obb": principal_extents(pts),
                           "tilted": float(tilted)}, colour)
     noun, size, _ = best_name(scores)
+    # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.
+    out.update(colour=catalogue_colour(noun, colour), seen_colour=colour)
     out.update(category=noun, shape=shape, size=size,
                centroid_base=[float(x) for x in pts.mean(axis=0)],
                footprint_centre=[float(centre[0]), float(centre[1])],

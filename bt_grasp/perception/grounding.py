@@ -21,8 +21,9 @@ import numpy as np
 
 from .colour import SIMILAR
 from .types import SceneGraph, SceneObject
+from .vocabulary import looks
 
-ACCEPT = 0.45
+ACCEPT = 0.55
 # A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
 # (On the development scenes every such best pick was the wrong object; below it, 93 % right.)
 AMBIGUOUS = 0.8
@@ -154,14 +155,16 @@ def parse(text: str) -> Query:
 
 
 def _colour_score(q: Query, o: SceneObject) -> float:
+    """Agreement of the seen colour with how the named entry looks (textures tint meshes)."""
     if q.colour is None:
         return 1.0
-    c = o.attributes.get("colour")
+    c = o.attributes.get("seen_colour", o.attributes.get("colour"))
     if c is None:
         return 0.5
-    if c == q.colour:
+    want = looks(q.category or str(o.attributes.get("category", "")), q.colour)
+    if c == want or o.attributes.get("colour") == q.colour:
         return 1.0
-    return 0.5 if frozenset((c, q.colour)) in SIMILAR else 0.05
+    return 0.5 if frozenset((c, want)) in SIMILAR else 0.05
 
 
 def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
@@ -240,7 +243,7 @@ def _abs_size_score(q: Query, o: SceneObject) -> float:
         by_size = ns[q.category]
         if q.size not in by_size:  # "medium" bar: the catalogue has none, the nearest sizes count
             return 0.8
-        return 0.3 + 0.7 * by_size[q.size] / max(max(by_size.values()), 1e-6)
+        return by_size[q.size] / max(max(by_size.values()), 1e-6)
     if o.attributes.get("size") not in _SIZE_ORDER:
         return 1.0
     # Soft: size labels are category-relative in the catalogue and noisy when measured.
