@@ -118,3 +118,37 @@ def test_measured_dimensions_separate_shape_alike_categories():
     big = SceneGraph([_obj(1, "large yellow irregular", "yellow", "irregular", "large", 0.5,
                            extent=(0.25, 0.12, 0.06))], [])
     assert ground("the yellow duck", big) is None
+
+
+def _measured_obj(oid: int, name: str, seen: str, colour: str, scores: dict[str, dict[str, float]],
+                  u: float) -> SceneObject:
+    noun = max(scores, key=lambda n: max(scores[n].values()))
+    return SceneObject(id=oid, name=name, description=name, point2d=(u, 0.5), mask_id=oid,
+                       attributes={"colour": colour, "seen_colour": seen, "category": noun, "size": "small",
+                                   "extent": [0.05, 0.04, 0.04], "name_scores": scores})
+
+
+def test_a_wrong_size_of_the_right_noun_is_not_accepted():
+    """Only a medium black ball in view: "the small black ball" is absent, not that ball."""
+    medium = _measured_obj(1, "medium black ball", "black", "black",
+                           {"ball": {"small": 0.25, "medium": 0.8, "large": 0.3}, "box": {"small": 0.1}}, 0.5)
+    scene = SceneGraph([medium], [])
+    assert ground("the small black ball", scene) is None
+    assert ground("the medium black ball", scene)[0].id == 1
+
+
+def test_a_shape_that_fits_another_noun_better_is_not_accepted():
+    """A black box that a duck explains half as well is not "the black duck"."""
+    box = _measured_obj(1, "small black box", "black", "black",
+                        {"box": {"small": 0.8}, "duck": {"small": 0.4, "large": 0.1}}, 0.5)
+    assert ground("the small black duck", SceneGraph([box], [])) is None
+
+
+def test_a_textured_object_is_grounded_by_how_its_catalogue_colour_looks():
+    """The blue duck looks green to the camera (its texture tints it)."""
+    duck = _measured_obj(1, "small green duck", "green", "green",
+                         {"duck": {"small": 0.8, "large": 0.2}, "box": {"small": 0.1}}, 0.5)
+    scene = SceneGraph([duck], [])
+    assert ground("the small blue duck", scene)[0].id == 1
+    assert ground("the small red duck", scene) is None
+    assert ground("the small blue box", scene) is None  # a blue box would look blue
