@@ -7,7 +7,7 @@ import pytest
 
 from bt_grasp.bench.catalogue import COLOURS
 from bt_grasp.perception.geometric import GeometricPerceiver
-from bt_grasp.perception.grounding import ground, parse
+from bt_grasp.perception.grounding import ground, parse, resolve
 from bt_grasp.perception.sim_annotator import SimPerceiver
 from bt_grasp.perception.synthetic import Prim, overhead_camera, render
 from bt_grasp.perception.types import SceneGraph, SceneObject
@@ -152,3 +152,24 @@ def test_a_textured_object_is_grounded_by_how_its_catalogue_colour_looks():
     assert ground("the small blue duck", scene)[0].id == 1
     assert ground("the small red duck", scene) is None
     assert ground("the small blue box", scene) is None  # a blue box would look blue
+
+
+def _masked(obj: SceneObject, rows: slice, cols: slice) -> SceneObject:
+    obj.mask = np.zeros((40, 40), dtype=bool)
+    obj.mask[rows, cols] = True
+    return obj
+
+
+def test_two_touching_pieces_of_one_named_object_are_one_answer_not_a_question():
+    """A ball cut in two at a fold: both pieces fit "small orange ball"; they touch, so the answer
+    is their union. The same two pieces apart are two balls: ask, and say how close it was."""
+    scores = {"ball": {"small": 0.8, "medium": 0.1}}
+    a = _masked(_measured_obj(1, "small orange ball", "orange", "orange", scores, 0.4), slice(10, 20), slice(10, 20))
+    b = _masked(_measured_obj(2, "small orange ball", "orange", "orange", scores, 0.6), slice(10, 20), slice(21, 30))
+    hit = resolve("the small orange ball", SceneGraph([a, b], []))
+    assert hit is not None and hit.alternatives == []
+    assert hit.obj.mask.sum() == a.mask.sum() + b.mask.sum()
+    b.mask = np.roll(b.mask, 8, axis=1)  # now 9 px apart
+    hit = resolve("the small orange ball", SceneGraph([a, b], []))
+    assert hit is not None and [o.id for o in hit.alternatives] == [2]
+    assert len(hit.alternative_scores) == 1 and 0.8 * hit.score <= hit.alternative_scores[0] <= hit.score
