@@ -31,7 +31,11 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, floa
         c = xy.mean(axis=0) if len(xy) else np.zeros(2)
         return c, 0.0, 0.0, 0.0, 0.0
     if len(xy) > 400:  # dedupe on a 1 mm grid: same hull within 1 mm, far fewer points for qhull
-        xy = np.unique(np.round(xy, 3), axis=0)
+        xy = np.round(xy, 3)
+        cell = np.round(xy * 1000.0).astype(np.int64)
+        # One integer key per cell: a 1-D unique is ~10x faster than np.unique(axis=0).
+        _, first = np.unique((cell[:, 0] << 32) + cell[:, 1], return_index=True)
+        xy = xy[first]
     try:
         hull = ConvexHull(xy)
     except QhullError:
