@@ -106,7 +106,9 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
             "naming": naming, "names": names, "target": target, "visibility": round(float(visibility), 4),
             "target_segmented": tgt_matched, "grounding": outcome,
             "located_name": None if located is None else located.name,
-            "alternatives": [] if located is None else list(getattr(located, "alternatives", []))}
+            "alternatives": [] if located is None else list(getattr(located, "alternatives", [])),
+            "score": None if located is None else round(float(located.score), 3),
+            "alternative_scores": [] if located is None else list(getattr(located, "alternative_scores", []))}
 
 
 def run(args: argparse.Namespace) -> Path:

@@ -7,7 +7,7 @@ import pytest
 
 from bt_grasp.bench.catalogue import COLOURS
 from bt_grasp.perception.geometric import GeometricPerceiver
-from bt_grasp.perception.grounding import ground, parse
+from bt_grasp.perception.grounding import ground, parse, resolve
 from bt_grasp.perception.sim_annotator import SimPerceiver
 from bt_grasp.perception.synthetic import Prim, overhead_camera, render
 from bt_grasp.perception.types import SceneGraph, SceneObject
@@ -118,3 +118,58 @@ def test_measured_dimensions_separate_shape_alike_categories():
     big = SceneGraph([_obj(1, "large yellow irregular", "yellow", "irregular", "large", 0.5,
                            extent=(0.25, 0.12, 0.06))], [])
     assert ground("the yellow duck", big) is None
+
+
+def _measured_obj(oid: int, name: str, seen: str, colour: str, scores: dict[str, dict[str, float]],
+                  u: float) -> SceneObject:
+    noun = max(scores, key=lambda n: max(scores[n].values()))
+    return SceneObject(id=oid, name=name, description=name, point2d=(u, 0.5), mask_id=oid,
+                       attributes={"colour": colour, "seen_colour": seen, "category": noun, "size": "small",
+                                   "extent": [0.05, 0.04, 0.04], "name_scores": scores})
+
+
+def test_a_wrong_size_of_the_right_noun_is_not_accepted():
+    """Only a medium black ball in view: "the small black ball" is absent, not that ball."""
+    medium = _measured_obj(1, "medium black ball", "black", "black",
+                           {"ball": {"small": 0.25, "medium": 0.8, "large": 0.3}, "box": {"small": 0.1}}, 0.5)
+    scene = SceneGraph([medium], [])
+    assert ground("the small black ball", scene) is None
+    assert ground("the medium black ball", scene)[0].id == 1
+
+
+def test_a_shape_that_fits_another_noun_better_is_not_accepted():
+    """A black box that a duck explains half as well is not "the black duck"."""
+    box = _measured_obj(1, "small black box", "black", "black",
+                        {"box": {"small": 0.8}, "duck": {"small": 0.4, "large": 0.1}}, 0.5)
+    assert ground("the small black duck", SceneGraph([box], [])) is None
+
+
+def test_a_textured_object_is_grounded_by_how_its_catalogue_colour_looks():
+    """The blue duck looks green to the camera (its texture tints it)."""
+    duck = _measured_obj(1, "small green duck", "green", "green",
+                         {"duck": {"small": 0.8, "large": 0.2}, "box": {"small": 0.1}}, 0.5)
+    scene = SceneGraph([duck], [])
+    assert ground("the small blue duck", scene)[0].id == 1
+    assert ground("the small red duck", scene) is None
+    assert ground("the small blue box", scene) is None  # a blue box would look blue
+
+
+def _masked(obj: SceneObject, rows: slice, cols: slice) -> SceneObject:
+    obj.mask = np.zeros((40, 40), dtype=bool)
+    obj.mask[rows, cols] = True
+    return obj
+
+
+def test_two_touching_pieces_of_one_named_object_are_one_answer_not_a_question():
+    """A ball cut in two at a fold: both pieces fit "small orange ball"; they touch, so the answer
+    is their union. The same two pieces apart are two balls: ask, and say how close it was."""
+    scores = {"ball": {"small": 0.8, "medium": 0.1}}
+    a = _masked(_measured_obj(1, "small orange ball", "orange", "orange", scores, 0.4), slice(10, 20), slice(10, 20))
+    b = _masked(_measured_obj(2, "small orange ball", "orange", "orange", scores, 0.6), slice(10, 20), slice(21, 30))
+    hit = resolve("the small orange ball", SceneGraph([a, b], []))
+    assert hit is not None and hit.alternatives == []
+    assert hit.obj.mask.sum() == a.mask.sum() + b.mask.sum()
+    b.mask = np.roll(b.mask, 8, axis=1)  # now 9 px apart
+    hit = resolve("the small orange ball", SceneGraph([a, b], []))
+    assert hit is not None and [o.id for o in hit.alternatives] == [2]
+    assert len(hit.alternative_scores) == 1 and 0.8 * hit.score <= hit.alternative_scores[0] <= hit.score

@@ -10,7 +10,14 @@ from bt_grasp.bench.catalogue import COLOURS
 from bt_grasp.perception.geometric import GeometricPerceiver
 from bt_grasp.perception.grounding import resolve
 from bt_grasp.perception.synthetic import Prim, overhead_camera, render
-from bt_grasp.perception.vocabulary import best_name, catalogue_name, name_scores, sizes_of
+from bt_grasp.perception.vocabulary import (
+    best_name,
+    catalogue_colour,
+    catalogue_name,
+    looks,
+    name_scores,
+    sizes_of,
+)
 
 
 def rgb(c: str) -> tuple[float, float, float]:
@@ -136,3 +143,29 @@ def test_two_equally_good_candidates_are_returned_as_alternatives():
     assert big is not None and big.alternatives == []
     hit = resolve("the larger red box", scene)
     assert hit is not None and hit.obj.name == "large red box" and not hit.alternatives
+
+
+def test_a_sphere_fit_names_a_half_hidden_ball_whatever_its_outline():
+    """A sliver of a 4 cm ball: its outline is cut and the patch lies within the plane tolerance,
+    but the sphere fit (2 cm radius, sub-mm residual) only a ball explains."""
+    m = _measured(0.034, 0.014, 0.014, height_hi=0.0375, p_round=0.7, p_flat=0.09, p_sphere=0.965,
+                  sphere_r=0.019, p_planar=0.97, p_cyl=0.0, occluded=1.0)
+    assert best_name(name_scores(m, "white"))[:2] == ("ball", "small")
+
+
+def test_a_large_ball_on_a_hidden_support_is_sized_by_its_radius_not_its_visible_extents():
+    m = _measured(0.067, 0.065, 0.137, height_lo=0.041, p_round=0.97, p_flat=0.02, p_sphere=0.91,
+                  sphere_r=0.034, p_planar=0.0, p_cyl=0.0, occluded=0.0, tilted=1.0, obb=[0.06, 0.058, 0.029])
+    assert best_name(name_scores(m, "yellow"))[:2] == ("ball", "large")
+
+
+def test_textured_meshes_are_named_by_their_catalogue_colour_not_their_tint():
+    """The duck's texture tints its catalogue colour: a blue duck looks green, a purple one brown."""
+    assert looks("duck", "blue") == "green" and looks("duck", "purple") == "brown"
+    assert looks("box", "blue") == "blue"
+    assert catalogue_colour("duck", "brown") == "purple"  # only the purple duck looks brown
+    assert catalogue_colour("duck", "green") == "green"  # the green duck looks green too: its own colour
+    assert catalogue_colour("box", "brown") == "brown"
+    duck = _measured(0.045, 0.043, 0.033, p_round=0.5, p_flat=0.1, p_planar=0.05)
+    # Seen brown, a duck is still a duck (no catalogue duck is brown, but the purple one looks it).
+    assert best_name(name_scores(duck, "brown"))[0] == "duck"

@@ -139,4 +139,5 @@ class GroundingLocator:
         loc = to_located(obs, scene, hit.obj, hit.score, self.min_pixels)
         if loc is not None:
             loc.alternatives = alternative_names(hit.obj, hit.alternatives)
+            loc.alternative_scores = [round(float(x), 3) for x in hit.alternative_scores]
         return loc

@@ -16,7 +16,7 @@ from scipy import ndimage
 from scipy.spatial import ConvexHull, QhullError
 
 from .colour import name_colour
-from .vocabulary import best_name, name_scores
+from .vocabulary import best_name, catalogue_colour, name_scores
 
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
@@ -31,7 +31,11 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, floa
         c = xy.mean(axis=0) if len(xy) else np.zeros(2)
         return c, 0.0, 0.0, 0.0, 0.0
     if len(xy) > 400:  # dedupe on a 1 mm grid: same hull within 1 mm, far fewer points for qhull
-        xy = np.unique(np.round(xy, 3), axis=0)
+        xy = np.round(xy, 3)
+        cell = np.round(xy * 1000.0).astype(np.int64)
+        # One integer key per cell: a 1-D unique is ~10x faster than np.unique(axis=0).
+        _, first = np.unique((cell[:, 0] << 32) + cell[:, 1], return_index=True)
+        xy = xy[first]
     try:
         hull = ConvexHull(xy)
     except QhullError:
@@ -186,13 +190,16 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
     return float(covered.mean()), faces
 
 
-def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int = 400) -> float:
-    """Belief (0..1) that the top is a lying cylinder: every cross-section is one circle.
+def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int = 400,
+                    tol: float = 0.0015) -> float:
+    """Belief (0..1) that the top is a lying cylinder: most cross-sections are one circle.
 
     The points, seen along the footprint's long axis, are fitted by one circle (linear algebraic
-    fit in the across/height plane): a cylinder lying down fits it to ~1 mm with a radius near
-    half the footprint width; a box (flat top, or top and side) needs a huge or ill-fitting
-    circle, and a ball's cross-sections differ along its length.
+    fit in the across/height plane), refitted on its inliers (within `tol`) a few times, because
+    an oblique view also shows an end cap, whose points fill the circle rather than lie on it.
+    A lying can keeps most points on a circle of radius near half the footprint width (on the
+    calibration scenes 61 % of cans, under 3 % of other nouns, 10 % of lego bricks); a box
+    needs a huge or ill-fitting circle, and a ball's cross-sections differ along its length.
     """
     if len(pts) < 30 or width <= 0:
         return 0.0
@@ -202,16 +209,22 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
     xy = pts[:, :2] - pts[:, :2].mean(axis=0)
     ss = -xy[:, 0] * s_ + xy[:, 1] * c
     hh = pts[:, 2] - pts[:, 2].mean()
-    A = np.stack([2 * ss, 2 * hh, np.ones_like(ss)], axis=1)
-    sol, *_ = np.linalg.lstsq(A, ss ** 2 + hh ** 2, rcond=None)
-    s0, z0, k = sol
-    r2 = k + s0 ** 2 + z0 ** 2
-    if r2 <= 0 or z0 > 0:  # the centre must lie below the visible surface
-        return 0.0
-    r = float(np.sqrt(r2))
-    rms = float(np.sqrt(np.mean((np.hypot(ss - s0, hh - z0) - r) ** 2)))
+    keep = np.ones(len(ss), dtype=bool)
+    r = 0.0
+    for _ in range(4):
+        A = np.stack([2 * ss[keep], 2 * hh[keep], np.ones(int(keep.sum()))], axis=1)
+        sol, *_ = np.linalg.lstsq(A, ss[keep] ** 2 + hh[keep] ** 2, rcond=None)
+        s0, z0, k = sol
+        r2 = k + s0 ** 2 + z0 ** 2
+        if r2 <= 0 or z0 > 0:  # the centre must lie below the visible surface
+            return 0.0
+        r = float(np.sqrt(r2))
+        keep = np.abs(np.hypot(ss - s0, hh - z0) - r) < tol
+        if keep.sum() < 20:
+            return 0.0
+    share = float(keep.mean())
     ratio = r / (width / 2.0)
-    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2) / (1.0 + np.exp((rms - 0.0008) / 0.0002)))
+    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2) / (1.0 + np.exp(-(share - 0.7) / 0.05)))
 
 
 def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
@@ -284,6 +297,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                           "occluded": float(occluded), "obb": principal_extents(pts),
                           "tilted": float(tilted)}, colour)
     noun, size, _ = best_name(scores)
+    # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.
+    out.update(colour=catalogue_colour(noun, colour), seen_colour=colour)
     out.update(category=noun, shape=shape, size=size,
                centroid_base=[float(x) for x in pts.mean(axis=0)],
                footprint_centre=[float(centre[0]), float(centre[1])],

@@ -14,15 +14,17 @@ Simplified: one relational clause at most, no negation, no ordinals ("second fro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 import numpy as np
+from scipy import ndimage
 
 from .colour import SIMILAR
 from .types import SceneGraph, SceneObject
+from .vocabulary import looks
 
-ACCEPT = 0.45
+ACCEPT = 0.6
 # A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
 # (On the development scenes every such best pick was the wrong object; below it, 93 % right.)
 AMBIGUOUS = 0.8
@@ -154,14 +156,16 @@ def parse(text: str) -> Query:
 
 
 def _colour_score(q: Query, o: SceneObject) -> float:
+    """Agreement of the seen colour with how the named entry looks (textures tint meshes)."""
     if q.colour is None:
         return 1.0
-    c = o.attributes.get("colour")
+    c = o.attributes.get("seen_colour", o.attributes.get("colour"))
     if c is None:
         return 0.5
-    if c == q.colour:
+    want = looks(q.category or str(o.attributes.get("category", "")), q.colour)
+    if c == want or o.attributes.get("colour") == q.colour:
         return 1.0
-    return 0.5 if frozenset((c, q.colour)) in SIMILAR else 0.05
+    return 0.5 if frozenset((c, want)) in SIMILAR else 0.05
 
 
 def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
@@ -240,7 +244,7 @@ def _abs_size_score(q: Query, o: SceneObject) -> float:
         by_size = ns[q.category]
         if q.size not in by_size:  # "medium" bar: the catalogue has none, the nearest sizes count
             return 0.8
-        return 0.3 + 0.7 * by_size[q.size] / max(max(by_size.values()), 1e-6)
+        return by_size[q.size] / max(max(by_size.values()), 1e-6)
     if o.attributes.get("size") not in _SIZE_ORDER:
         return 1.0
     # Soft: size labels are category-relative in the catalogue and noisy when measured.
@@ -355,6 +359,7 @@ class Grounded:
     obj: SceneObject
     score: float
     alternatives: list[SceneObject] = field(default_factory=list)
+    alternative_scores: list[float] = field(default_factory=list)
 
 
 def resolve(text: str, scene: SceneGraph) -> Grounded | None:
@@ -383,8 +388,34 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
         return None
     obj = scene.by_id(best)
     assert obj is not None
-    alts = [scene.by_id(i) for i in order[1:] if scores[i] >= max(ACCEPT, AMBIGUOUS * scores[best])]
-    return Grounded(obj, scores[best], [a for a in alts if a is not None])
+    alts = [a for a in (scene.by_id(i) for i in order[1:] if scores[i] >= max(ACCEPT, AMBIGUOUS * scores[best]))
+            if a is not None]
+    pieces = [a for a in alts if _same_object(obj, a)]
+    if pieces:
+        obj = _joined(obj, pieces)
+        alts = [a for a in alts if a not in pieces]
+    return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts])
+
+
+def _same_object(a: SceneObject, b: SceneObject) -> bool:
+    """Two touching segments with one catalogue name and one seen colour are pieces of one
+    object cut at a fold (scene names are unique, and a real pair of twins touching is grasped
+    as one region at worst); asking "A or A?" would not help."""
+    if a.mask is None or b.mask is None or a.name != b.name or not a.attributes.get("name_scores"):
+        return False
+    if a.attributes.get("seen_colour", a.attributes.get("colour")) != \
+            b.attributes.get("seen_colour", b.attributes.get("colour")):
+        return False
+    return bool((ndimage.binary_dilation(a.mask, iterations=2) & b.mask).any())
+
+
+def _joined(obj: SceneObject, pieces: list[SceneObject]) -> SceneObject:
+    """`obj` with the pieces' masks added (same id, so relations and tracking still refer to it)."""
+    mask = obj.mask.copy() if obj.mask is not None else None
+    for p in pieces:
+        if mask is not None and p.mask is not None:
+            mask |= p.mask
+    return replace(obj, mask=mask, attributes={**obj.attributes, "joined": [p.id for p in pieces]})
 
 
 def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:

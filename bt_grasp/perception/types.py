@@ -60,6 +60,8 @@ class Located:
     # Names of other candidates that fit the text as well as this one (within the grounding
     # margin). Non-empty means the choice is a guess: ask "ambiguous: A or B" instead of grasping.
     alternatives: list[str] = field(default_factory=list)
+    # Their grounding scores, in the same order (`score` is the chosen one's): how close the call was.
+    alternative_scores: list[float] = field(default_factory=list)
 
 
 @runtime_checkable
