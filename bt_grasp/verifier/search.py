@@ -13,6 +13,7 @@ counterexample.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
 Summary = dict[str, tuple[int, Any]]   # cost key -> (worst future value, a suffix reaching it)
 ANY = ""                               # Summary key of some complete suffix (value 0)
+_MAX_DIVE = 10_000                     # new choices one advance may pass before it stops
 
 
 def unroll(cons: Any) -> list[Step]:
@@ -77,13 +79,29 @@ class Machine:
         self.pos = 0
         self.pending: tuple[str, ...] = ()
         self.advances = 0
+        # With `stop_at` set, an advance goes on past a new choice (taking its first outcome)
+        # unless stop_at(key) says the search knows that state; the choices passed are in `dive`.
+        self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
+        self.dive: list[Point] = []
+        self.dive_keys: set[tuple[Any, ...]] = set()
+        self.snap: Snapshot | None = None
         self.initial = Point("tick", self.state.costs(), 0, key=self.state.key(), snap=self.state.save())
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         if "#" not in node_id:
             self.pending = ()
         if self.pos >= len(self.script):
-            raise _AtChoice(node_id, alphabet, self.state.key(node_id, self.pending))
+            key = self.state.key(node_id, self.pending)
+            stop = self.stop_at
+            if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
+                raise _AtChoice(node_id, alphabet, key)
+            # a new choice: note it as a point and go on with its first outcome (the search
+            # would take that one next, and needs no replay of the tick to do so here)
+            self.dive.append(Point("choice", self.state.costs(), self.ctx.tick, key=key,
+                                   node_id=node_id, alphabet=alphabet, snap=self.snap,
+                                   script=list(self.script)))
+            self.dive_keys.add(key)
+            self.script.append(0)
         outcome = alphabet[self.script[self.pos]]
         self.pos += 1
         self.pending = (*self.pending, outcome)
@@ -94,11 +112,13 @@ class Machine:
         return self.initial
 
     def advance(self, snap: Snapshot, script: list[int]) -> Point:
-        """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point."""
+        """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
+        (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
         self.advances += 1
         st, ctx = self.state, self.ctx
         st.restore(snap)
-        self.script, self.pos, self.pending = script, 0, ()
+        self.script, self.pos, self.pending = list(script), 0, ()
+        self.snap, self.dive, self.dive_keys = snap, [], set()
         if ctx.tick >= self.limits.max_ticks:
             return Point("problem", st.costs(), ctx.tick,
                          text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
@@ -220,6 +240,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
         stack.append(_Frame(point, step, n))
         return None
 
+    machine.stop_at = lambda key: key in memo or key in on_path
     root_summary: Summary | None = None
     try:
         if enter(machine.start(), None) is not None:  # pragma: no cover - the first key is new
@@ -246,9 +267,15 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
             else:
                 child = machine.advance(p.snap, [])
                 step = None
-            known = enter(child, step)
-            if known is not None:
-                _combine(frame, child.costs, known, step)
+            # the new choices the advance went past (first outcome each), then where it stopped
+            for point in [*machine.dive, child]:
+                known = enter(point, step)
+                if known is not None:
+                    _combine(stack[-1], point.costs, known, step)
+                    break
+                if point is not child:
+                    stack[-1].next_child = 1
+                    step = (point.node_id, point.alphabet[0])
     except _Counterexample as cx:
         return Found({}, endings, len(memo), machine.advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)
