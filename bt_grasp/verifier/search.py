@@ -196,8 +196,9 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
 
 def search(machine: Machine, max_advances: int, time_limit: float | None,
            memo: dict[tuple[Any, ...], Summary] | None = None,
-           endings: dict[str, int] | None = None) -> Found:
-    """Depth-first search from the initial state; see the module docstring.
+           endings: dict[str, int] | None = None, cpu_limit: float | None = None) -> Found:
+    """Depth-first search from the initial state; see the module docstring. `time_limit` is in
+    wall-clock seconds, `cpu_limit` in CPU seconds of this process.
 
     `memo` and `endings` may come from an earlier search of the same machine that a limit
     stopped: fully explored states stay valid, so a second search continues where it left off.
@@ -207,6 +208,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
     on_path: dict[tuple[Any, ...], int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit
+    cpu_deadline = None if cpu_limit is None else time.process_time() + cpu_limit
     max_ticks = machine.limits.max_ticks
 
     def path_steps() -> list[Step]:
@@ -256,7 +258,8 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
                 else:
                     root_summary = frame.best
                 continue
-            if machine.advances >= max_advances or (deadline and time.perf_counter() > deadline):
+            if machine.advances >= max_advances or (deadline and time.perf_counter() > deadline) \
+                    or (cpu_deadline and time.process_time() > cpu_deadline):
                 raise _Limit()
             i = frame.next_child
             frame.next_child += 1
