@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             measure("nav2", path.stem[-22:], import_spec(path), args, rows)
             # FollowPath answering at once: the navigator decides, and its bounds are proven
             sync = import_spec(path, outcomes={"FollowPath": ["success", "failure"]})
-            measure("nav2", ("sync " + path.stem)[-22:], sync, args, rows)
+            measure("nav2", "sync " + path.stem[-17:], sync, args, rows)
 
     print("\ntargets (verify_tree CPU seconds, worst case in this run; wall clock depends on load):")
     verified = [r for r in rows if r["verify_cpu"] is not None]

@@ -5,7 +5,9 @@
 - a manipulation leaf under a spent `budget` fails without writing: its label stays in the key;
 - once the writer has run, a reader later in the same sequence sees the value: it stays;
 - the Watchdog with `semantic: true` writes `<label>.semantic` on every outcome, which is why
-  that key counts as written by it.
+  that key counts as written by it;
+- a leaf whose label nobody reads is explored with one outcome per status, one whose label is
+  read with every outcome.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from bt_grasp.context import EpisodeLimits
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.registry import default_registry
 from bt_grasp.verifier import verify_tree
-from bt_grasp.verifier.search import Machine
+from bt_grasp.verifier.search import Machine, distinct_outcomes
 from bt_grasp.verifier.static import keys_read
 
 
@@ -115,3 +117,16 @@ def test_the_semantic_watchdog_writes_its_semantic_key_on_every_outcome(label, s
     res = run_oracle(spec, ScriptedOracle({"g": ["done"], "w": [label], "w#semantic": [semantic]}))
     expected = "not a success" if label != "SUCCESS" else semantic
     assert res.reason == expected
+
+
+def test_only_a_read_label_makes_every_outcome_worth_exploring():
+    spec = tree(_guarded('lift: {id: second}'))
+    reg = default_registry()
+    b = spec.budgets
+    m = Machine(spec, reg, EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                {"goal.object": "mug"}, keys_read(spec, reg))
+    outcomes = distinct_outcomes(m.state.nodes, keys_read(spec, reg))
+    assert "first" not in outcomes  # writes {x}, which the switch reads
+    assert outcomes["second"] == ("done", "infeasible")  # lift.outcome is read by nobody
+    res = verify_tree(spec)
+    assert res.proven and res.bounds["primitive:lift"] == 1 and res.bounds["primitive:grasp"] == 1

@@ -22,6 +22,7 @@ from py_trees.common import Status
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.nodes.base import Leaf
 from bt_grasp.registry import Registry
 from bt_grasp.verifier.state import RunState, Snapshot
 
@@ -37,6 +38,28 @@ def unroll(cons: Any) -> list[Step]:
     while cons is not None:
         out.append(cons[0])
         cons = cons[1]
+    return out
+
+
+def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[str, ...]]:
+    """Leaf id -> one outcome per way it can end, for leaves whose outcomes differ in nothing else.
+
+    A bt_grasp leaf with the default update and simulate, whose outcome port no node reads, does
+    the same with every outcome that gives the same status (the same duration, counts and writes
+    but for the unread label): the search needs only one of them. Others keep every outcome.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for node in nodes:
+        if not isinstance(node, Leaf) or type(node).update is not Leaf.update \
+                or type(node).simulate is not Leaf.simulate or not node.alphabet:
+            continue
+        nt = node.node_type
+        if nt.outcome_port and node.out_key(nt.outcome_port) in read_keys:
+            continue
+        firsts: dict[bool, str] = {}
+        for outcome in node.alphabet:
+            firsts.setdefault(outcome in node.SUCCESS_OUTCOMES, outcome)
+        out[node.node_id] = tuple(o for o in node.alphabet if o in firsts.values())
     return out
 
 
@@ -74,6 +97,7 @@ class Machine:
         self.root = compile_tree(spec, self.ctx)
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
+        self.outcomes = distinct_outcomes(self.state.nodes, read_keys)
         self.state.track_changes()
         self.script: list[int] = []
         self.pos = 0
@@ -90,6 +114,7 @@ class Machine:
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         if "#" not in node_id:
             self.pending = ()
+            alphabet = self.outcomes.get(node_id, alphabet)
         if self.pos >= len(self.script):
             key = self.state.key(node_id, self.pending)
             stop = self.stop_at
