@@ -152,12 +152,12 @@ def plot(rows: list[dict], path: str) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 5))
     for family in dict.fromkeys(r["family"] for r in rows):
-        pts = sorted((r["nodes"], r["summarise"], r["verify"]) for r in rows if r["family"] == family)
+        pts = sorted((r["nodes"], r["summarise"], r["verify_cpu"]) for r in rows if r["family"] == family)
         line = ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"summarise: {family}")
         ver = [(p[0], p[2]) for p in pts if p[2] is not None]
         if ver:
             ax.plot([v[0] for v in ver], [v[1] for v in ver], "x--", color=line[0].get_color(),
-                    label=f"verify_tree: {family}")
+                    label=f"verify_tree (CPU): {family}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("nodes in the tree")
