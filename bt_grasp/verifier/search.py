@@ -41,6 +41,10 @@ def unroll(cons: Any) -> list[Step]:
     return out
 
 
+# The Leaf methods that make every outcome of the same status behave alike.
+_DEFAULT_LEAF = ("update", "simulate", "result", "_choose_duration", "_commit")
+
+
 def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[str, ...]]:
     """Leaf id -> one outcome per way it can end, for leaves whose outcomes differ in nothing else.
 
@@ -50,8 +54,8 @@ def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[
     """
     out: dict[str, tuple[str, ...]] = {}
     for node in nodes:
-        if not isinstance(node, Leaf) or type(node).update is not Leaf.update \
-                or type(node).simulate is not Leaf.simulate or not node.alphabet:
+        if not isinstance(node, Leaf) or not node.alphabet or any(
+                getattr(type(node), name) is not getattr(Leaf, name) for name in _DEFAULT_LEAF):
             continue
         nt = node.node_type
         if nt.outcome_port and node.out_key(nt.outcome_port) in read_keys:
