@@ -22,9 +22,10 @@ from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 from bt_grasp.verifier.summary_witness import run_costs
 
 FIXED_KEYS = ("actions", "ticks", "perception")
-# Seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
-# witnesses must reach every bound, so it only pays off for trees the search cannot settle).
-_QUICK = 1.0
+# CPU seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
+# witnesses must reach every bound, so it only pays off for trees the search cannot settle soon;
+# CPU time, so that a loaded machine does not make verify pay for it more often).
+_QUICK = 2.0
 # A long loop is replayed for at most this many choices (the run reaches the cap long before).
 _MAX_REPLAY = 1_000_000
 
@@ -62,8 +63,7 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     start = time.perf_counter()
     # A quick search first: small trees are settled completely (every ending listed). Only if it
     # does not finish are the compositional bounds tried, then the search goes on where it was.
-    quick = _QUICK if time_limit is None else min(_QUICK, time_limit)
-    found = search(machine, max_runs, quick, memo, endings)
+    found = search(machine, max_runs, time_limit, memo, endings, cpu_limit=_QUICK)
     if found.incomplete and machine.advances < max_runs:
         fast = _from_summary(spec, registry, setup)
         if fast is not None:

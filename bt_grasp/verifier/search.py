@@ -13,6 +13,7 @@ counterexample.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from py_trees.common import Status
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.nodes.base import Leaf
 from bt_grasp.registry import Registry
 from bt_grasp.verifier.state import RunState, Snapshot
 
@@ -28,6 +30,7 @@ Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
 Summary = dict[str, tuple[int, Any]]   # cost key -> (worst future value, a suffix reaching it)
 ANY = ""                               # Summary key of some complete suffix (value 0)
+_MAX_DIVE = 10_000                     # new choices one advance may pass before it stops
 
 
 def unroll(cons: Any) -> list[Step]:
@@ -35,6 +38,32 @@ def unroll(cons: Any) -> list[Step]:
     while cons is not None:
         out.append(cons[0])
         cons = cons[1]
+    return out
+
+
+# The Leaf methods that make every outcome of the same status behave alike.
+_DEFAULT_LEAF = ("update", "simulate", "result", "_choose_duration", "_commit")
+
+
+def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[str, ...]]:
+    """Leaf id -> one outcome per way it can end, for leaves whose outcomes differ in nothing else.
+
+    A bt_grasp leaf with the default update and simulate, whose outcome port no node reads, does
+    the same with every outcome that gives the same status (the same duration, counts and writes
+    but for the unread label): the search needs only one of them. Others keep every outcome.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for node in nodes:
+        if not isinstance(node, Leaf) or not node.alphabet or any(
+                getattr(type(node), name) is not getattr(Leaf, name) for name in _DEFAULT_LEAF):
+            continue
+        nt = node.node_type
+        if nt.outcome_port and node.out_key(nt.outcome_port) in read_keys:
+            continue
+        firsts: dict[bool, str] = {}
+        for outcome in node.alphabet:
+            firsts.setdefault(outcome in node.SUCCESS_OUTCOMES, outcome)
+        out[node.node_id] = tuple(o for o in node.alphabet if o in firsts.values())
     return out
 
 
@@ -72,18 +101,36 @@ class Machine:
         self.root = compile_tree(spec, self.ctx)
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
+        self.outcomes = distinct_outcomes(self.state.nodes, read_keys)
         self.state.track_changes()
         self.script: list[int] = []
         self.pos = 0
         self.pending: tuple[str, ...] = ()
         self.advances = 0
+        # With `stop_at` set, an advance goes on past a new choice (taking its first outcome)
+        # unless stop_at(key) says the search knows that state; the choices passed are in `dive`.
+        self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
+        self.dive: list[Point] = []
+        self.dive_keys: set[tuple[Any, ...]] = set()
+        self.snap: Snapshot | None = None
         self.initial = Point("tick", self.state.costs(), 0, key=self.state.key(), snap=self.state.save())
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         if "#" not in node_id:
             self.pending = ()
+            alphabet = self.outcomes.get(node_id, alphabet)
         if self.pos >= len(self.script):
-            raise _AtChoice(node_id, alphabet, self.state.key(node_id, self.pending))
+            key = self.state.key(node_id, self.pending)
+            stop = self.stop_at
+            if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
+                raise _AtChoice(node_id, alphabet, key)
+            # a new choice: note it as a point and go on with its first outcome (the search
+            # would take that one next, and needs no replay of the tick to do so here)
+            self.dive.append(Point("choice", self.state.costs(), self.ctx.tick, key=key,
+                                   node_id=node_id, alphabet=alphabet, snap=self.snap,
+                                   script=list(self.script)))
+            self.dive_keys.add(key)
+            self.script.append(0)
         outcome = alphabet[self.script[self.pos]]
         self.pos += 1
         self.pending = (*self.pending, outcome)
@@ -94,11 +141,13 @@ class Machine:
         return self.initial
 
     def advance(self, snap: Snapshot, script: list[int]) -> Point:
-        """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point."""
+        """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
+        (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
         self.advances += 1
         st, ctx = self.state, self.ctx
         st.restore(snap)
-        self.script, self.pos, self.pending = script, 0, ()
+        self.script, self.pos, self.pending = list(script), 0, ()
+        self.snap, self.dive, self.dive_keys = snap, [], set()
         if ctx.tick >= self.limits.max_ticks:
             return Point("problem", st.costs(), ctx.tick,
                          text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
@@ -176,8 +225,9 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
 
 def search(machine: Machine, max_advances: int, time_limit: float | None,
            memo: dict[tuple[Any, ...], Summary] | None = None,
-           endings: dict[str, int] | None = None) -> Found:
-    """Depth-first search from the initial state; see the module docstring.
+           endings: dict[str, int] | None = None, cpu_limit: float | None = None) -> Found:
+    """Depth-first search from the initial state; see the module docstring. `time_limit` is in
+    wall-clock seconds, `cpu_limit` in CPU seconds of this process.
 
     `memo` and `endings` may come from an earlier search of the same machine that a limit
     stopped: fully explored states stay valid, so a second search continues where it left off.
@@ -187,6 +237,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
     on_path: dict[tuple[Any, ...], int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit
+    cpu_deadline = None if cpu_limit is None else time.process_time() + cpu_limit
     max_ticks = machine.limits.max_ticks
 
     def path_steps() -> list[Step]:
@@ -220,6 +271,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
         stack.append(_Frame(point, step, n))
         return None
 
+    machine.stop_at = lambda key: key in memo or key in on_path
     root_summary: Summary | None = None
     try:
         if enter(machine.start(), None) is not None:  # pragma: no cover - the first key is new
@@ -235,7 +287,8 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
                 else:
                     root_summary = frame.best
                 continue
-            if machine.advances >= max_advances or (deadline and time.perf_counter() > deadline):
+            if machine.advances >= max_advances or (deadline and time.perf_counter() > deadline) \
+                    or (cpu_deadline and time.process_time() > cpu_deadline):
                 raise _Limit()
             i = frame.next_child
             frame.next_child += 1
@@ -246,9 +299,15 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
             else:
                 child = machine.advance(p.snap, [])
                 step = None
-            known = enter(child, step)
-            if known is not None:
-                _combine(frame, child.costs, known, step)
+            # the new choices the advance went past (first outcome each), then where it stopped
+            for point in [*machine.dive, child]:
+                known = enter(point, step)
+                if known is not None:
+                    _combine(stack[-1], point.costs, known, step)
+                    break
+                if point is not child:
+                    stack[-1].next_child = 1
+                    step = (point.node_id, point.alphabet[0])
     except _Counterexample as cx:
         return Found({}, endings, len(memo), machine.advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)

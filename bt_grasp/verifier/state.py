@@ -21,14 +21,14 @@ from typing import Any
 from py_trees.behaviour import Behaviour
 from py_trees.common import Status
 
-from bt_grasp.blackboard import Blackboard, ref_key
+from bt_grasp.blackboard import Blackboard
 from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Switch
 from bt_grasp.context import RunContext
 from bt_grasp.interop.nodes import OpaqueDecorator
-from bt_grasp.nodes.base import Leaf
 from bt_grasp.resumable import NodeState
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.trace import jsonable
+from bt_grasp.verifier.liveness import Liveness
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -74,7 +74,7 @@ class RunState:
         # nodes whose future state is constant unless they run or are on the tick's path
         self.quiet = [not n.KEPT and not getattr(n.parent, "READS_CHILD_STATUS", False)
                       for n in self.nodes]
-        self.guards = _read_guards(self.nodes, set(self.read))
+        self.liveness = Liveness(self.nodes, set(self.read))
         # with track_changes(): the snapshot the tree was last at, and the nodes touched since
         self.tracking = False
         self.dirty: set[int] = set()
@@ -180,9 +180,9 @@ class RunState:
         running, quiet = Status.RUNNING, self.quiet
         nodes = tuple((i, n.future_state(i in active, now)) for i, n in enumerate(self.nodes)
                       if not quiet[i] or n.status is running or i in active)
-        bb = ctx.blackboard
+        bb, dead, index = ctx.blackboard, self.liveness.dead, self.index
         board = tuple((k, _plain(bb.get(k))) for k in self.read
-                      if k in bb and not self._overwritten_before_read(k, active))
+                      if k in bb and not dead(k, active, index))
         limits = ctx.limits
         retry = tuple(sorted((s, self._retry_count(s, n, active)) for s, n in led.retry_starts.items()))
         scoped = tuple(sorted((s, min(n, self.scope_caps.get(s, n))) for s, n in led.scoped_actions.items()))
@@ -192,77 +192,12 @@ class RunState:
                 tuple(round(d - now, 9) for d in ctx.deadlines), tuple(ctx.action_scopes),
                 asking, pending)
 
-    def _overwritten_before_read(self, key: str, active: frozenset[int]) -> bool:
-        """True when every node that reads `key` can only be reached after a leaf that writes it
-        (an earlier child of the same sequence, which must succeed for the sequence to go on), and
-        no such sequence is already past that leaf: then today's value can never be read."""
-        guards = self.guards.get(key)
-        if guards is None:
-            return False
-        index = self.index
-        for seq, writer in guards:
-            if index[seq.name] in active:
-                if seq.index > writer:
-                    return False
-            elif seq.status is Status.RUNNING and seq.memory:
-                child = seq.current_child
-                if child is None or seq.children.index(child) > writer:
-                    return False
-        return True
-
     def _retry_count(self, scope: str, n: int, active: frozenset[int]) -> Any:
         node = self.once_scopes.get(scope)
         if node is not None and n >= 1 and node not in active and \
                 self.nodes[node].status is not Status.RUNNING:
             return "finished"
         return min(n, self.retry_caps.get(scope, n))
-
-
-def _reads(node: Behaviour) -> set[str]:
-    """Blackboard keys a node reads (input ports holding "{key}", a switch's label)."""
-    if isinstance(node, Switch):
-        return {node.key}
-    nt = getattr(node, "node_type", None)
-    params = getattr(node, "params", None)
-    if nt is None or params is None:
-        return set()
-    out = set()
-    for name, port in nt.ports.items():
-        key = ref_key(params.get(name, port.default))
-        if key is not None and port.type != "key":
-            out.add(key)
-    return out
-
-
-def _read_guards(nodes: list[Behaviour], read: set[str]) -> dict[str, list[tuple[Any, int]]]:
-    """key -> (sequence, index of the writing child) guarding each reader, for keys whose every
-    reader is guarded: a leaf writing the key as its outcome is an earlier child of a sequence
-    that holds the reader in a later child. Keys with an unguarded reader are left out."""
-    readers: dict[str, list[Behaviour]] = {}
-    for node in nodes:
-        for key in _reads(node) & read:
-            readers.setdefault(key, []).append(node)
-    out: dict[str, list[tuple[Any, int]]] = {}
-    for key, rs in readers.items():
-        guards = [_guard(r, key) for r in rs]
-        if all(g is not None for g in guards):
-            out[key] = guards  # type: ignore[assignment]
-    return out
-
-
-def _guard(reader: Behaviour, key: str) -> tuple[Any, int] | None:
-    cur = reader
-    while cur.parent is not None:
-        parent = cur.parent
-        if isinstance(parent, Sequence):
-            below = parent.children.index(cur)
-            for j in range(below - 1, -1, -1):
-                w = parent.children[j]
-                port = getattr(getattr(w, "node_type", None), "outcome_port", None)
-                if isinstance(w, Leaf) and port and w.out_key(port) == key:
-                    return parent, j
-        cur = parent
-    return None
 
 
 def _marking(method: Any, dirty: set[int], i: int) -> Any:

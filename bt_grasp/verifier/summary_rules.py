@@ -18,7 +18,6 @@ bt_grasp/nodes/base.py and the BT.CPP nodes of bt_grasp/interop/nodes.py.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from bt_grasp.interop.nodes import may_run
 from bt_grasp.registry import Registry
 from bt_grasp.verifier.summary_btcpp import pipeline, recovery
 from bt_grasp.verifier.summary_leaves import leaf_summary
+from bt_grasp.verifier.summary_loops import budget, loops, timeout
 from bt_grasp.verifier.summary_model import (
     LOOPS,
     NEVER,
@@ -36,7 +36,6 @@ from bt_grasp.verifier.summary_model import (
     NodeSum,
     m_add,
     m_min,
-    m_mul,
     m_once,
     m_sum,
 )
@@ -45,7 +44,6 @@ from bt_grasp.verifier.summary_tables import (
     NEG,
     POS,
     Tables,
-    cap_index,
     conv,
     conv_all,
     get,
@@ -54,7 +52,6 @@ from bt_grasp.verifier.summary_tables import (
     tmax,
 )
 
-TICK_PERIOD = 0.05  # bt_grasp.context.LogicalClock's default: every tick advances the clock this much
 LOOP_CAP = 64  # a loop whose iterations may cost no action is unrolled at most this often, else +inf
 
 
@@ -182,7 +179,7 @@ class Rules:
         elif t == "switch":
             out = self._switch(node, kids)
         elif t in LOOPS:
-            out = self._loops(node, kids[0], multi)
+            out = loops(self, node, kids[0], multi)
         elif t == "recovery_node":
             out = recovery(self, node, kids)
         elif t == "pipeline_sequence":
@@ -191,7 +188,7 @@ class Rules:
             out = NodeSum(self.base(conv_all([k.act for k in kids], size)), {}, tick_sum,
                           m_min(*(k.min_s for k in kids)), m_sum([k.min_f for k in kids]))
         elif t == "timeout":
-            out = self._timeout(node, kids[0], kid_specs[0])
+            out = timeout(self, node, kids[0], kid_specs[0])
         elif t == "inverter":
             c = kids[0]
             out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_f, c.min_s,
@@ -237,7 +234,7 @@ class Rules:
             out.act = {TICKS: self.zeros()}
             out.min_s, out.min_f = m_once(out.min_s), m_once(out.min_f)
         elif t == "budget":
-            self._budget(node, out, multi)
+            budget(self, node, out, multi)
         out.act = self.base(out.act)
         if t in ("retry", "budget"):
             out.s_tab = out.f_tab = None  # derived again from the new fresh part
@@ -323,61 +320,6 @@ class Rules:
         known = self.known.get(node.id, {}).get(key)
         labels = known if known else self.writers.get(key)
         return bool(labels) and labels <= set(map(str, node.cases)) and key in self.known.get(node.id, ())
-
-    def _loops(self, node: Any, child: NodeSum, multi: bool) -> NodeSum:
-        t, p = node.type, node.params
-        if t == "retry":  # the loop itself is built in combine(), in the capped part
-            n = int(p["attempts"])
-            exhausted = multi or self.scopes.get(str(p.get("scope") or node.id), 1) > 1
-            min_f = ZERO if exhausted else m_mul(n, child.min_f)
-            return NodeSum({}, {}, dict(child.tick), child.min_s, min_f, child.writes)
-        if t == "repeat":
-            times = p.get("times")
-            times = int(times) if times is not None else None
-            act = self._loop(child.act, self.ended(child, "s"), times, child.min_s[1])
-            min_s = NEVER if times is None else m_mul(times, child.min_s)
-            if act[TICKS][-1] == POS:
-                self.unbounded_reasons[node.id] = "a repeat whose runs may spend no action"
-            return NodeSum(act, {}, dict(child.tick), min_s, child.min_f, child.writes)
-        n = int(p["num_attempts"])
-        act = self._loop(child.act, self.ended(child, "f"), None if n < 0 else n, child.min_f[1])
-        if act[TICKS][-1] == POS:
-            self.unbounded_reasons[node.id] = "a BT.CPP retry whose attempts may spend no action"
-        min_f = NEVER if n < 0 else m_mul(n, child.min_f)
-        return NodeSum(act, {}, dict(child.tick), child.min_s, min_f, child.writes)
-
-    def _timeout(self, node: Any, child: NodeSum, child_spec: Any) -> NodeSum:
-        seconds = float(node.params["seconds"])
-        ticks = math.floor(seconds / TICK_PERIOD + 1e-6) + 2  # ticks one activation can span
-        act = self._cap_ticks(child.act, child.tick, ticks)
-        timed = any(self.reg.require(n.type).kind in ("primitive", "perception") for n in child_spec.walk())
-        can_expire = seconds <= 0 or timed or may_run(child_spec, self.reg)
-        s_tab = self._cap_ticks(self.ended(child, "s"), child.tick, ticks)
-        f_tab = self.base(act) if can_expire else self._cap_ticks(self.ended(child, "f"), child.tick, ticks)
-        return NodeSum(self.base(act), {}, dict(child.tick), child.min_s,
-                       ZERO if can_expire else child.min_f, child.writes, s_tab, f_tab)
-
-    def _budget(self, node: Any, out: NodeSum, multi: bool) -> None:
-        """At most `actions` actions inside per episode: the action keys move to the capped part
-        (what one activation allows when there is only one, else the limit itself)."""
-        limit = int(node.params["actions"])
-        size = self.size
-        fresh: Tables = {}
-        once: Tables = {}
-        for key in set(out.act) | set(out.once):
-            if key == "actions" or self._is_action_key(key):
-                total = conv(get(out.act, key, size), get(out.once, key, size))
-                if multi:
-                    total = np.where(total == NEG, NEG, np.arange(size, dtype=float))
-                once[key] = np.minimum(cap_index(total, limit), limit)
-            else:
-                fresh[key] = cap_index(get(out.act, key, size), limit)
-                if key in out.once:
-                    once[key] = cap_index(out.once[key], limit)
-        out.act, out.once = fresh, once
-        out.tick = {k: (min(v, limit) if k == "actions" or self._is_action_key(k) else v)
-                    for k, v in out.tick.items()}
-        out.min_s, out.min_f = m_once(out.min_s), m_once(out.min_f)
 
     def _is_action_key(self, key: str) -> bool:
         if not key.startswith("primitive:"):

@@ -1,0 +1,132 @@
+"""Which labels the merge key keeps: a label is dropped only when no reader can see its value.
+
+- a selector child that writes the label whether it succeeds or fails hides the old value from
+  every later child: runs that differ only in it merge;
+- a manipulation leaf under a spent `budget` fails without writing: its label stays in the key;
+- once the writer has run, a reader later in the same sequence sees the value: it stays;
+- the Watchdog with `semantic: true` writes `<label>.semantic` on every outcome, which is why
+  that key counts as written by it;
+- a leaf whose label nobody reads is explored with one outcome per status, one whose label is
+  read with every outcome.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import run_oracle, tree
+
+from bt_grasp.context import EpisodeLimits
+from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.registry import default_registry
+from bt_grasp.verifier import verify_tree
+from bt_grasp.verifier.search import Machine, distinct_outcomes
+from bt_grasp.verifier.static import keys_read
+
+
+def _board_at(spec, outcomes: list[str]) -> dict:
+    """The board part of the merge key at the choice reached after `outcomes` (tick 1)."""
+    reg = default_registry()
+    b = spec.budgets
+    m = Machine(spec, reg, EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                {"goal.object": "mug"}, keys_read(spec, reg))
+    point = m.advance(m.start().snap, [])
+    script: list[int] = []
+    for outcome in outcomes:
+        script.append(point.alphabet.index(outcome))
+        point = m.advance(point.snap, list(script))
+    assert point.kind == "choice"
+    return dict(point.key[1])
+
+
+def _guarded(second: str) -> str:
+    return f"""
+        tree: guarded
+        budgets: {{actions: 4}}
+        root:
+          selector:
+            children:
+              - sequence:
+                  children:
+                    - force_success: {{child: {{grasp: {{id: first, outcome: "{{x}}"}}}}}}
+                    - selector:
+                        children:
+                          - {second}
+                          - switch:
+                              "on": "{{x}}"
+                              cases: {{done: {{finalize: {{reason: "done"}}}}}}
+                              default: {{wait_clarify: {{reason: "other"}}}}
+                    - finalize: {{reason: "second done"}}
+              - wait_clarify: {{reason: "failed"}}
+    """
+
+
+def test_a_label_rewritten_by_a_failing_selector_child_is_not_in_the_key():
+    spec = tree(_guarded('grasp: {id: second, outcome: "{x}"}'))
+    done, fault = _board_at(spec, ["done"]), _board_at(spec, ["fault"])
+    assert "x" not in done and done == fault
+    res = verify_tree(spec)
+    assert res.proven and res.bounds["primitive:grasp"] == 2
+
+
+def test_a_manipulation_under_a_spent_budget_does_not_hide_the_label():
+    spec = tree(_guarded('budget: {actions: 1, child: {grasp: {id: second, outcome: "{x}"}}}'))
+    assert _board_at(spec, ["done"])["x"] == "done"
+    assert _board_at(spec, ["fault"])["x"] == "fault"
+    assert verify_tree(spec).proven
+
+
+def test_a_label_stays_in_the_key_once_its_writer_has_run():
+    spec = tree("""
+        tree: read_later
+        root:
+          selector:
+            children:
+              - sequence:
+                  children:
+                    - force_success: {child: {lift: {id: first, outcome: "{x}"}}}
+                    - force_success: {child: {lift: {id: middle}}}
+                    - switch:
+                        "on": "{x}"
+                        cases: {done: {finalize: {reason: "done"}}}
+                        default: {wait_clarify: {reason: "other"}}
+              - wait_clarify: {reason: "failed"}
+    """)
+    at_middle = {_board_at(spec, [o]).get("x") for o in ("done", "infeasible", "fault")}
+    assert at_middle == {"done", "infeasible", "fault"}
+
+
+@pytest.mark.parametrize("label", ["SUCCESS", "EMPTY", "SLIP", "STALL"])
+@pytest.mark.parametrize("semantic", ["ok", "mismatch", "unknown"])
+def test_the_semantic_watchdog_writes_its_semantic_key_on_every_outcome(label, semantic):
+    spec = tree("""
+        tree: judged
+        root:
+          selector:
+            children:
+              - sequence:
+                  children:
+                    - grasp: {id: g}
+                    - force_success: {child: {evaluate_grasp: {id: w, semantic: true}}}
+                    - label_is: {key: "{grasp.label.semantic}", label: "n/a"}
+                    - finalize: {reason: "not a success"}
+              - switch:
+                  "on": "{grasp.label.semantic}"
+                  cases: {ok: {finalize: {reason: "ok"}}, mismatch: {finalize: {reason: "mismatch"}}}
+                  default: {wait_clarify: {reason: "unknown"}}
+    """)
+    res = run_oracle(spec, ScriptedOracle({"g": ["done"], "w": [label], "w#semantic": [semantic]}))
+    expected = "not a success" if label != "SUCCESS" else semantic
+    assert res.reason == expected
+
+
+def test_only_a_read_label_makes_every_outcome_worth_exploring():
+    spec = tree(_guarded('lift: {id: second}'))
+    reg = default_registry()
+    b = spec.budgets
+    m = Machine(spec, reg, EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                {"goal.object": "mug"}, keys_read(spec, reg))
+    outcomes = distinct_outcomes(m.state.nodes, keys_read(spec, reg))
+    assert "first" not in outcomes  # writes {x}, which the switch reads
+    assert outcomes["second"] == ("done", "infeasible")  # lift.outcome is read by nobody
+    res = verify_tree(spec)
+    assert res.proven and res.bounds["primitive:lift"] == 1 and res.bounds["primitive:grasp"] == 1
