@@ -333,9 +333,7 @@ XMLS: dict[str, str | bytes] = {
     "grasp_nan_force": bt('    <Sequence>\n      <grasp target="mug" force="nan"/>\n      <finalize reason="d"/>\n    </Sequence>'),
     "grasp_negative_force": bt('    <Sequence>\n      <grasp target="mug" force="-3"/>\n      <finalize reason="d"/>\n    </Sequence>'),
     "grasp_unknown_port": bt('    <Sequence>\n      <grasp target="mug" strength="3"/>\n      <finalize reason="d"/>\n    </Sequence>'),
-    "long_attribute": bt('    <AlwaysSuccess name="' + "x" * 100000 + '"/>'),
     "processing_instruction_only": XML_HEAD + "<?foo bar?>\n",
-    "text_in_tree": bt("    hello <AlwaysSuccess/>"),
 }
 
 MCP: dict[str, dict] = {
