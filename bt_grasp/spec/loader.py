@@ -310,11 +310,27 @@ def load_tree_text(text: str, file: str = "<string>", registry: Registry | None 
 
 
 def validate_paths(paths: list[str], registry: Registry | None = None) -> list[UserError]:
-    """Load every file and collect its first error (an empty list: all valid)."""
+    """Load every file and collect its first error (an empty list: all valid).
+
+    A robot profile (a mapping with `driver:` or `camera:` and no `root:`) is checked as one.
+    """
+    from bt_grasp.profile import validate_profile
+
     errors: list[UserError] = []
     for path in paths:
         try:
-            load_tree(path, registry)
+            if _looks_like_profile(Path(path)):
+                validate_profile(Path(path))
+            else:
+                load_tree(path, registry)
         except UserError as exc:
             errors.append(exc)
     return errors
+
+
+def _looks_like_profile(path: Path) -> bool:
+    try:
+        data = load_positioned(_read(path, str(path)), str(path))
+    except UserError:
+        return False  # load_tree reports it
+    return isinstance(data, dict) and "root" not in data and ("driver" in data or "camera" in data)

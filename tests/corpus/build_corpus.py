@@ -311,7 +311,7 @@ XMLS: dict[str, str | bytes] = {
     "empty": "",
     "not_xml": "tree: t\nroot: open_gripper\n",
     "binary": bytes(range(256)) * 4,
-    "utf16": bt("    <AlwaysSuccess/>").replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16"),
+    "utf16": bt('    <Sequence>\n      <grasp target="mug" force="-3"/>\n      <finalize reason="d"/>\n    </Sequence>').replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16"),
     "latin1_undeclared": bt('    <AlwaysSuccess name="caf\xe9"/>').encode("latin-1"),
     "nul_byte": bt("    <AlwaysSuccess/>").encode().replace(b"Always", b"Alw\x00ays"),
     "wrong_root": XML_HEAD + "<tree><BehaviorTree ID=\"Main\"><AlwaysSuccess/></BehaviorTree></tree>\n",

@@ -28,8 +28,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 LIMIT_S = 5.0
 LIMIT_MB = 500
-_LINE = re.compile(r"^\S.*:\d+:\d+: \S.*$")
-_DIR_LINE = re.compile(r"^\S.*?: \S.*$")
+_LINE = re.compile(r"^[^\s:]+:\d+:\d+: \S.*$")
+_DIR_LINE = re.compile(r"^[^\s:]+(:\d+)?(:\d+)?: \S.*$")
 
 
 @dataclass
@@ -92,6 +92,8 @@ def judge(case: Case, code: int | None, err: str, seconds: float) -> list[str]:
         problems.append("no file:line:col")
     elif not case.lines and not _DIR_LINE.match(lines[0]):
         problems.append("not 'file: message'")
+    if case.name.startswith("profile/") and lines and "top-level key" in lines[0]:
+        problems.append("not read as a profile")
     if seconds > LIMIT_S:
         problems.append(f"slow ({seconds:.1f} s)")
     return problems
