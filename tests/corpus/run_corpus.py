@@ -173,6 +173,16 @@ def run_subprocess(case: Case, timeout: float, mem_mb: int) -> tuple[int | None,
     return proc.returncode, proc.stderr, time.perf_counter() - start
 
 
+def _category(problems: list[str]) -> str:
+    """One word per case for the tally, the worst problem first."""
+    for word in ("hang", "traceback", "accepted", "memory"):
+        if any(p.startswith(word) for p in problems):
+            return word
+    if any(not p.startswith("slow") for p in problems):
+        return "bad-message"
+    return "slow" if problems else "clean"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--subprocess", action="store_true", help="one interpreter per case")
@@ -195,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             problems = judge(case, code, err, secs)
             if code is not None and code != 2 and "MemoryError" in err:
                 problems.append("memory")
-            key = problems[0].split(" ")[0] if problems else "clean"
+            key = _category(problems)
             tally[key] = tally.get(key, 0) + 1
             if args.verbose or problems:
                 first = err.strip().splitlines()[-1][:160] if err.strip() else ""
