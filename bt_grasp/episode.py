@@ -64,7 +64,8 @@ def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int
     with interrupts(handle_signals):
         try:
             try:
-                writer = _early_trace(trace, spec, goal, {**about, "perception": perception})
+                writer = TraceWriter(trace) if trace else None  # held before the header is written
+                _early_header(writer, spec, goal, {**about, "perception": perception})
                 if own_world:
                     world = build_world_for(profile, perception, gui, lighting, image_size, dry_run)
                 ctx, header = _prepare(spec, world, goal, trace, about)
@@ -101,11 +102,10 @@ def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,
     return ctx, {**about, "perception": world.perceiver.name}
 
 
-def _early_trace(trace: str | None, spec: Any, goal: str | None, about: dict[str, Any]) -> TraceWriter | None:
-    """Open the trace and write what is known before set-up; the runner's header refines it."""
-    if not trace:
-        return None
-    writer = TraceWriter(trace)
+def _early_header(writer: TraceWriter | None, spec: Any, goal: str | None, about: dict[str, Any]) -> None:
+    """Write what is known before set-up; the runner's header refines it."""
+    if writer is None:
+        return
     b = spec.budgets
     writer.write({"type": "header", "tree": spec.name, "file": getattr(spec, "file", None),
                   "structure": structure(spec.root), "source": getattr(spec, "source", None),
@@ -113,7 +113,6 @@ def _early_trace(trace: str | None, spec: Any, goal: str | None, about: dict[str
                               "max_ticks": b.max_ticks},
                   "goal": {k[5:]: v for k, v in goal_blackboard(goal, spec.goal, None).items()},
                   "versions": versions(), **jsonable(about)})
-    return writer
 
 
 def _interrupted(spec: Any, exc: Interrupted, writer: TraceWriter | None, wall: float) -> EpisodeResult:
