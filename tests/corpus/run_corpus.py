@@ -114,11 +114,22 @@ class _StubWorld:
 
 
 def run_mcp(case: Case) -> tuple[int, str]:
-    """(2, one-line error) when the call is refused as invalid input, else (0, the result)."""
+    """(2, one-line error) when the published input schema rejects the arguments and the session
+    answers `invalid_input`; else (0, what let the call through)."""
+    from types import SimpleNamespace
+
+    import jsonschema
+
+    from bt_grasp.mcp_server.server import build_server
     from bt_grasp.mcp_server.session import ToolSession
 
     call = json.loads(case.path.read_text())
-    result = ToolSession(_StubWorld(), reset=False).call(call["tool"], **call["args"])
+    session = ToolSession(_StubWorld(), reset=False)
+    app = build_server(SimpleNamespace(session=session, call=None))
+    schema = app._tool_manager.get_tool(call["tool"]).parameters
+    if jsonschema.Draft202012Validator(schema).is_valid(call["args"]):
+        return 0, f"{case.path}: the published input schema accepts {call['args']}"
+    result = session.call(call["tool"], **call["args"])
     if result.get("outcome") == "invalid_input":
         return 2, f"{case.path}: {result.get('error')}\n"
     return 0, json.dumps(result, default=str)
