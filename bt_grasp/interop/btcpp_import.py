@@ -527,7 +527,7 @@ def _wrap_with_decisions(root: NodeSpec, tree: str, taken: set[str]) -> NodeSpec
 def import_spec(xml_path: str | Path, registry: Registry | None = None,
                 outcomes: dict[str, list[str]] | None = None, decisions: bool | None = None,
                 text: str | None = None) -> TreeSpec:
-    """Parse a BT.CPP v4 document into a TreeSpec (not yet re-validated by the spec loader).
+    """Parse a BT.CPP v4 document into a TreeSpec, checked like a tree file.
 
     `outcomes` overrides the declared outcomes of opaque nodes by BT.CPP ID, e.g.
     {"FollowPath": ["success", "failure", "running"]}. With `decisions` true, a tree that has no
@@ -584,8 +584,28 @@ def import_spec(xml_path: str | Path, registry: Registry | None = None,
             goal = json.loads(bt.attrib[GOAL_ATTR])
     except ValueError as exc:
         raise imp.err(f"bad JSON in a {ATTR_PREFIX}* attribute: {exc}", bt) from None
-    return TreeSpec(name=name, description=bt.attrib.get("_description", ""), goal=goal,
+    spec = TreeSpec(name=name, description=bt.attrib.get("_description", ""), goal=goal,
                     budgets=budgets, root=root, file=file, user_nodes=user_nodes, registry=reg)
+    _check_as_tree_file(spec, file)
+    return spec
+
+
+def _check_as_tree_file(spec: TreeSpec, file: str) -> str:
+    """Dump the spec and load the text back through the spec loader, so an imported tree obeys
+    every rule a tree file does (port ranges, finite numbers, limits). Returns the text; an error
+    points at the XML element the offending node came from."""
+    from bt_grasp.spec.dump import dump_tree
+    from bt_grasp.spec.loader import load_tree_text
+
+    text = dump_tree(spec)
+    try:
+        load_tree_text(text, "<imported>", spec.registry, base_dir=Path(file).parent)
+    except UserError as exc:
+        at = _xml_pos(text, spec.root, exc.line) if exc.file == "<imported>" else None
+        if at is None:
+            raise UserError(f"the imported tree does not validate: {exc}", file) from None
+        raise UserError(exc.message, file, at.line, at.col) from None
+    return text
 
 
 def import_btcpp(xml_path: str | Path, registry: Registry | None = None,
@@ -596,18 +616,8 @@ def import_btcpp(xml_path: str | Path, registry: Registry | None = None,
     valid tree file.
     """
     from bt_grasp.spec.dump import dump_tree
-    from bt_grasp.spec.loader import load_tree_text
 
-    spec = import_spec(xml_path, registry, outcomes, decisions)
-    text = dump_tree(spec)
-    try:
-        load_tree_text(text, "<imported>", spec.registry, base_dir=Path(str(xml_path)).parent)
-    except UserError as exc:
-        at = _xml_pos(text, spec.root, exc.line) if exc.file == "<imported>" else None
-        if at is None:
-            raise UserError(f"the imported tree does not validate: {exc}", str(xml_path)) from None
-        raise UserError(exc.message, str(xml_path), at.line, at.col) from None
-    return text
+    return dump_tree(import_spec(xml_path, registry, outcomes, decisions))
 
 
 def _xml_pos(text: str, root: NodeSpec, line: int | None) -> Pos | None:

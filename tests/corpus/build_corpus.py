@@ -4,7 +4,7 @@ The files are committed; this script documents how each was made and rebuilds th
 (`python tests/corpus/build_corpus.py`). Layout, and the command each kind is given to:
 
   tree/*.yaml            bt-grasp validate FILE
-  verify/*.yaml          bt-grasp verify FILE
+  verify/*.yaml, *.xml   bt-grasp verify FILE
   include/<case>/main.yaml  bt-grasp validate main.yaml   (the other files are what it includes)
   profile/*.yaml         bt-grasp validate FILE
   trace/*.jsonl          bt-grasp dot FILE
@@ -393,6 +393,8 @@ def main() -> None:
         _write(HERE / "tree" / f"{name}.yaml", text)
     for name, text in VERIFY.items():
         _write(HERE / "verify" / f"{name}.yaml", text)
+    for name in ("grasp_nan_force", "dtd_external_param", "deep_inverters", "retry_negative"):
+        _write(HERE / "verify" / f"xml_{name}.xml", XMLS[name])
     for case, files in INCLUDES.items():
         for rel, text in files.items():
             _write(HERE / "include" / case / rel, text)
