@@ -64,7 +64,19 @@ def test_case_is_one_located_line_exit_2(case, tmp_out):
     case = next(c for c in run_corpus.cases(tmp_out) if c.name == case.name)  # outputs into tmp
     code, err, seconds = run_corpus.run_in_process(case)
     assert run_corpus.judge(case, code, err, seconds) == [], err[-2000:]
-    assert run_corpus.peak_mb() < run_corpus.LIMIT_MB
+
+
+def test_the_bombs_stay_under_500_mb():
+    """Peak memory is per process, so the cases built to exhaust memory (aliases, depth, fan-out,
+    size) run in a fresh interpreter of their own, which reports its peak."""
+    heavy = "laughs|deep|bomb|wide|long|big|huge|chain|binary"
+    proc = subprocess.run([sys.executable, str(CORPUS / "run_corpus.py"), "--generated", "--only", heavy],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    tally = proc.stdout.splitlines()[-2]
+    peak = float(proc.stdout.splitlines()[-1].split()[2])
+    n = int(tally.split()[1].rstrip(":"))
+    assert n >= 20 and tally.endswith(f"clean {n}"), proc.stdout[-3000:]
+    assert peak < run_corpus.LIMIT_MB
 
 
 def test_a_tree_over_the_size_limit_is_refused_at_once(tmp_out):

@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--mem-mb", type=int, default=2000, help="address-space cap per subprocess")
     ap.add_argument("--generated", action="store_true", help="add the 1.5 MB and 10 MB trees")
+    ap.add_argument("--only", default=None, metavar="REGEX", help="only cases whose name matches")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     import tempfile
@@ -207,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         todo = cases(tmp) + (generated_cases(tmp) if args.generated else [])
+        if args.only:
+            todo = [c for c in todo if re.search(args.only, c.name)]
         tally: dict[str, int] = {}
         for case in todo:
             if args.subprocess:
