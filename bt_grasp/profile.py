@@ -3,25 +3,50 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from bt_grasp.errors import UserError
 from bt_grasp.resources import ROBOTS, profile_path, shipped_dir
+from bt_grasp.spec.model import Pos
+
+ROTATION_TOL = 1e-3  # |R^T R - I| and |det R - 1| allowed in T_cam_base
 
 
 class CameraSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    width: int = Field(512, gt=0)
-    height: int = Field(512, gt=0)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    width: int = Field(512, gt=0, le=8192)
+    height: int = Field(512, gt=0, le=8192)
     fov_deg: float = Field(60.0, gt=0, lt=180, description="vertical field of view")
     near: float = Field(0.05, gt=0)
     far: float = Field(3.0, gt=0)
     T_cam_base: list[list[float]] = Field(
         description="4x4 pose of the camera in the robot base frame (OpenCV axes: z forward, y down)")
+
+    @field_validator("far")
+    @classmethod
+    def _far_beyond_near(cls, far: float, info: ValidationInfo) -> float:
+        near = info.data.get("near")
+        if near is not None and far <= near:
+            raise ValueError(f"far ({far}) must be greater than near ({near})")
+        return far
+
+    @field_validator("T_cam_base")
+    @classmethod
+    def _rigid_transform(cls, rows: list[list[float]]) -> list[list[float]]:
+        """Checked here, at load time: a bad matrix must not surface once the simulator runs."""
+        if len(rows) != 4 or any(len(r) != 4 for r in rows):
+            shape = f"{len(rows)} rows of {', '.join(str(len(r)) for r in rows)}"
+            raise ValueError(f"must be a 4x4 matrix (4 rows of 4 numbers), got {shape}")
+        T = np.asarray(rows, dtype=float)
+        if not np.allclose(T[3], [0, 0, 0, 1]):
+            raise ValueError(f"last row must be [0, 0, 0, 1], got {T[3].tolist()}")
+        R = T[:3, :3]
+        if not np.allclose(R.T @ R, np.eye(3), atol=ROTATION_TOL) or abs(np.linalg.det(R) - 1) > ROTATION_TOL:
+            raise ValueError("the upper-left 3x3 block must be a rotation (orthonormal, determinant +1)")
+        return rows
 
     def K(self) -> np.ndarray:
         f = 0.5 * self.height / np.tan(np.radians(self.fov_deg) / 2)
@@ -32,18 +57,26 @@ class CameraSpec(BaseModel):
 
 
 class GripperSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     min_aperture_m: float = Field(0.0, ge=0)
-    max_aperture_m: float = Field(0.085, gt=0)
+    max_aperture_m: float = Field(0.085, gt=0, le=1.0)
     max_force_n: float = Field(100.0, gt=0)
+
+    @field_validator("max_aperture_m")
+    @classmethod
+    def _max_above_min(cls, high: float, info: ValidationInfo) -> float:
+        low = info.data.get("min_aperture_m")
+        if low is not None and high <= low:
+            raise ValueError(f"max_aperture_m ({high}) must be greater than min_aperture_m ({low})")
+        return high
 
 
 class RobotProfile(BaseModel):
     """A robot: which driver runs it, and the numbers that driver and the Watchdog need."""
 
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    driver: str = Field(description="pybullet_arm | stretch | stretch_sim")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    name: str = Field(min_length=1)
+    driver: Literal["pybullet_arm", "stretch"] = Field(description="pybullet_arm | stretch")
     camera: CameraSpec
     gripper: GripperSpec = GripperSpec()
     watchdog: dict[str, Any] = Field(default_factory=dict, description="Watchdog thresholds")
@@ -67,22 +100,71 @@ def __getattr__(name: str) -> Any:
 
 
 def load_profile(name_or_path: str | None = None) -> RobotProfile:
+    """A validated profile; any mistake is one UserError at the offending file:line:col."""
     path = resolve_profile_path(name_or_path)
+    return validate_profile(path)
+
+
+def validate_profile(path: Path) -> RobotProfile:
+    """Parse and fully check one profile file (shapes, ranges, orderings, the watchdog block)."""
+    from bt_grasp.spec.loader import decode_text
+    from bt_grasp.spec.yaml_pos import PosDict, load_positioned, plain
+
+    display = str(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UserError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", file=str(path),
-                        line=mark.line + 1 if mark else None,
-                        col=mark.column + 1 if mark else None) from None
-    if not isinstance(data, dict):
+        text = decode_text(path.read_bytes(), display)
+    except IsADirectoryError:
+        raise UserError("is a directory, not a robot profile", file=display) from None
+    except OSError as exc:
+        raise UserError(f"cannot read: {exc.strerror}", file=display) from None
+    data = load_positioned(text, display)
+    if not isinstance(data, PosDict):
         raise UserError("not a robot profile (expected a mapping with name, driver, camera)",
-                        file=str(path), line=1)
+                        display, getattr(data, "pos", Pos(display, 1, 1)).line,
+                        getattr(data, "pos", Pos(display, 1, 1)).col)
     try:
-        prof = RobotProfile(**data)
+        prof = RobotProfile(**plain(data))
+        if prof.watchdog:
+            from bt_grasp.watchdog.thresholds import WatchdogThresholds
+
+            try:
+                WatchdogThresholds(**prof.watchdog)
+            except ValidationError as exc:
+                raise _prefixed(exc, "watchdog") from None
+    except _Located as exc:
+        raise _profile_error(exc.loc, exc.msg, data, display) from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise UserError(f"profile field {loc}: {err['msg']}", file=str(path)) from None
-    prof.source = str(path)
+        raise _profile_error(tuple(err["loc"]), err["msg"], data, display) from None
+    prof.source = display
     return prof
+
+
+class _Located(Exception):
+    def __init__(self, loc: tuple[Any, ...], msg: str) -> None:
+        super().__init__(msg)
+        self.loc, self.msg = loc, msg
+
+
+def _prefixed(exc: ValidationError, section: str) -> _Located:
+    err = exc.errors()[0]
+    return _Located((section, *err["loc"]), err["msg"])
+
+
+def _profile_error(loc: tuple[Any, ...], msg: str, data: Any, display: str) -> UserError:
+    """The message for field `loc`, placed at the deepest part of `loc` written in the file."""
+    pos = data.pos
+    node = data
+    for key in loc:
+        if isinstance(node, dict) and key in node:
+            pos, node = node.val_pos[key], node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            pos, node = node.item_pos[key], node[key]
+        elif isinstance(node, dict) and isinstance(key, str) and key in getattr(node, "key_pos", {}):
+            pos = node.key_pos[key]
+            break
+        else:
+            break
+    field = ".".join(str(k) for k in loc) or "profile"
+    msg = msg.removeprefix("Value error, ")
+    return UserError(f"profile field {field}: {msg}", display, pos.line, pos.col)

@@ -12,6 +12,8 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +46,38 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+@contextmanager
+def interrupts(enabled: bool = True) -> Iterator[None]:
+    """While active, SIGINT and SIGTERM raise Interrupted (in the main thread), so whatever is
+    running — set-up, a tick, a primitive — unwinds to a place that records the decision.
+
+    Nested use is harmless: the outer handlers come back on exit.
+    """
+    if not enabled:
+        yield
+        return
+
+    def _raise(signum: int, frame: Any) -> None:  # noqa: ARG001
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, _raise) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def stop_driver(driver: Any) -> None:
+    """Best-effort stop: the decision must still be recorded if the driver cannot stop."""
+    if driver is None:
+        return
+    try:
+        driver.stop()
+    except Exception:
+        pass
 
 
 @dataclass
@@ -86,11 +120,12 @@ class Runner:
     """Runs one episode of a compiled tree in a RunContext."""
 
     def __init__(self, tree_spec: Any, ctx: RunContext, trace_path: str | None = None,
-                 header_extra: dict[str, Any] | None = None) -> None:
+                 header_extra: dict[str, Any] | None = None, trace: TraceWriter | None = None) -> None:
+        """`trace`: an open writer (e.g. one that already holds an early header) instead of a path."""
         self.spec = tree_spec
         self.ctx = ctx
         self.root = compile_tree(tree_spec, ctx)
-        self.trace = TraceWriter(trace_path) if trace_path else None
+        self.trace = trace or (TraceWriter(trace_path) if trace_path else None)
         self.header_extra = header_extra or {}
 
     def _header(self) -> dict[str, Any]:
@@ -127,38 +162,25 @@ class Runner:
     def run(self, handle_signals: bool = False) -> EpisodeResult:
         ctx = self.ctx
         start = time.perf_counter()
-        previous = {}
-        if handle_signals:
-            def _raise(signum, frame):  # noqa: ARG001
-                raise Interrupted(signum)
-
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, _raise)
         exit_code = 0
-        try:
-            if self.trace:
-                self.trace.write(self._header())
-            while ctx.decision is None:
-                if ctx.tick >= ctx.limits.max_ticks:
-                    ctx.decide(Decision.WAIT_CLARIFY, f"tick cap ({ctx.limits.max_ticks} ticks)")
-                    break
-                visited = self._tick()
-                self._record_tick(visited, ctx.publish_tick_events())
-                if ctx.decision is None and self.root.status in (Status.SUCCESS, Status.FAILURE):
-                    ctx.decide(Decision.WAIT_CLARIFY,
-                               f"no decision (root ended {self.root.status.value} without one)")
-        except Interrupted as exc:
-            exit_code = 128 + exc.signum
-            if ctx.driver is not None:
-                try:
-                    ctx.driver.stop()
-                except Exception:  # stopping is best effort; the decision must still be recorded
-                    pass
-            ctx.decision = None
-            ctx.decide(Decision.WAIT_CLARIFY, "interrupted")
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        with interrupts(handle_signals):
+            try:
+                if self.trace:
+                    self.trace.write(self._header())
+                while ctx.decision is None:
+                    if ctx.tick >= ctx.limits.max_ticks:
+                        ctx.decide(Decision.WAIT_CLARIFY, f"tick cap ({ctx.limits.max_ticks} ticks)")
+                        break
+                    visited = self._tick()
+                    self._record_tick(visited, ctx.publish_tick_events())
+                    if ctx.decision is None and self.root.status in (Status.SUCCESS, Status.FAILURE):
+                        ctx.decide(Decision.WAIT_CLARIFY,
+                                   f"no decision (root ended {self.root.status.value} without one)")
+            except Interrupted as exc:
+                exit_code = 128 + exc.signum
+                stop_driver(ctx.driver)
+                ctx.decision = None
+                ctx.decide(Decision.WAIT_CLARIFY, "interrupted")
         self.root.stop(Status.INVALID)
         result = EpisodeResult(
             decision=ctx.decision or Decision.WAIT_CLARIFY, reason=ctx.reason, ticks=ctx.tick,
@@ -166,10 +188,14 @@ class Runner:
             action_budget=ctx.limits.actions, counters=ctx.ledger.snapshot(),
             events=list(ctx.all_events), exit_code=exit_code)
         if self.trace:
-            self.trace.write({"type": "final", **{k: v for k, v in result.to_json().items()
-                                                 if k != "events"}})
-            self.trace.close()
+            write_final(self.trace, result)
         return result
+
+
+def write_final(trace: TraceWriter, result: EpisodeResult) -> None:
+    """The trace's last line (the decision), then close it."""
+    trace.write({"type": "final", **{k: v for k, v in result.to_json().items() if k != "events"}})
+    trace.close()
 
 
 def print_err(msg: str) -> None:

@@ -8,15 +8,13 @@ bt_grasp `retry` again. Nodes bt_grasp cannot run (Nav2 actions, user plugins) b
 leaves whose declared outcomes the verifier explores. SubTrees are inlined with BT.CPP's port
 remapping, so the result is one self-contained tree file.
 
-Elements keep their line numbers (an expat pass) so every error names file:line:col.
+Elements keep their line numbers (bt_grasp.interop.xml_read) so every error names file:line:col.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import xml.parsers.expat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +39,7 @@ from bt_grasp.interop.common import (
     interop_registry,
 )
 from bt_grasp.interop.nodes import DEFAULT_OUTCOMES, OUTCOME_STATUS
+from bt_grasp.interop.xml_read import El, parse_xml, xml_pos
 from bt_grasp.registry import NodeType, Registry
 from bt_grasp.spec.model import Budgets, NodeSpec, Pos, TreeSpec
 
@@ -61,46 +60,6 @@ KNOWN_CONDITIONS = frozenset({
 _BRACE_REF = re.compile(r"^\{(.*)\}$")
 _BAD_ID_CHARS = re.compile(r"[^\w\-/]")
 _STATIC_KINDS = ("composite", "decorator")
-
-
-# -- XML with positions ------------------------------------------------------------------------
-
-@dataclass
-class El:
-    """An XML element with the position of its start tag (1-based line and column)."""
-
-    tag: str
-    attrib: dict[str, str]
-    line: int
-    col: int
-    children: list[El] = field(default_factory=list)
-
-
-def parse_xml(text: str, file: str) -> El:
-    """Parse XML text into El nodes; malformed XML -> UserError at the parser's position."""
-    parser = xml.parsers.expat.ParserCreate()
-    stack: list[El] = []
-    holder: list[El] = []
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        el = El(tag, dict(attrs), parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
-        if stack:
-            stack[-1].children.append(el)
-        else:
-            holder.append(el)
-        stack.append(el)
-
-    def end(tag: str) -> None:
-        stack.pop()
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    try:
-        parser.Parse(text, True)
-    except xml.parsers.expat.ExpatError as exc:
-        message = xml.parsers.expat.ErrorString(exc.code)
-        raise UserError(f"malformed XML: {message}", file, exc.lineno, exc.offset + 1) from None
-    return holder[0]
 
 
 # -- the importer ------------------------------------------------------------------------------
@@ -506,7 +465,7 @@ def _wrap_with_decisions(root: NodeSpec, tree: str, taken: set[str]) -> NodeSpec
 def import_spec(xml_path: str | Path, registry: Registry | None = None,
                 outcomes: dict[str, list[str]] | None = None, decisions: bool | None = None,
                 text: str | None = None) -> TreeSpec:
-    """Parse a BT.CPP v4 document into a TreeSpec (not yet re-validated by the spec loader).
+    """Parse a BT.CPP v4 document into a TreeSpec, checked like a tree file.
 
     `outcomes` overrides the declared outcomes of opaque nodes by BT.CPP ID, e.g.
     {"FollowPath": ["success", "failure", "running"]}. With `decisions` true, a tree that has no
@@ -516,16 +475,22 @@ def import_spec(xml_path: str | Path, registry: Registry | None = None,
     its author wrote it, so export -> import is the identity.
     """
     file = str(xml_path)
+    data: str | bytes
     if text is None:
         try:
-            text = Path(xml_path).read_text(encoding="utf-8")
+            data = Path(xml_path).read_bytes()
         except FileNotFoundError:
             raise UserError("no such file", file) from None
-        except UnicodeDecodeError as exc:
-            raise UserError(f"not a UTF-8 text file ({exc.reason})", file) from None
+        except IsADirectoryError:
+            raise UserError("is a directory, not a BT.CPP XML file", file) from None
+        except OSError as exc:
+            raise UserError(f"cannot read: {exc.strerror}", file) from None
+    else:
+        data = text
     reg = interop_registry(registry)
-    imp = _Importer(parse_xml(text, file), file, reg, outcomes)
-    apply_metadata(imp.root, text, file)  # <?bt_grasp ...?> -> the _bt_grasp_* attributes read below
+    imp = _Importer(parse_xml(data, file), file, reg, outcomes)
+    meta_text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    apply_metadata(imp.root, meta_text, file)  # <?bt_grasp ...?> -> the _bt_grasp_* attributes read below
     bt, name = imp.document()
     user_nodes: list[str] = []
     if NODES_ATTR in bt.attrib:
@@ -560,8 +525,28 @@ def import_spec(xml_path: str | Path, registry: Registry | None = None,
             goal = json.loads(bt.attrib[GOAL_ATTR])
     except ValueError as exc:
         raise imp.err(f"bad JSON in a {ATTR_PREFIX}* attribute: {exc}", bt) from None
-    return TreeSpec(name=name, description=bt.attrib.get("_description", ""), goal=goal,
+    spec = TreeSpec(name=name, description=bt.attrib.get("_description", ""), goal=goal,
                     budgets=budgets, root=root, file=file, user_nodes=user_nodes, registry=reg)
+    _check_as_tree_file(spec, file)
+    return spec
+
+
+def _check_as_tree_file(spec: TreeSpec, file: str) -> str:
+    """Dump the spec and load the text back through the spec loader, so an imported tree obeys
+    every rule a tree file does (port ranges, finite numbers, limits). Returns the text; an error
+    points at the XML element the offending node came from."""
+    from bt_grasp.spec.dump import dump_tree
+    from bt_grasp.spec.loader import load_tree_text
+
+    text = dump_tree(spec)
+    try:
+        load_tree_text(text, "<imported>", spec.registry, base_dir=Path(file).parent)
+    except UserError as exc:
+        at = xml_pos(text, spec.root, exc.line) if exc.file == "<imported>" else None
+        if at is None:
+            raise UserError(f"the imported tree does not validate: {exc}", file) from None
+        raise UserError(exc.message, file, at.line, at.col) from None
+    return text
 
 
 def import_btcpp(xml_path: str | Path, registry: Registry | None = None,
@@ -572,12 +557,5 @@ def import_btcpp(xml_path: str | Path, registry: Registry | None = None,
     valid tree file.
     """
     from bt_grasp.spec.dump import dump_tree
-    from bt_grasp.spec.loader import load_tree_text
 
-    spec = import_spec(xml_path, registry, outcomes, decisions)
-    text = dump_tree(spec)
-    try:
-        load_tree_text(text, "<imported>", spec.registry, base_dir=Path(str(xml_path)).parent)
-    except UserError as exc:
-        raise UserError(f"the imported tree does not validate: {exc}", str(xml_path)) from None
-    return text
+    return dump_tree(import_spec(xml_path, registry, outcomes, decisions))

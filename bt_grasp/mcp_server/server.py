@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from bt_grasp.errors import BackendUnavailable
+from bt_grasp.mcp_server.session import LIFT_HEIGHT, MAX_TEXT, PUSH_DISTANCE, force_limit
 
 INSTRUCTIONS = (
     "Robot grasping tools inside one bt_grasp episode. Every result carries actions_used / "
@@ -77,8 +78,24 @@ class SessionThread:
         self.executor.shutdown(wait=False)
 
 
-Text = Annotated[str, Field(description="referring text from survey_scene, e.g. 'red mug'")]
-OptText = Annotated[str | None, Field(description="referring text; omit to use the last located object")]
+Text = Annotated[str, Field(description="referring text from survey_scene, e.g. 'red mug'",
+                            min_length=1, max_length=MAX_TEXT)]
+OptText = Annotated[str | None, Field(description="referring text; omit to use the last located object",
+                                      min_length=1, max_length=MAX_TEXT)]
+Direction = Literal["auto", "left", "right", "up", "down"]
+Count = Annotated[int, Field(ge=0)]
+
+
+def _strict(app: Any) -> None:
+    """Publish `additionalProperties: false` and enforce it: an unknown argument is refused
+    rather than silently dropped (a misspelt `distnace` would otherwise run with the default)."""
+    for tool in app._tool_manager.list_tools():
+        base = tool.fn_metadata.arg_model
+        strict = type(f"{base.__name__}Strict", (base,),
+                      {"model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid"),
+                       "__module__": base.__module__})
+        tool.fn_metadata.arg_model = strict
+        tool.parameters["additionalProperties"] = False
 
 
 def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
@@ -86,6 +103,7 @@ def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
     MCPServer = require_mcp()
     app = MCPServer(name=name, instructions=INSTRUCTIONS)
     call = runner.call
+    max_force = force_limit(runner.session)
 
     @app.tool(name="survey_scene",
               description="Look at the scene: objects (names to use in other tools), their "
@@ -101,33 +119,38 @@ def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
     async def locate_object(target: Text) -> dict[str, Any]:
         return await call("locate_object", target=target)
 
-    @app.tool(name="grasp",
-              description="Locate the target (when given) and grasp it; the Watchdog labels the "
-                          "attempt SUCCESS | EMPTY | SLIP | WEAK | STALL | TIMEOUT with a "
-                          "confidence, and a semantic check confirms a SUCCESS holds the target. "
-                          "Spends one action.")
-    async def grasp(target: OptText = None,
-                    force: Annotated[float | None, Field(description="grip force, newtons")] = None
-                    ) -> dict[str, Any]:
+    async def grasp(target: OptText = None, force: float | None = None) -> dict[str, Any]:
         return await call("grasp", target=target, force=force)
+
+    # The force limit comes from the robot profile, so this annotation is built at run time.
+    grasp.__annotations__["force"] = Annotated[float | None, Field(
+        description="grip force, newtons", ge=0, le=max_force, allow_inf_nan=False)]
+    app.tool(name="grasp",
+             description="Locate the target (when given) and grasp it; the Watchdog labels the "
+                         "attempt SUCCESS | EMPTY | SLIP | WEAK | STALL | TIMEOUT with a "
+                         "confidence, and a semantic check confirms a SUCCESS holds the target. "
+                         "Spends one action.")(grasp)
 
     @app.tool(name="push",
               description="Locate the target (when given) and push it to clear clutter. direction: "
                           "auto | left | right | up | down (image directions); distance 0.03-0.20 m. "
                           "Spends one action.")
     async def push(target: OptText = None,
-                   direction: Annotated[str, Field(description="auto|left|right|up|down")] = "auto",
-                   distance: Annotated[float, Field(description="metres, 0.03-0.20")] = 0.10
+                   direction: Annotated[Direction, Field(description="image direction")] = "auto",
+                   distance: Annotated[float, Field(description="metres", ge=PUSH_DISTANCE[0],
+                                                    le=PUSH_DISTANCE[1], allow_inf_nan=False)] = 0.10
                    ) -> dict[str, Any]:
         return await call("push", target=target, direction=direction, distance=distance)
 
     @app.tool(name="place",
               description="Carry the held object to a named place (the arm: 'basket') and release it.")
-    async def place(target: Annotated[str, Field(description="place name")] = "basket") -> dict[str, Any]:
+    async def place(target: Annotated[str, Field(description="place name", min_length=1,
+                                                 max_length=MAX_TEXT)] = "basket") -> dict[str, Any]:
         return await call("place", target=target)
 
     @app.tool(name="lift", description="Raise the gripper, keeping the grip.")
-    async def lift(height: Annotated[float, Field(description="metres, 0-0.40")] = 0.15) -> dict[str, Any]:
+    async def lift(height: Annotated[float, Field(description="metres", ge=LIFT_HEIGHT[0], le=LIFT_HEIGHT[1],
+                                                  allow_inf_nan=False)] = 0.15) -> dict[str, Any]:
         return await call("lift", height=height)
 
     @app.tool(name="open_gripper", description="Open the gripper fully (e.g. after an EMPTY grasp).")
@@ -138,25 +161,29 @@ def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
         @app.tool(name="nav_to", description="Drive the mobile base to (x, y[, theta]) in the "
                                              "odometry frame of the episode's start, or to a named "
                                              "place when the robot knows place names.")
-        async def nav_to(x: float | None = None, y: float | None = None, theta: float | None = None,
-                         place: str | None = None) -> dict[str, Any]:
+        async def nav_to(x: Annotated[float | None, Field(ge=-50, le=50, allow_inf_nan=False)] = None,
+                         y: Annotated[float | None, Field(ge=-50, le=50, allow_inf_nan=False)] = None,
+                         theta: Annotated[float | None, Field(ge=-6.2832, le=6.2832, allow_inf_nan=False)] = None,
+                         place: Annotated[str | None, Field(min_length=1, max_length=MAX_TEXT)] = None
+                         ) -> dict[str, Any]:
             return await call("nav_to", x=x, y=y, theta=theta, place=place)
 
         @app.tool(name="gaze_at", description="Point the camera at a base-frame point [x, y, z].")
-        async def gaze_at(point: list[float]) -> dict[str, Any]:
+        async def gaze_at(point: Annotated[list[Annotated[float, Field(allow_inf_nan=False)]],
+                                           Field(min_length=3, max_length=3)]) -> dict[str, Any]:
             return await call("gaze_at", point=point)
 
     @app.tool(name="finish",
               description="End the episode with your decision: FINALIZE (task done or safe stop) "
                           "or WAIT_CLARIFY (need the user). Further calls return it until reset.")
-    async def finish(decision: Annotated[str, Field(description="FINALIZE | WAIT_CLARIFY")] = "FINALIZE",
-                     reason: str | None = None) -> dict[str, Any]:
+    async def finish(decision: Literal["FINALIZE", "WAIT_CLARIFY"] = "FINALIZE",
+                     reason: Annotated[str | None, Field(max_length=MAX_TEXT)] = None) -> dict[str, Any]:
         return await call("finish", decision=decision, reason=reason)
 
     @app.tool(name="reset_episode",
               description="Start a new episode on a new scene (episode, seed, optional target "
                           "object); budgets start again only here.")
-    async def reset_episode(episode: int = 0, seed: int = 0, target: str | None = None) -> dict[str, Any]:
+    async def reset_episode(episode: Count = 0, seed: Count = 0, target: OptText = None) -> dict[str, Any]:
         return await call("reset_episode", episode=episode, seed=seed, target=target)
 
     @app.tool(name="status",
@@ -164,4 +191,5 @@ def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
     async def status() -> dict[str, Any]:
         return await call("status")
 
+    _strict(app)
     return app

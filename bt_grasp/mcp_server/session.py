@@ -115,6 +115,13 @@ class CallBlackboard(Blackboard):
         self.call_writes[key] = value
 
 
+def force_limit(session: Any) -> float:
+    """The largest grip force `grasp` accepts: the gripper's max_force_n (at least the default)."""
+    default_force = float(session.registry.require("grasp").ports["force"].default)
+    max_force = float(getattr(getattr(session.world.profile, "gripper", None), "max_force_n", 0) or 0)
+    return max(default_force, max_force) if max_force else 1000.0
+
+
 class InvalidInput(ValueError):
     """A tool argument the session refuses; becomes an `invalid_input` result."""
 
@@ -270,6 +277,10 @@ class ToolSession:
                     except TypeError as exc:  # unknown or missing arguments
                         raise InvalidInput(f"{tool}: {exc}") from None
                     result = handler(**args)
+                    if self.terminal and result.get("outcome") is None:
+                        # A guard (perception streak, tick cap) ended the episode in this call
+                        # before its leaf produced an outcome: say so, as every later call will.
+                        result.update(ok=False, outcome="terminal")
             except InvalidInput as exc:
                 result = self._invalid(tool, str(exc))
             except Exception as exc:  # contain everything: a tool call must answer
@@ -413,9 +424,7 @@ class ToolSession:
     def _tool_grasp(self, target: Any = None, force: Any = None) -> dict[str, Any]:
         text = self._text(target, "target", required=False)
         default_force = float(self.registry.require("grasp").ports["force"].default)
-        max_force = float(getattr(getattr(self.world.profile, "gripper", None), "max_force_n", 0) or 0)
-        hi = max(default_force, max_force) if max_force else 1000.0
-        f = default_force if force is None else self._number(force, "force", 0.0, hi)
+        f = default_force if force is None else self._number(force, "force", 0.0, force_limit(self))
         if text is None and self._located_now() is None:
             raise InvalidInput("no located target: pass target, or call locate_object first")
         if not self._check_action_budget():

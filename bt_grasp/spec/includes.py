@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bt_grasp.errors import UserError, did_you_mean
+from bt_grasp.errors import UserError, did_you_mean, excerpt
 from bt_grasp.spec.model import Pos
 from bt_grasp.spec.yaml_pos import PosDict, PosList, kind_name, positioned
 
@@ -110,15 +110,47 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def resolve_include(file_value: Any, pos: Pos, base_dir: Path, stack: list[tuple[Path, str]]
-                    ) -> tuple[Path, str]:
-    """(absolute path, display path) of an include; errors for missing files and cycles.
+ROOT_MARKER = ".bt-grasp-root"  # an empty file: its folder is the include root of trees below it
+INCLUDE_PATH_ENV = "BT_GRASP_INCLUDE_PATH"  # more folders includes may read, os.pathsep-separated
+MAX_INCLUDE_DEPTH = 16  # files included inside included files
+MAX_INCLUDES = 200  # include nodes expanded in one tree
+TREE_SUFFIXES = (".yaml", ".yml")
 
+
+def include_roots(tree_dir: Path, extra: list[str | Path] | None = None) -> list[Path]:
+    """Folders includes may read: the tree's own folder (or, when a folder above it holds a
+    `.bt-grasp-root` file, that folder), then `extra` and $BT_GRASP_INCLUDE_PATH."""
+    top = tree_dir.resolve()
+    own = top
+    for folder in (top, *top.parents):
+        if (folder / ROOT_MARKER).is_file():
+            own = folder
+            break
+    configured = [*(extra or []), *filter(None, os.environ.get(INCLUDE_PATH_ENV, "").split(os.pathsep))]
+    return [own, *(Path(p).resolve() for p in configured)]
+
+
+def resolve_include(file_value: Any, pos: Pos, base_dir: Path, stack: list[tuple[Path, str]],
+                    roots: list[Path]) -> tuple[Path, str]:
+    """(absolute path, display path) of an include; errors for missing files, cycles, and files
+    outside `roots` (the tree's folder and the configured search paths).
+
+    A relative name is looked up next to the including file, then in each search path.
     `stack` is the chain of files being loaded, outermost first, as (absolute, display).
     """
     if not isinstance(file_value, str) or not file_value:
         raise _fail(f"include file must be a path string, got {kind_name(file_value)}", pos)
-    display_path = base_dir / file_value
+    if "\x00" in file_value or not file_value.endswith(TREE_SUFFIXES):
+        raise _fail(f"include file '{excerpt(file_value)}' must be a tree file ending in .yaml or .yml", pos)
+    if len(stack) > MAX_INCLUDE_DEPTH:
+        raise _fail(f"includes nested deeper than {MAX_INCLUDE_DEPTH} files", pos)
+    candidates = [base_dir / file_value] + [root / file_value for root in roots[1:]]
+    inside = [c for c in candidates if any(_within(c.resolve(), r) for r in roots)]
+    if not inside:
+        where = ", ".join(str(r) for r in roots)
+        raise _fail(f"include '{excerpt(file_value)}' is outside the folders includes may read ({where}); "
+                    f"copy the file there, or add its folder to {INCLUDE_PATH_ENV}", pos)
+    display_path = next((c for c in inside if c.resolve().is_file()), inside[0])
     path = display_path.resolve()
     display = os.path.normpath(str(display_path))
     for i, (seen, _) in enumerate(stack):
@@ -126,6 +158,9 @@ def resolve_include(file_value: Any, pos: Pos, base_dir: Path, stack: list[tuple
             chain = " -> ".join([d for _, d in stack[i:]] + [display])
             raise _fail(f"include cycle: {chain}", pos)
     if not path.is_file():
-        raise _fail(f"included file '{file_value}' not found (looked for {display})", pos)
+        raise _fail(f"included file '{excerpt(file_value)}' not found (looked for {display})", pos)
     return path, display
 
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

@@ -10,14 +10,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bt_grasp.errors import UserError, did_you_mean
+from bt_grasp.errors import UserError, did_you_mean, excerpt
 from bt_grasp.registry import Registry, default_registry
-from bt_grasp.spec.includes import ParamValue, bind_params, declared_params, resolve_include, substitute
+from bt_grasp.spec.includes import (
+    MAX_INCLUDES,
+    ParamValue,
+    bind_params,
+    declared_params,
+    include_roots,
+    resolve_include,
+    substitute,
+)
 from bt_grasp.spec.model import Budgets, NodeSpec, Pos, TreeSpec
 from bt_grasp.spec.parse import fail, parse_node
 from bt_grasp.spec.validate import assign_ids, check_labels, check_unique_ids, file_nodes, splice_includes
-from bt_grasp.spec.yaml_pos import PosDict, PosList, kind_name, load_positioned, plain
+from bt_grasp.spec.yaml_pos import MAX_BYTES, PosDict, PosList, kind_name, load_positioned, plain
 
+MAX_BUDGET = 1_000_000  # any budget; bounds stay small enough to prove and to print
 TOP_KEYS = ("tree", "description", "goal", "budgets", "params", "nodes", "root")
 INCLUDE_KEYS = ("file", "params", "id")
 NOT_A_TREE = "not a tree: expected a mapping with 'tree:' (a name) and 'root:' (the root node)"
@@ -41,20 +50,37 @@ def copy_registry(reg: Registry) -> Registry:
 
 def _read(path: Path, display: str, pos: Pos | None = None) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_BYTES and path.is_file():
+            raise _at(f"file is {size / 1e6:.1f} MB; tree files are limited to {MAX_BYTES // 1024} kB "
+                      "(split it with include:)", display, pos, Pos(display, 1, 1))
+        return decode_text(path.read_bytes(), display, pos)
     except FileNotFoundError:
         raise _at("no such file", display, pos) from None
     except IsADirectoryError:
         raise _at("is a directory, not a tree file", display, pos) from None
-    except UnicodeDecodeError as exc:
-        raise _at(f"not a UTF-8 text file ({exc.reason})", display, pos) from None
     except OSError as exc:
         raise _at(f"cannot read: {exc.strerror}", display, pos) from None
 
 
-def _at(msg: str, display: str, pos: Pos | None) -> UserError:
+def decode_text(data: bytes, display: str, pos: Pos | None = None) -> str:
+    """UTF-8 text (a leading BOM is dropped); anything else is one error naming line and column."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise _at("UTF-16 text; save the file as UTF-8", display, pos, Pos(display, 1, 1))
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        before = data[:exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
+        raise _at(f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8", display, pos,
+                  Pos(display, line, col)) from None
+
+
+def _at(msg: str, display: str, pos: Pos | None, inner: Pos | None = None) -> UserError:
+    """An error about file `display`: at `inner` in it, or at `pos` (the include naming it)."""
     if pos is None:
-        return UserError(msg, display)
+        return UserError(msg, display, inner and inner.line, inner and inner.col)
     return UserError(f"{display}: {msg}", pos.file, pos.line, pos.col)
 
 
@@ -65,6 +91,10 @@ class _Loader:
         self.includes: list[str] = []
         self.user_nodes: list[str] = []
         self.stack: list[tuple[Path, str]] = []
+        self.depth = 0  # node nesting, across includes (ParseContext)
+        self.nodes = 0  # nodes parsed so far, across includes
+        self.expansions = 0  # include nodes expanded
+        self.roots: list[Path] = []  # folders includes may be read from
 
     # -- one file --------------------------------------------------------------------------
     def load_doc(self, text: str, display: str, base_dir: Path, given: dict[str, ParamValue],
@@ -139,7 +169,11 @@ class _Loader:
                            f"; allowed: {', '.join(INCLUDE_KEYS)}", fields.key_pos[key])
         if "file" not in fields:
             raise fail(f"{type_name} needs 'file:' (a tree file, relative to this one)", pos)
-        path, display = resolve_include(fields["file"], fields.val_pos["file"], base_dir, self.stack)
+        self.expansions += 1
+        if self.expansions > MAX_INCLUDES:
+            raise fail(f"more than {MAX_INCLUDES} includes in one tree", pos)
+        path, display = resolve_include(fields["file"], fields.val_pos["file"], base_dir, self.stack,
+                                        self.roots)
         raw_params = fields.get("params")
         given: dict[str, ParamValue] = {}
         key_pos: dict[str, Pos] = {}
@@ -195,6 +229,22 @@ class _FileCtx:
     def registry(self) -> Registry:
         return self.loader.registry
 
+    @property
+    def depth(self) -> int:
+        return self.loader.depth
+
+    @depth.setter
+    def depth(self, value: int) -> None:
+        self.loader.depth = value
+
+    @property
+    def nodes(self) -> int:
+        return self.loader.nodes
+
+    @nodes.setter
+    def nodes(self, value: int) -> None:
+        self.loader.nodes = value
+
     def include(self, type_name: str, fields: PosDict, pos: Pos) -> NodeSpec:
         return self.loader.include(type_name, fields, pos, self.base_dir)
 
@@ -219,6 +269,8 @@ def parse_budgets(raw: Any, pos: Pos) -> Budgets:
         if value < low:
             word = "positive" if low else "non-negative"
             raise fail(f"budget '{key}' must be a {word} integer, got {value}", vpos)
+        if value > MAX_BUDGET:
+            raise fail(f"budget '{key}' must be at most {MAX_BUDGET}, got {excerpt(value)}", vpos)
         setattr(budgets, key, value)
     return budgets
 
@@ -226,39 +278,59 @@ def parse_budgets(raw: Any, pos: Pos) -> Budgets:
 # -- public API ---------------------------------------------------------------------------------
 
 def load_tree(path: str | Path, registry: Registry | None = None,
-              params: dict[str, Any] | None = None) -> TreeSpec:
+              params: dict[str, Any] | None = None,
+              include_paths: list[str | Path] | None = None) -> TreeSpec:
     """Load and validate a tree file; raises UserError (one line, file:line:col) when it is wrong.
 
     `params` overrides the defaults of the file's `params:` block. User node classes listed in
     `nodes:` are registered into a copy of `registry`, returned as `TreeSpec.registry`.
+    Includes may read files under the tree's folder and `include_paths` (docs/tree-format.md).
     """
     display = str(path)
     p = Path(path)
     text = _read(p, display)
     loader = _Loader(registry or default_registry())
+    loader.roots = include_roots(p.parent, include_paths)
     loader.stack.append((p.resolve(), display))
     return loader.load_top(text, display, p.parent, params)
 
 
 def load_tree_text(text: str, file: str = "<string>", registry: Registry | None = None,
-                   base_dir: str | Path | None = None, params: dict[str, Any] | None = None
-                   ) -> TreeSpec:
+                   base_dir: str | Path | None = None, params: dict[str, Any] | None = None,
+                   include_paths: list[str | Path] | None = None) -> TreeSpec:
     """Like load_tree, from text; includes resolve against `base_dir` (default: file's folder)."""
     is_path = not (file.startswith("<") and file.endswith(">"))
     if base_dir is None:
         base_dir = Path(file).parent if is_path else Path.cwd()
     loader = _Loader(registry or default_registry())
+    loader.roots = include_roots(Path(base_dir), include_paths)
     if is_path:
         loader.stack.append((Path(file).resolve(), file))
     return loader.load_top(text, file, Path(base_dir), params)
 
 
 def validate_paths(paths: list[str], registry: Registry | None = None) -> list[UserError]:
-    """Load every file and collect its first error (an empty list: all valid)."""
+    """Load every file and collect its first error (an empty list: all valid).
+
+    A robot profile (a mapping with `driver:` or `camera:` and no `root:`) is checked as one.
+    """
+    from bt_grasp.profile import validate_profile
+
     errors: list[UserError] = []
     for path in paths:
         try:
-            load_tree(path, registry)
+            if _looks_like_profile(Path(path)):
+                validate_profile(Path(path))
+            else:
+                load_tree(path, registry)
         except UserError as exc:
             errors.append(exc)
     return errors
+
+
+def _looks_like_profile(path: Path) -> bool:
+    try:
+        data = load_positioned(_read(path, str(path)), str(path))
+    except UserError:
+        return False  # load_tree reports it
+    return isinstance(data, dict) and "root" not in data and ("driver" in data or "camera" in data)

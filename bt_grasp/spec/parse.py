@@ -23,10 +23,17 @@ STRUCTURE_KEYS = {"many": ("children",), "one": ("child",), "cases": ("cases", "
 _ALL_STRUCTURE = ("children", "child", "cases", "default")
 
 
+MAX_TREE_DEPTH = 64  # nodes nested in one another, includes counted (docs/tree-format.md)
+MAX_TREE_NODES = 10_000  # nodes in the whole tree, includes expanded
+
+
 class ParseContext(Protocol):
-    """What node parsing needs from the file loader."""
+    """What node parsing needs from the file loader: the registry, includes, and the count of
+    nodes and nesting so far (shared across included files, so limits hold for the whole tree)."""
 
     registry: Registry
+    depth: int
+    nodes: int
 
     def include(self, type_name: str, fields: PosDict, pos: Pos) -> NodeSpec: ...
 
@@ -37,6 +44,21 @@ def fail(msg: str, pos: Pos) -> UserError:
 
 def parse_node(raw: Any, pos: Pos, ctx: ParseContext) -> NodeSpec:
     """Validate one node (and, recursively, its sub-nodes) written at `pos`."""
+    if ctx.depth >= MAX_TREE_DEPTH:
+        raise fail(f"tree nested deeper than {MAX_TREE_DEPTH} nodes (includes count; flatten "
+                   "repeated decorators into one)", pos)
+    ctx.nodes += 1
+    if ctx.nodes > MAX_TREE_NODES:
+        raise fail(f"tree has more than {MAX_TREE_NODES} nodes (includes expanded); split the task "
+                   "into smaller trees", pos)
+    ctx.depth += 1
+    try:
+        return _parse_node(raw, pos, ctx)
+    finally:
+        ctx.depth -= 1
+
+
+def _parse_node(raw: Any, pos: Pos, ctx: ParseContext) -> NodeSpec:
     if isinstance(raw, str):
         type_name, type_pos = raw, pos
         fields = PosDict(pos)

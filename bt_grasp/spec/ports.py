@@ -6,9 +6,10 @@ are uniform: "port 'attempts' of retry must be an integer, got a string ('three'
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from bt_grasp.errors import UserError, did_you_mean
+from bt_grasp.errors import UserError, did_you_mean, excerpt
 from bt_grasp.registry import NodeType, Port
 from bt_grasp.spec.model import KEY_RE, Pos, looks_like_ref, ref_key
 from bt_grasp.spec.yaml_pos import PosDict, kind_name, plain
@@ -82,10 +83,12 @@ def check_port(nt: NodeType, port: Port, value: Any, pos: Pos) -> Any:
         return value
 
     if port.type == "any":
+        _check_finite(where, value, pos)
         return plain(value)
     if port.type == "list":
         if not isinstance(value, list):
             raise _fail(f"{where} must be a list, got {kind_name(value)}", pos)
+        _check_finite(where, value, pos)
         return plain(value)
     if port.type == "bool":
         if not isinstance(value, bool):
@@ -102,6 +105,8 @@ def check_port(nt: NodeType, port: Port, value: Any, pos: Pos) -> Any:
     if port.type == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _fail(f"{where} must be a number, got {kind_name(value)}", pos)
+        if not math.isfinite(value):
+            raise _fail(f"{where} must be a finite number, got {value}", pos)
         _check_range(where, port, value, pos)
         return float(value)
     # str and label
@@ -114,7 +119,25 @@ def check_port(nt: NodeType, port: Port, value: Any, pos: Pos) -> Any:
     return value
 
 
+def _check_finite(where: str, value: Any, pos: Pos) -> None:
+    """No NaN or infinity anywhere inside a list/mapping value (YAML's .nan, .inf)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise _fail(f"{where} must hold finite numbers, got {item}", pos)
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+
+
+MAX_INT = 1_000_000  # an int port without its own maximum (attempts, repeats, ...)
+
+
 def _check_range(where: str, port: Port, value: float, pos: Pos) -> None:
+    if port.type == "int" and port.maximum is None and value > MAX_INT:
+        raise _fail(f"{where} must be <= {MAX_INT}, got {excerpt(value)}", pos)
     if port.minimum is not None and value < port.minimum:
         raise _fail(f"{where} must be >= {_num(port.minimum)}, got {_num(value)}", pos)
     if port.maximum is not None and value > port.maximum:

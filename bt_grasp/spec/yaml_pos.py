@@ -1,7 +1,7 @@
 """YAML -> plain dicts/lists that remember where every key and value was written.
 
 PyYAML's `safe_load` throws positions away, so a later "mistyped port" could not name its line.
-We compose the node graph instead and rebuild it as `PosDict` / `PosList`: ordinary dict/list
+We read the parser's events instead and build `PosDict` / `PosList`: ordinary dict/list
 subclasses (so the rest of the code treats them as data) carrying the position of the container,
 of each key and of each value. Scalar values are constructed by PyYAML's SafeConstructor, so
 `true`, `1e3`, `0x10` mean what they mean in YAML; mapping keys are kept as the strings written.
@@ -13,13 +13,13 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import ScalarNode
+from yaml.reader import ReaderError
 
-from bt_grasp.errors import UserError
+from bt_grasp.errors import UserError, excerpt
 from bt_grasp.spec.model import Pos
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-_PLAIN_TAGS = ("tag:yaml.org,2002:seq", "tag:yaml.org,2002:map")
 
 
 class PosDict(dict):
@@ -57,10 +57,27 @@ def mark_pos(file: str, mark: Any) -> Pos:
     return Pos(file, mark.line + 1, mark.column + 1)
 
 
+# Limits on one YAML document (docs/tree-format.md, "Limits"): generous for any real tree, and
+# they keep a hostile file from taking minutes or gigabytes.
+MAX_BYTES = 1024 * 1024  # one file's size
+MAX_DEPTH = 200  # mappings and lists nested in one another
+MAX_VALUES = 200_000  # keys, values and items, counting every alias expansion
+
+_PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster
+
+
 def load_positioned(text: str, file: str) -> Any:
-    """Parse one YAML document; None for an empty one. Raises UserError on bad YAML."""
+    """Parse one YAML document; None for an empty one. Raises UserError on bad YAML.
+
+    Built from the parser's event stream in one loop (no recursion), so depth, size and alias
+    expansion are checked as the document is read, before anything is expanded.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise UserError(f"file is {size / 1e6:.1f} MB; tree files are limited to "
+                        f"{MAX_BYTES // 1024} kB (split it with include:)", file, 1, 1)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return _Builder(file).run(yaml.parse(text, Loader=_PARSER))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "invalid YAML"
@@ -72,65 +89,149 @@ def load_positioned(text: str, file: str) -> Any:
                 context += f" started at line {cm.line + 1}, column {cm.column + 1}"
             context += ")"
         raise _err(f"YAML syntax error: {problem}{context}", mark_pos(file, mark)) from None
-    except yaml.YAMLError as exc:  # unmarked reader errors, e.g. control characters
+    except ReaderError as exc:  # a character YAML does not allow (NUL, ESC, ...)
+        line, col = _line_col(text, exc.position)
+        what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+        raise UserError(f"YAML syntax error: character {what} is not allowed in YAML text "
+                        "(remove it or write it escaped inside a quoted string)", file, line, col) from None
+    except yaml.YAMLError as exc:
         raise UserError(f"YAML syntax error: {exc}", file, 1, 1) from None
-    if node is None:
-        return None
-    return _Builder(file).build(node)
+
+
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    before = text[:position]
+    return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
 
 
 def _err(message: str, pos: Pos) -> UserError:
     return UserError(message, pos.file, pos.line, pos.col)
 
 
+class _Frame:
+    """An open mapping or list while its events are read."""
+
+    __slots__ = ("value", "anchor", "key", "key_pos", "count")
+
+    def __init__(self, value: PosDict | PosList, anchor: str | None) -> None:
+        self.value = value
+        self.anchor = anchor
+        self.key: str | None = None
+        self.key_pos: Pos | None = None
+        self.count = 1
+
+
 class _Builder:
+    """Events -> PosDict / PosList / scalars, iteratively, with the limits above."""
+
     def __init__(self, file: str) -> None:
         self.file = file
         self.constructor = SafeConstructor()
-        self.active: set[int] = set()  # nodes on the current path, to reject recursive aliases
+        self.resolver = yaml.resolver.Resolver()
+        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, number of values)
+        self.open_anchors: set[str] = set()
+        self.stack: list[_Frame] = []
+        self.total = 0
+        self.root: Any = None
+        self.seen_doc = False
 
-    def pos(self, node: Node) -> Pos:
-        return mark_pos(self.file, node.start_mark)
+    def pos(self, mark: Any) -> Pos:
+        return mark_pos(self.file, mark)
 
-    def build(self, node: Node) -> Any:
-        if isinstance(node, ScalarNode):
-            try:
-                return self.constructor.construct_object(node, deep=True)
-            except yaml.MarkedYAMLError as exc:
-                raise _err(f"YAML error: {exc.problem}", self.pos(node)) from None
-        if node.tag not in _PLAIN_TAGS:
-            raise _err(f"YAML tag '{node.tag}' is not supported in tree files", self.pos(node))
-        if id(node) in self.active:
-            raise _err("recursive YAML alias", self.pos(node))
-        self.active.add(id(node))
-        try:
-            if isinstance(node, SequenceNode):
-                out = PosList(self.pos(node))
-                for item in node.value:
-                    out.put(self.build(item), self.pos(item))
-                return out
-            if isinstance(node, MappingNode):
-                return self._mapping(node)
-            raise _err(f"unsupported YAML node {node.tag}", self.pos(node))  # pragma: no cover
-        finally:
-            self.active.discard(id(node))
+    def run(self, events: Any) -> Any:
+        for ev in events:
+            if isinstance(ev, yaml.DocumentStartEvent):
+                if self.seen_doc:
+                    raise _err("a tree file holds one YAML document; remove the second '---'",
+                               self.pos(ev.start_mark))
+                self.seen_doc = True
+            elif isinstance(ev, yaml.MappingStartEvent):
+                self._open(PosDict(self.pos(ev.start_mark)), ev, "tag:yaml.org,2002:map")
+            elif isinstance(ev, yaml.SequenceStartEvent):
+                self._open(PosList(self.pos(ev.start_mark)), ev, "tag:yaml.org,2002:seq")
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = self.stack.pop()
+                if frame.anchor is not None:
+                    self.open_anchors.discard(frame.anchor)
+                    self.anchors[frame.anchor] = (frame.value, frame.count)
+                self._add(frame.value, frame.value.pos, frame.count, ev)
+            elif isinstance(ev, yaml.ScalarEvent):
+                self._scalar(ev)
+            elif isinstance(ev, yaml.AliasEvent):
+                self._alias(ev)
+        return self.root
 
-    def _mapping(self, node: MappingNode) -> PosDict:
-        out = PosDict(self.pos(node))
-        for key_node, value_node in node.value:
-            kpos = self.pos(key_node)
-            if key_node.tag == _MERGE_TAG:
-                raise _err("YAML merge keys (<<) are not supported in tree files", kpos)
-            if not isinstance(key_node, ScalarNode):
-                raise _err("mapping keys must be plain scalars", kpos)
+    def _count(self, n: int, mark: Any, alias: bool) -> None:
+        self.total += n
+        if self.total > MAX_VALUES:
+            why = "its aliases expand" if alias else "it holds"
+            raise _err(f"document too large: {why} more than {MAX_VALUES} values (write the tree "
+                       "out without nested aliases, or split it with include:)", self.pos(mark))
+
+    def _open(self, value: PosDict | PosList, ev: Any, plain_tag: str) -> None:
+        if ev.tag not in (None, "!", plain_tag):
+            raise _err(f"YAML tag '{ev.tag}' is not supported in tree files", self.pos(ev.start_mark))
+        if self.stack and isinstance(self.stack[-1].value, PosDict) and self.stack[-1].key is None:
+            raise _err("mapping keys must be plain scalars", self.pos(ev.start_mark))
+        if len(self.stack) >= MAX_DEPTH:
+            raise _err(f"nested deeper than {MAX_DEPTH} levels (flatten the tree, or split it "
+                       "with include:)", self.pos(ev.start_mark))
+        self._count(1, ev.start_mark, False)
+        if ev.anchor is not None:
+            self.open_anchors.add(ev.anchor)
+        self.stack.append(_Frame(value, ev.anchor))
+
+    def _scalar(self, ev: Any) -> None:
+        pos = self.pos(ev.start_mark)
+        self._count(1, ev.start_mark, False)
+        if self.stack and isinstance(self.stack[-1].value, PosDict) and self.stack[-1].key is None:
             # Keys are names (node types, ports, labels), so they stay strings: under YAML 1.1
             # `on:` (the switch port) would otherwise become the boolean true.
-            key = key_node.value
-            if key in out:
-                first = out.key_pos[key]
-                raise _err(f"duplicate key '{key}' (first at line {first.line})", kpos)
-            out.put(key, self.build(value_node), kpos, self.pos(value_node))
-        return out
+            frame = self.stack[-1]
+            implicit_tag = self.resolver.resolve(ScalarNode, ev.value, ev.implicit)
+            if ev.tag is None and implicit_tag == _MERGE_TAG:
+                raise _err("YAML merge keys (<<) are not supported in tree files", pos)
+            if ev.value in frame.value:
+                first = frame.value.key_pos[ev.value]
+                raise _err(f"duplicate key '{ev.value}' (first at line {first.line})", pos)
+            frame.key, frame.key_pos = ev.value, pos
+            return
+        tag = ev.tag if ev.tag not in (None, "!") else self.resolver.resolve(ScalarNode, ev.value, ev.implicit)
+        if ev.tag == "!":
+            tag = "tag:yaml.org,2002:str"
+        node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except yaml.MarkedYAMLError as exc:
+            raise _err(f"YAML error: {exc.problem}", pos) from None
+        if ev.anchor is not None:
+            self.anchors[ev.anchor] = (value, 1)
+        self._add(value, pos, 0, ev)
+
+    def _alias(self, ev: Any) -> None:
+        pos = self.pos(ev.start_mark)
+        if ev.anchor in self.open_anchors:
+            raise _err("recursive YAML alias", pos)
+        if ev.anchor not in self.anchors:
+            raise _err(f"undefined YAML alias '*{excerpt(ev.anchor)}' (define '&{excerpt(ev.anchor)}' "
+                       "before using it)", pos)
+        value, n = self.anchors[ev.anchor]
+        self._count(n, ev.start_mark, True)
+        if self.stack and isinstance(self.stack[-1].value, PosDict) and self.stack[-1].key is None:
+            raise _err("mapping keys must be plain scalars, not aliases", pos)
+        self._add(value, pos, n, ev)
+
+    def _add(self, value: Any, pos: Pos, n: int, ev: Any) -> None:
+        """Put a finished value into the open container (or make it the document)."""
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        frame.count += n + 1
+        if isinstance(frame.value, PosList):
+            frame.value.put(value, pos)
+        else:
+            frame.value.put(frame.key, value, frame.key_pos, pos)
+            frame.key = None
 
 
 def plain(value: Any) -> Any:
@@ -170,7 +271,7 @@ def kind_name(value: Any) -> str:
     if isinstance(value, float):
         return f"a number ({value})"
     if isinstance(value, str):
-        return f"a string ('{value}')"
+        return f"a string ('{excerpt(value)}')"
     if isinstance(value, list):
         return f"a list of {len(value)}"
     if isinstance(value, dict):

@@ -23,6 +23,7 @@ recording is still usable, and an index that can be filtered without opening the
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,11 @@ def read_index(trace_dir: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise UserError(f"not a trace directory (no {INDEX})", file=str(trace_dir))
     entries = []
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text (byte at offset {exc.start})", file=str(path), line=1) from None
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -92,11 +97,14 @@ def read_index(trace_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def load_trace(trace_dir: str | Path, entry: dict[str, Any]) -> Trace:
-    path = Path(trace_dir) / entry["file"]
+    path = Path(trace_dir) / str(entry["file"])
+    if Path(trace_dir).resolve() not in path.resolve().parents:
+        raise UserError(f"index entry {entry.get('id')!r}: file must be inside the trace directory",
+                        file=str(Path(trace_dir) / INDEX))
     try:
         with np.load(path) as z:
             tel = Telemetry(**{k: z[k] for k in z.files})
-    except (OSError, ValueError, TypeError, KeyError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, zipfile.BadZipFile) as exc:
         raise UserError(f"unreadable trace: {exc}", file=str(path)) from None
     meta = {k: v for k, v in entry.items() if k not in ("label",)}
     return Trace(id=str(entry["id"]), label=Label(entry["label"]), telemetry=tel, meta=meta)

@@ -1,0 +1,25 @@
+"""A short run of bench/fuzz_loaders.py: mutated trees, profiles, traces and BT.CPP documents
+either load or fail with one located line — never another exception."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import fuzz_loaders  # noqa: E402
+
+
+@pytest.mark.parametrize("target", sorted(fuzz_loaders.LOADERS))
+def test_mutated_documents_load_or_give_one_located_line(target):
+    tally = fuzz_loaders.fuzz(target, examples=25, seed=0)
+    assert tally["examples"] == 25
+    assert tally["accepted"] + tally["refused"] == 25
+
+
+def test_the_mutations_reach_both_outcomes():
+    """A fuzzer whose every document is refused (or accepted) would test nothing."""
+    tally = fuzz_loaders.fuzz("trace", examples=40, seed=0)
+    assert tally["accepted"] > 0 and tally["refused"] > 0

@@ -1,0 +1,153 @@
+"""A signal at any moment of a run leaves a readable trace that records the decision.
+
+Three moments: during set-up (the arm loading its URDFs), between ticks, and inside a
+primitive. SIGINT/SIGTERM stop the driver and record WAIT_CLARIFY "interrupted"; SIGKILL cannot
+be caught, so its trace is readable up to the last line written (the header, before set-up).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import ROOT, tree
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.registry import default_registry
+from bt_grasp.runner import Runner
+from bt_grasp.trace import TraceWriter, read_trace
+
+ENDLESS = """tree: endless
+budgets: {max_ticks: 100000}
+root:
+  repeat:
+    child:
+      force_success:
+        child:
+          open_gripper: {id: open}
+"""
+
+GRASP_LOOP = """
+tree: grasp_loop
+budgets: {actions: 1000, max_ticks: 1000}
+root:
+  repeat:
+    child:
+      force_success:
+        child:
+          sequence:
+            children:
+              - open_gripper: {id: open}
+              - grasp: {id: grasp, target: mug}
+"""
+
+
+def _start_run(tmp_path) -> tuple[subprocess.Popen, object]:
+    """A real run on the arm, stopped as soon as its trace has a header: set-up takes seconds."""
+    path = tmp_path / "endless.yaml"
+    path.write_text(ENDLESS)
+    trace = tmp_path / "run.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "bt_grasp.cli", "run", str(path), "--trace", str(trace),
+                             "--image-size", "256"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if trace.exists() and trace.read_text().endswith("\n"):
+            return proc, trace
+        if proc.poll() is not None:
+            pytest.fail(f"run ended early: {proc.stderr.read()}")
+        time.sleep(0.01)
+    proc.kill()
+    pytest.fail("no trace header in time")
+
+
+def test_sigint_during_set_up_records_wait_clarify_interrupted(tmp_path):
+    proc, trace = _start_run(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130
+    assert out.startswith("WAIT_CLARIFY: interrupted")
+    t = read_trace(trace)
+    assert t.complete and t.final["decision"] == "WAIT_CLARIFY" and t.final["reason"] == "interrupted"
+    assert t.final["ticks"] == 0 and t.ticks == []  # it landed in set-up, before the first tick
+    assert t.header["tree"] == "endless" and t.header["structure"]["type"] == "repeat"
+
+
+def test_sigkill_during_set_up_leaves_a_readable_header(tmp_path):
+    proc, trace = _start_run(tmp_path)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    t = read_trace(trace)
+    assert not t.complete and t.ticks == []
+    assert t.header["tree"] == "endless" and t.header["robot"] == "ur5e_robotiq"
+
+
+class _Driver:
+    """Only what an interrupted run touches: stop()."""
+
+    def __init__(self) -> None:
+        self.stopped = 0
+
+    def stop(self) -> None:
+        self.stopped += 1
+
+
+class _KillingOracle:
+    """Answers every leaf with its first outcome; sends `sig` to this process at the n-th grasp."""
+
+    def __init__(self, sig: int, at_grasp: int) -> None:
+        self.sig, self.at, self.grasps = sig, at_grasp, 0
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        if node_id == "grasp":
+            self.grasps += 1
+            if self.grasps == self.at:
+                os.kill(os.getpid(), self.sig)
+                time.sleep(1)  # the handler interrupts this wait, as it would a motion
+        return alphabet[0]
+
+
+def _runner(tmp_path, oracle) -> tuple[Runner, _Driver, object]:
+    spec = tree(GRASP_LOOP)
+    driver = _Driver()
+    b = spec.budgets
+    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                     oracle=oracle, driver=driver, blackboard=Blackboard({"goal.object": "mug"}))
+    path = tmp_path / "run.jsonl"
+    return Runner(spec, ctx, trace_path=str(path)), driver, path
+
+
+def test_sigterm_inside_a_primitive_stops_the_driver_and_records_the_decision(tmp_path):
+    runner, driver, path = _runner(tmp_path, _KillingOracle(signal.SIGTERM, at_grasp=3))
+    before = signal.getsignal(signal.SIGTERM)
+    started = time.perf_counter()
+    result = runner.run(handle_signals=True)
+    assert time.perf_counter() - started < 1.0  # the primitive was cut short, not waited out
+    assert (result.reason, result.exit_code, driver.stopped) == ("interrupted", 143, 1)
+    t = read_trace(path)
+    assert t.final["decision"] == "WAIT_CLARIFY" and t.final["reason"] == "interrupted"
+    assert [tk["tick"] for tk in t.ticks] == list(range(1, len(t.ticks) + 1))
+    assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
+
+
+def test_sigint_between_ticks_records_the_decision_after_the_last_full_tick(tmp_path, monkeypatch):
+    runner, driver, path = _runner(tmp_path, _KillingOracle(signal.SIGTERM, at_grasp=10 ** 9))
+    real_write = TraceWriter.write
+
+    def write_then_signal(self, record, sync=True):
+        real_write(self, record, sync)
+        if record.get("type") == "tick" and record["tick"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # delivered here: tick 2 is recorded, tick 3 not begun
+
+    monkeypatch.setattr(TraceWriter, "write", write_then_signal)
+    result = runner.run(handle_signals=True)
+    assert (result.reason, result.exit_code, driver.stopped) == ("interrupted", 130, 1)
+    t = read_trace(path)
+    assert [tk["tick"] for tk in t.ticks] == [1, 2]
+    assert t.final["ticks"] == 2 and t.final["reason"] == "interrupted"
