@@ -267,3 +267,48 @@ def test_an_unknown_witness_name_or_a_non_positive_limit_is_bad_input(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["verify", tree, "--time-limit", "-3"])
     assert stop.value.code == 2 and "must be greater than 0" in capsys.readouterr().err
+
+
+# After `probe`, a run has taken 0 actions (lift done) or up to 2 (both pushes); then up to two
+# grasps. The action count differs, the rest of the state is the same.
+SPARE = """
+    tree: spare_budget
+    budgets: {{actions: {actions}}}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - force_success:
+                    child:
+                      selector:
+                        children:
+                          - lift: {{id: probe}}
+                          - sequence: {{children: [push: {{id: p1}}, push: {{id: p2}}]}}
+                - selector:
+                    children:
+                      - retry: {{attempts: 2, child: {{grasp: {{id: pick}}}}}}
+                      - wait_clarify: {{reason: "grasp failed"}}
+                - finalize: {{reason: held}}
+          - wait_clarify: {{reason: "could not start"}}
+"""
+
+
+def test_states_that_differ_only_in_an_action_count_the_budget_covers_are_explored_once():
+    # 4: two pushes and two grasps just fit, so after the pushes the state is the one after the
+    # lift; 3: the second grasp would pass the budget, so that state is explored on its own
+    fits, short = verify_tree(tree(SPARE.format(actions=4))), verify_tree(tree(SPARE.format(actions=3)))
+    assert verify_tree(tree(SPARE.format(actions=10))).states == fits.states < short.states
+    assert fits.bounds["actions"] == 4
+    _witnesses_reach_their_bounds(tree(SPARE.format(actions=4)), fits)
+
+
+def test_a_state_whose_future_would_pass_the_budget_is_not_merged_with_one_that_had_room():
+    spec = tree(SPARE.format(actions=3))
+    res = verify_tree(spec)
+    _witnesses_reach_their_bounds(spec, res)
+    assert res.bounds["actions"] == 3
+    assert any("action budget spent" in e for e in res.endings)  # two pushes, a grasp, refused
+    run, _ = _replay(spec, [{"node": n, "outcome": o} for n, o in [
+        ("probe", "fault"), ("p1", "done"), ("p2", "done"), ("pick", "fault")]])
+    assert "action budget spent" in run.reason
