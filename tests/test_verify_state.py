@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from bt_strategies import load_text, profile_settings, tree_texts
 from helpers import ROOT, run_oracle, tree
+from hypothesis import given
 from test_btcpp_helpers import registry as btcpp_registry
 from test_btcpp_helpers import spec_of
 
@@ -26,6 +28,7 @@ from bt_grasp.interop import import_btcpp
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.runner import Runner
 from bt_grasp.spec import load_tree
+from bt_grasp.verifier import search as search_mod
 from bt_grasp.verifier import verify_tree
 from bt_grasp.verifier.core import run_costs
 from bt_grasp.verifier.state import RunState
@@ -312,3 +315,18 @@ def test_a_state_whose_future_would_pass_the_budget_is_not_merged_with_one_that_
     run, _ = _replay(spec, [{"node": n, "outcome": o} for n, o in [
         ("probe", "fault"), ("p1", "done"), ("p2", "done"), ("pick", "fault")]])
     assert "action budget spent" in run.reason
+
+
+@profile_settings(multiplier=10)
+@given(text=tree_texts(max_leaves=8, reactive=True, repeat=True, timeouts_anywhere=True, unbounded=True))
+def test_merging_action_counts_the_budget_covers_changes_no_verdict_and_no_bound(text):
+    spec = load_text(text)
+    merged = verify_tree(spec, max_runs=20_000)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec, max_runs=20_000)
+    if merged.complete and exact.complete:
+        assert (merged.proven, merged.bounds, merged.problem) == (exact.proven, exact.bounds, exact.problem)
+        assert merged.states <= exact.states
+        if merged.proven:
+            assert set(merged.endings) == set(exact.endings)
