@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from bt_strategies import load_text, profile_settings, tree_texts
 from helpers import ROOT, run_oracle, tree
+from hypothesis import given
 from test_btcpp_helpers import registry as btcpp_registry
 from test_btcpp_helpers import spec_of
 
@@ -26,6 +28,7 @@ from bt_grasp.interop import import_btcpp
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.runner import Runner
 from bt_grasp.spec import load_tree
+from bt_grasp.verifier import search as search_mod
 from bt_grasp.verifier import verify_tree
 from bt_grasp.verifier.core import run_costs
 from bt_grasp.verifier.state import RunState
@@ -267,3 +270,63 @@ def test_an_unknown_witness_name_or_a_non_positive_limit_is_bad_input(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["verify", tree, "--time-limit", "-3"])
     assert stop.value.code == 2 and "must be greater than 0" in capsys.readouterr().err
+
+
+# After `probe`, a run has taken 0 actions (lift done) or up to 2 (both pushes); then up to two
+# grasps. The action count differs, the rest of the state is the same.
+SPARE = """
+    tree: spare_budget
+    budgets: {{actions: {actions}}}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - force_success:
+                    child:
+                      selector:
+                        children:
+                          - lift: {{id: probe}}
+                          - sequence: {{children: [push: {{id: p1}}, push: {{id: p2}}]}}
+                - selector:
+                    children:
+                      - retry: {{attempts: 2, child: {{grasp: {{id: pick}}}}}}
+                      - wait_clarify: {{reason: "grasp failed"}}
+                - finalize: {{reason: held}}
+          - wait_clarify: {{reason: "could not start"}}
+"""
+
+
+def test_states_that_differ_only_in_an_action_count_the_budget_covers_are_explored_once():
+    # 4: two pushes and two grasps just fit, so after the pushes the state is the one after the
+    # lift; 3: the second grasp would pass the budget, so that state is explored on its own
+    fits, short = verify_tree(tree(SPARE.format(actions=4))), verify_tree(tree(SPARE.format(actions=3)))
+    assert verify_tree(tree(SPARE.format(actions=10))).states == fits.states < short.states
+    assert fits.bounds["actions"] == 4
+    _witnesses_reach_their_bounds(tree(SPARE.format(actions=4)), fits)
+
+
+def test_a_state_whose_future_would_pass_the_budget_is_not_merged_with_one_that_had_room():
+    spec = tree(SPARE.format(actions=3))
+    res = verify_tree(spec)
+    _witnesses_reach_their_bounds(spec, res)
+    assert res.bounds["actions"] == 3
+    assert any("action budget spent" in e for e in res.endings)  # two pushes, a grasp, refused
+    run, _ = _replay(spec, [{"node": n, "outcome": o} for n, o in [
+        ("probe", "fault"), ("p1", "done"), ("p2", "done"), ("pick", "fault")]])
+    assert "action budget spent" in run.reason
+
+
+@profile_settings(multiplier=10)
+@given(text=tree_texts(max_leaves=8, reactive=True, repeat=True, timeouts_anywhere=True, unbounded=True))
+def test_merging_action_counts_the_budget_covers_changes_no_verdict_and_no_bound(text):
+    spec = load_text(text)
+    merged = verify_tree(spec, max_runs=20_000)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec, max_runs=20_000)
+    if merged.complete and exact.complete:
+        assert (merged.proven, merged.bounds, merged.problem) == (exact.proven, exact.bounds, exact.problem)
+        assert merged.states <= exact.states
+        if merged.proven:
+            assert set(merged.endings) == set(exact.endings)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 import numpy as np
-from scipy import ndimage
 
 from .colour import SIMILAR
 from .types import SceneGraph, SceneObject
@@ -406,6 +405,8 @@ def _same_object(a: SceneObject, b: SceneObject) -> bool:
     if a.attributes.get("seen_colour", a.attributes.get("colour")) != \
             b.attributes.get("seen_colour", b.attributes.get("colour")):
         return False
+    from scipy import ndimage  # here, not at import: the node catalogue (and verify) loads this module
+
     return bool((ndimage.binary_dilation(a.mask, iterations=2) & b.mask).any())
 
 

@@ -15,7 +15,6 @@ from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
 from bt_grasp.registry import Registry, default_registry
 from bt_grasp.runner import EpisodeResult, Runner
-from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
@@ -104,6 +103,9 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
 def _from_summary(spec: Any, registry: Registry, setup: _Setup) -> VerifyResult | None:
     """The compositional summary's result, if the structure proves that every run decides
     within max_ticks and every bound's witness, replayed on the Runner, reaches it; else None."""
+    # imported here: its numpy tables are needed only for trees the quick search cannot settle
+    from bt_grasp.verifier.bounds import summarise
+
     try:
         summary = summarise(spec, registry)
     except Exception:  # a node type the summary rules do not know: the search handles it

@@ -223,6 +223,43 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
             parent.best[k] = (total, (step, suffix) if step is not None else suffix)
 
 
+_ACTIONS = 2  # where RunState.key holds the episode's action count
+
+
+class _Spare:
+    """Memo entries that hold for any action count the budget still covers.
+
+    The action count is only ever compared with the budget (a leaf's guard refuses an action
+    once `actions >= limit`). A state explored from a count `a'` whose runs take at most `w`
+    more actions, with `a' + w < limit`, never met a refusal, so each of its guards passed
+    with at most `w - 1` actions taken since. The same state with count `a`, `a + w <= limit`,
+    passes those guards too, step by step the same: its runs are the same choices with the
+    same costs (actions `a - a'` higher, worst future the same). Such states share one
+    summary; the rest of the key must match exactly.
+    """
+
+    def __init__(self, limit: int, memo: dict[tuple[Any, ...], Summary]) -> None:
+        self.limit = limit
+        self.by_rest: dict[tuple[Any, ...], tuple[int, Summary]] = {}
+        for key, summary in memo.items():
+            self.add(key, summary)
+
+    @staticmethod
+    def _rest(key: tuple[Any, ...]) -> tuple[Any, ...]:
+        return key[:_ACTIONS] + key[_ACTIONS + 1:]
+
+    def add(self, key: tuple[Any, ...], summary: Summary) -> None:
+        more = summary.get("actions", (0, None))[0]
+        if key[_ACTIONS] + more < self.limit:
+            self.by_rest.setdefault(self._rest(key), (more, summary))
+
+    def get(self, key: tuple[Any, ...]) -> Summary | None:
+        hit = self.by_rest.get(self._rest(key))
+        if hit is not None and key[_ACTIONS] + hit[0] <= self.limit:
+            return hit[1]
+        return None
+
+
 def search(machine: Machine, max_advances: int, time_limit: float | None,
            memo: dict[tuple[Any, ...], Summary] | None = None,
            endings: dict[str, int] | None = None, cpu_limit: float | None = None) -> Found:
@@ -234,6 +271,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
     """
     memo = {} if memo is None else memo
     endings = {} if endings is None else endings
+    spare = _Spare(machine.limits.actions, memo)
     on_path: dict[tuple[Any, ...], int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -252,6 +290,8 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
             raise _Counterexample(point.text, path_steps() + ([step] if step else []), path=point.path)
         key = point.key
         known = memo.get(key)
+        if known is None:
+            known = spare.get(key)
         if known is not None:
             if point.costs["ticks"] + known.get("ticks", (0, None))[0] > max_ticks:
                 # the same future from a later tick: its longest run now reaches the cap
@@ -271,7 +311,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
         stack.append(_Frame(point, step, n))
         return None
 
-    machine.stop_at = lambda key: key in memo or key in on_path
+    machine.stop_at = lambda key: key in memo or key in on_path or spare.get(key) is not None
     root_summary: Summary | None = None
     try:
         if enter(machine.start(), None) is not None:  # pragma: no cover - the first key is new
@@ -282,6 +322,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
                 stack.pop()
                 del on_path[frame.point.key]
                 memo[frame.point.key] = frame.best
+                spare.add(frame.point.key, frame.best)
                 if stack:
                     _combine(stack[-1], frame.point.costs, frame.best, frame.step)
                 else:
