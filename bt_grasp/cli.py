@@ -195,7 +195,8 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, help="write a JSONL trace here")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--perception", default="sim", choices=("sim", "geometric"))
+    p.add_argument("--perception", default="geometric", choices=("geometric", "sim"),
+                   help="geometric: RGB-D only (default); sim: the simulator's annotator, an upper bound for scoring")
     p.add_argument("--lighting", default="easy", choices=("easy", "hard"))
     p.add_argument("--image-size", type=int, default=None)
     p.add_argument("--dry-run", action="store_true",

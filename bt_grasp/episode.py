@@ -48,7 +48,7 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
 
 def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int = 0,
                 goal: str | None = None, trace: str | None = None, gui: bool = False,
-                perception: str = "sim", lighting: str = "easy", image_size: int | None = None,
+                perception: str = "geometric", lighting: str = "easy", image_size: int | None = None,
                 handle_signals: bool = False, world: Any = None, dry_run: bool = False) -> EpisodeResult:
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";

@@ -75,7 +75,7 @@ def make_services(profile: RobotProfile) -> dict[str, Any]:
             "semantic_verifier": TargetStillThere(), "thresholds": thresholds}
 
 
-def build_world(profile: RobotProfile, perception: str = "sim", gui: bool = False,
+def build_world(profile: RobotProfile, perception: str = "geometric", gui: bool = False,
                 lighting: str = "easy", image_size: int | None = None, dry_run: bool = False) -> World:
     from bt_grasp.perception.backends import make_perceiver
 

@@ -25,7 +25,8 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0], help="base seeds")
     p.add_argument("--episodes", type=int, default=100, help="episodes per base seed")
     p.add_argument("--lighting", nargs="+", default=["easy"], choices=["easy", "hard"])
-    p.add_argument("--perception", nargs="+", default=["sim"], choices=["sim", "geometric"])
+    p.add_argument("--perception", nargs="+", default=["geometric"], choices=["geometric", "sim"],
+                   help="geometric: RGB-D only (default); sim: the simulator's annotator, an upper bound for scoring")
     p.add_argument("--robot", default=None, help="robot profile (default: the UR5e arm)")
     p.add_argument("--image-size", type=int, default=512, help="square camera image side (px)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,

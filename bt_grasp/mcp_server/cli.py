@@ -96,7 +96,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
                                           "budgeted episode. Needs: pip install 'bt_grasp[mcp]'.")
     p.add_argument("--robot", default=None,
                    help="robot profile: a shipped name (ur5e_robotiq, stretch3) or a YAML file (default ur5e_robotiq)")
-    p.add_argument("--perception", default="sim", choices=("sim", "geometric"))
+    p.add_argument("--perception", default="geometric", choices=("geometric", "sim"),
+                   help="geometric: RGB-D only (default); sim: the simulator's annotator, an upper bound for scoring")
     p.add_argument("--transport", default="stdio", choices=("stdio",))
     p.add_argument("--actions", type=int, default=d.actions, help="episode action budget (grasp + push)")
     p.add_argument("--perception-streak", type=int, default=d.perception_streak,

@@ -18,8 +18,9 @@ def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--scenario", action="append", help="only these scenarios (repeatable)")
     p.add_argument("--variant", action="append", help="only these variants (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="first trial seed")
-    p.add_argument("--perception", nargs="+", default=["sim"], metavar="BACKEND",
-                   help="perception backends to run: sim (the simulator's annotator) and/or geometric (RGB-D only)")
+    p.add_argument("--perception", nargs="+", default=["geometric"], metavar="BACKEND",
+                   help="perception backends to run: geometric (RGB-D only, default) and/or sim (the simulator's "
+                        "annotator, an upper bound for scoring)")
     add_out_argument(p, "folder for results.jsonl, table.md, success.png (default runs/scenarios)",
                      default="runs/scenarios")
     p.add_argument("--from-jsonl", nargs="*", help="only aggregate these results files (no new runs)")
