@@ -292,10 +292,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(command=_command_of(argv))
     args = parser.parse_args(argv)
     set_verbose(args.verbose)
-    if args.command in _SIMULATING:
-        import_pybullet_quietly()
     try:
+        if args.command in _SIMULATING:
+            import_pybullet_quietly()
         return int(args.func(args) or 0)
+    except KeyboardInterrupt:  # before a run's own handlers exist (loading, imports): one line, no traceback
+        print("interrupted", file=sys.stderr)
+        return 130
     except UserError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE

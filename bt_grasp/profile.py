@@ -15,6 +15,14 @@ from bt_grasp.spec.model import Pos
 ROTATION_TOL = 1e-3  # |R^T R - I| and |det R - 1| allowed in T_cam_base
 
 
+def _above(value: float, info: ValidationInfo, field: str, lower: str) -> float:
+    """An ordering check between two fields (the lower one is validated first, as declared)."""
+    low = info.data.get(lower)
+    if low is not None and value <= low:
+        raise ValueError(f"{field} ({value}) must be greater than {lower} ({low})")
+    return value
+
+
 class CameraSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     width: int = Field(512, gt=0, le=8192)
@@ -28,10 +36,7 @@ class CameraSpec(BaseModel):
     @field_validator("far")
     @classmethod
     def _far_beyond_near(cls, far: float, info: ValidationInfo) -> float:
-        near = info.data.get("near")
-        if near is not None and far <= near:
-            raise ValueError(f"far ({far}) must be greater than near ({near})")
-        return far
+        return _above(far, info, "far", "near")
 
     @field_validator("T_cam_base")
     @classmethod
@@ -65,10 +70,7 @@ class GripperSpec(BaseModel):
     @field_validator("max_aperture_m")
     @classmethod
     def _max_above_min(cls, high: float, info: ValidationInfo) -> float:
-        low = info.data.get("min_aperture_m")
-        if low is not None and high <= low:
-            raise ValueError(f"max_aperture_m ({high}) must be greater than min_aperture_m ({low})")
-        return high
+        return _above(high, info, "max_aperture_m", "min_aperture_m")
 
 
 class RobotProfile(BaseModel):

@@ -142,4 +142,4 @@ def test_serve_parser_defaults() -> None:
     parser = argparse.ArgumentParser()
     add_serve_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["serve"])
-    assert (args.transport, args.perception, args.actions, args.perception_streak) == ("stdio", "sim", 10, 5)
+    assert (args.transport, args.perception, args.actions, args.perception_streak) == ("stdio", "geometric", 10, 5)

@@ -9,28 +9,15 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
-import pytest
-from helpers import ROOT, tree
+from helpers import start_endless_run, tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.trace import TraceWriter, read_trace
-
-ENDLESS = """tree: endless
-budgets: {max_ticks: 100000}
-root:
-  repeat:
-    child:
-      force_success:
-        child:
-          open_gripper: {id: open}
-"""
 
 GRASP_LOOP = """
 tree: grasp_loop
@@ -47,23 +34,9 @@ root:
 """
 
 
-def _start_run(tmp_path) -> tuple[subprocess.Popen, object]:
+def _start_run(tmp_path):
     """A real run on the arm, stopped as soon as its trace has a header: set-up takes seconds."""
-    path = tmp_path / "endless.yaml"
-    path.write_text(ENDLESS)
-    trace = tmp_path / "run.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "bt_grasp.cli", "run", str(path), "--trace", str(trace),
-                             "--image-size", "256"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=ROOT)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if trace.exists() and trace.read_text().endswith("\n"):
-            return proc, trace
-        if proc.poll() is not None:
-            pytest.fail(f"run ended early: {proc.stderr.read()}")
-        time.sleep(0.01)
-    proc.kill()
-    pytest.fail("no trace header in time")
+    return start_endless_run(tmp_path, lambda text: text.endswith("\n"), 60, "no trace header")
 
 
 def test_sigint_during_set_up_records_wait_clarify_interrupted(tmp_path):
@@ -151,3 +124,15 @@ def test_sigint_between_ticks_records_the_decision_after_the_last_full_tick(tmp_
     t = read_trace(path)
     assert [tk["tick"] for tk in t.ticks] == [1, 2]
     assert t.final["ticks"] == 2 and t.final["reason"] == "interrupted"
+
+
+def test_an_interrupt_before_a_run_has_handlers_is_one_line(monkeypatch, capsys):
+    """Ctrl-C while the CLI still imports or loads the tree: exit 130 and one line, no traceback."""
+    import bt_grasp.cli as cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "import_pybullet_quietly", interrupted)
+    assert cli.main(["run", "clutter"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"

@@ -4,41 +4,17 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, start_endless_run
 
 from bt_grasp.trace import read_trace
 
-ENDLESS = """tree: endless
-budgets: {max_ticks: 100000}
-root:
-  repeat:
-    child:
-      force_success:
-        child:
-          open_gripper: {id: open}
-"""
-
 
 def _start(tmp_path):
-    tree = tmp_path / "endless.yaml"
-    tree.write_text(ENDLESS)
-    trace = tmp_path / "run.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "bt_grasp.cli", "run", str(tree), "--trace", str(trace),
-                             "--image-size", "256"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if trace.exists() and len(trace.read_text().splitlines()) >= 4:
-            return proc, trace
-        if proc.poll() is not None:
-            pytest.fail(f"run ended early: {proc.stderr.read()}")
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail("the run wrote no ticks in time")
+    """Stopped once the trace has three complete tick lines."""
+    return start_endless_run(tmp_path, lambda text: text.count('"type":"tick"') >= 3 and text.endswith("\n"),
+                             120, "the run wrote no ticks")
 
 
 def test_a_run_killed_with_sigkill_leaves_a_readable_trace(tmp_path):
