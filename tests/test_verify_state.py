@@ -330,3 +330,69 @@ def test_merging_action_counts_the_budget_covers_changes_no_verdict_and_no_bound
         assert merged.states <= exact.states
         if merged.proven:
             assert set(merged.endings) == set(exact.endings)
+
+
+# After `probe`, a run has taken no action (lift done) or one (the grasp, then maybe a place);
+# `mid` is then the same state but for the action count. The named budget of 0 refuses the
+# push only while the episode's budget still has room: with the action taken, the episode's
+# budget refuses first and the run ends there.
+SCOPED_EDGE = """
+    tree: scoped_edge
+    budgets: {actions: 1}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - force_success:
+                    child:
+                      selector:
+                        children:
+                          - lift: {id: probe}
+                          - sequence: {children: [grasp: {id: pick}, place: {id: o1}]}
+                - lift: {id: mid}
+                - budget: {actions: 0, child: {push: {id: shove}}}
+                - finalize: {reason: pushed}
+          - sequence: {children: [force_success: {child: {place: {id: o2}}}, finalize: {reason: fallback}]}
+"""
+
+
+def test_an_action_a_named_budget_refuses_keeps_the_action_count_at_the_edge_apart():
+    spec = tree(SCOPED_EDGE)
+    res = verify_tree(spec)
+    assert res.proven, res.problem
+    assert res.bounds["primitive:place"] == 2 and res.bounds["actions"] == 1
+    assert any("action budget spent" in e for e in res.endings)
+    _witnesses_reach_their_bounds(spec, res)
+    run, _ = _replay(spec, [{"node": n, "outcome": o} for n, o in [
+        ("probe", "fault"), ("pick", "done"), ("o1", "done"), ("mid", "done")]])
+    assert "action budget spent" in run.reason
+
+
+# The repeat starts the retry scope 2 to 4 times; afterwards nothing starts it again, so the
+# states after it differ only in a count no retry compares with its attempts any more.
+RETRY_COUNTS = """
+    tree: retry_counts
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - repeat: {times: 2, child: {retry: {attempts: 4, child: {lift: {id: probe}}}}}
+                - lift: {id: mid}
+                - place: {id: drop}
+                - finalize: {reason: done}
+          - wait_clarify: {reason: "could not lift"}
+"""
+
+
+def test_states_that_differ_only_in_retry_starts_the_attempts_cover_are_explored_once():
+    spec = tree(RETRY_COUNTS)
+    merged = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec)
+    assert merged.proven and exact.proven
+    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+    assert merged.states < exact.states
+    _witnesses_reach_their_bounds(spec, merged)
