@@ -396,3 +396,45 @@ def test_states_that_differ_only_in_retry_starts_the_attempts_cover_are_explored
     assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
     assert merged.states < exact.states
     _witnesses_reach_their_bounds(spec, merged)
+
+
+# After `probe`, the perception streak is 0 (lift done) or 1 (a survey instead); the two
+# surveys after `mid` come before the grasp that resets it.
+STREAK = """
+    tree: streak
+    budgets: {{perception_streak: {streak}}}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - force_success:
+                    child:
+                      selector:
+                        children:
+                          - lift: {{id: probe}}
+                          - survey_scene: {{id: look}}
+                - lift: {{id: mid}}
+                - force_success: {{child: {{survey_scene: {{id: s1}}}}}}
+                - force_success: {{child: {{survey_scene: {{id: s2}}}}}}
+                - grasp: {{id: pick}}
+                - force_success: {{child: {{survey_scene: {{id: s3}}}}}}
+                - finalize: {{reason: done}}
+          - wait_clarify: {{reason: "could not start"}}
+"""
+
+
+@pytest.mark.parametrize("streak", [2, 3, 5])
+def test_states_that_differ_only_in_a_perception_streak_the_limit_covers_are_explored_once(streak):
+    # 3 and more: both streaks stay below the limit up to the grasp, so `mid` is one state;
+    # 2: the survey path reaches the limit at `s2` and that run ends there
+    spec = tree(STREAK.format(streak=streak))
+    merged = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec)
+    assert merged.proven and exact.proven
+    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+    assert (merged.states < exact.states) == (streak >= 3)
+    assert any("perception loop" in e for e in merged.endings) == (streak == 2)
+    _witnesses_reach_their_bounds(spec, merged)

@@ -24,7 +24,7 @@ from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.state import COUNTER, REFUSED, RunState, Snapshot
+from bt_grasp.verifier.state import COUNTER, REFUSED, STREAK, RunState, Snapshot
 
 Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
@@ -215,15 +215,18 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
     base = parent.point.costs
     keys = set(child) | set(child_costs)
     any_suffix = child[ANY][1]
+    acted = child_costs.get("actions", 0) > base.get("actions", 0)
     for k in keys:
         delta = child_costs.get(k, 0) - base.get(k, 0)
         value, suffix = child.get(k, (0, any_suffix))
+        if k == STREAK and acted:  # an action reset the streak: what follows does not add
+            value = 0
         total = delta + value
         if k not in parent.best or total > parent.best[k][0]:
             parent.best[k] = (total, (step, suffix) if step is not None else suffix)
 
 
-_ACTIONS, _RETRY, _SCOPED = 2, 4, 5  # where RunState.key holds these counters
+_ACTIONS, _STREAK, _RETRY, _SCOPED = 2, 3, 4, 5  # where RunState.key holds these counters
 
 
 class _Spare:
@@ -231,21 +234,24 @@ class _Spare:
 
     A counter here only grows and is only ever compared with fixed limits: the action count
     with the budget, a retry scope's starts with its retries' attempts, a named scope's actions
-    with its budgets' limits. A state explored from a value `c'` whose runs raise that counter
-    by at most `w`, with `c' + w` below the smallest limit it meets, saw every comparison pass.
+    with its budgets' limits; the perception streak too, until an action resets it (its `w`
+    counts the perception calls before the first action; after it both runs are alike). A
+    state explored from a value `c'` whose runs raise that counter by at most `w`, with
+    `c' + w` below the smallest limit it meets, saw every comparison pass.
     The same state from a value `c` passes them too, step by step the same, when the largest
     value compared is still below that limit: `c + w - 1` if each passed check is followed by
     a rise, else `c + w` (a retry checks after its child fails without starting it; a named
     budget refusing an action comes after the checks of the episode's and outer budgets
-    passed, so action counts are shared at the edge only by runs where none refuses). Its runs are then the same choices
-    with the same costs (the counter `c - c'` higher, worst futures the same). Such states
-    share one summary; the rest of the key must match exactly.
+    passed, so action counts are shared at the edge only by runs where none refuses). Its
+    runs are then the same choices with the same costs (the counter `c - c'` higher, worst
+    futures the same). Such states share one summary; the rest of the key must match exactly.
+    A counter that may reach its limit is shared only with its own value.
     """
 
-    def __init__(self, limit: int, memo: dict[tuple[Any, ...], Summary],
+    def __init__(self, limits: EpisodeLimits, memo: dict[tuple[Any, ...], Summary],
                  retry_floor: dict[str, int] | None = None,
                  scope_floor: dict[str, int] | None = None) -> None:
-        self.limit = limit
+        self.limit, self.streak_limit = limits.actions, limits.perception_streak
         self.retry_floor = retry_floor or {}
         self.scope_floor = scope_floor or {}
         self.by_rest: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Summary]]] = {}
@@ -256,6 +262,10 @@ class _Spare:
         """The key without the counter values that can be shared, and those values as
         (slack: 0 for actions-like, 1 for retries; cost name; value)."""
         counters = [(0, "actions", key[_ACTIONS])]
+        streak = key[_STREAK]
+        if streak < self.streak_limit:
+            counters.append((0, STREAK, streak))
+            streak = None
         shown = []
         for part, floor, kind, slack in ((key[_RETRY], self.retry_floor, "retry", 1),
                                          (key[_SCOPED], self.scope_floor, "scoped", 0)):
@@ -267,12 +277,14 @@ class _Spare:
                 else:
                     masked.append((scope, n))
             shown.append(tuple(masked))
-        rest = key[:_ACTIONS] + key[_ACTIONS + 1:_RETRY] + tuple(shown) + key[_SCOPED + 1:]
+        rest = key[:_ACTIONS] + (streak, *shown) + key[_SCOPED + 1:]
         return rest, counters
 
     def _floor(self, name: str) -> int:
         if name == "actions":
             return self.limit
+        if name == STREAK:
+            return self.streak_limit
         kind, scope = name[len(COUNTER):].split(":", 1)
         return (self.retry_floor if kind == "retry" else self.scope_floor)[scope]
 
@@ -312,7 +324,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
     """
     memo = {} if memo is None else memo
     endings = {} if endings is None else endings
-    spare = _Spare(machine.limits.actions, memo, machine.state.retry_floor, machine.state.scope_floor)
+    spare = _Spare(machine.limits, memo, machine.state.retry_floor, machine.state.scope_floor)
     on_path: dict[tuple[Any, ...], int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit

@@ -34,6 +34,7 @@ from bt_grasp.verifier.liveness import Liveness
 _PLAIN = (str, int, float, bool, type(None))
 COUNTER = "~"  # cost names that are not reported: the search's own counters
 REFUSED = COUNTER + "refused"
+STREAK = COUNTER + "streak"  # perception calls; the search counts them only up to an action
 
 
 @dataclass(frozen=True)
@@ -187,9 +188,9 @@ class RunState:
 
     def costs(self) -> dict[str, int]:
         """What the report bounds: actions, ticks, perception calls, calls per primitive; and,
-        unreported (names starting with COUNTER), the retry starts and actions per named scope
-        and the actions a named budget refused, whose worst futures let the search share
-        results across counter values."""
+        unreported (names starting with COUNTER), the retry starts and actions per named scope,
+        the actions a named budget refused and the perception calls (for the streak), whose
+        worst futures let the search share results across counter values."""
         led = self.ctx.ledger
         out = {"actions": led.actions, "ticks": self.ctx.tick, "perception": led.perception_calls}
         for name, n in led.primitive_calls.items():
@@ -200,6 +201,7 @@ class RunState:
             out[f"{COUNTER}scoped:{scope}"] = n
         if self.refusals:
             out[REFUSED] = self.refusals
+        out[STREAK] = led.perception_calls
         return out
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
