@@ -438,3 +438,43 @@ def test_states_that_differ_only_in_a_perception_streak_the_limit_covers_are_exp
     assert (merged.states < exact.states) == (streak >= 3)
     assert any("perception loop" in e for e in merged.endings) == (streak == 2)
     _witnesses_reach_their_bounds(spec, merged)
+
+
+# The repeat starts the retry scope 2 or 3 times; 3 spends every attempt, but no retry of the
+# scope is ticked again, so nothing compares the count any more.
+SPENT_RETRY = """
+    tree: spent_retry
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - repeat: {times: 2, child: {force_success: {child: {retry: {attempts: 3, child: {lift: {id: probe}}}}}}}
+                - lift: {id: mid}
+                - place: {id: drop}
+                - finalize: {reason: done}
+          - wait_clarify: {reason: "could not lift"}
+"""
+
+
+def test_a_retry_count_no_retry_reads_again_is_shared_even_when_spent():
+    spec = tree(SPENT_RETRY)
+    hits: list[str] = []
+    real_get = search_mod._Spare.get
+
+    def spy(self, key):
+        found = real_get(self, key)
+        if found is not None and ("retry_1", 3) in key[4]:
+            hits.append(key[10])
+        return found
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", spy)
+        merged = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec)
+    assert "mid" in hits  # the spent count met the state explored with 2 starts
+    assert merged.proven and exact.proven and merged.bounds == exact.bounds
+    assert set(merged.endings) == set(exact.endings)
+    _witnesses_reach_their_bounds(spec, merged)

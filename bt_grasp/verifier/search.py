@@ -24,7 +24,7 @@ from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.state import COUNTER, REFUSED, STREAK, RunState, Snapshot
+from bt_grasp.verifier.state import COUNTER, REFUSED, RETRY_TICKS, STREAK, RunState, Snapshot
 
 Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
@@ -227,6 +227,8 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
 
 
 _ACTIONS, _STREAK, _RETRY, _SCOPED = 2, 3, 4, 5  # where RunState.key holds these counters
+_RETRY_COST = COUNTER + "retry:"
+_FREE = object()  # a counter nothing compares again: any value shares
 
 
 class _Spare:
@@ -245,7 +247,8 @@ class _Spare:
     passed, so action counts are shared at the edge only by runs where none refuses). Its
     runs are then the same choices with the same costs (the counter `c - c'` higher, worst
     futures the same). Such states share one summary; the rest of the key must match exactly.
-    A counter that may reach its limit is shared only with its own value.
+    A counter that may reach its limit is shared only with its own value; a retry scope whose
+    retries are not ticked again in those runs, with any value.
     """
 
     def __init__(self, limits: EpisodeLimits, memo: dict[tuple[Any, ...], Summary],
@@ -271,7 +274,7 @@ class _Spare:
                                          (key[_SCOPED], self.scope_floor, "scoped", 0)):
             masked = []
             for scope, n in part:
-                if isinstance(n, int) and scope in floor and n < floor[scope]:
+                if scope in floor and (kind == "retry" or isinstance(n, int) and n < floor[scope]):
                     masked.append((scope, None))
                     counters.append((slack, f"{COUNTER}{kind}:{scope}", n))
                 else:
@@ -295,7 +298,10 @@ class _Spare:
         for slack, name, value in counters:
             more = summary.get(name, (0, None))[0]
             floor = self._floor(name)
-            if value + more < floor:
+            if name.startswith(_RETRY_COST) and \
+                    summary.get(RETRY_TICKS + name[len(_RETRY_COST):], (0, None))[0] == 0:
+                need.append((0, floor, 0, _FREE))  # no retry of the scope runs again
+            elif isinstance(value, int) and value + more < floor:
                 need.append((max(slack, int(refused)), floor, more, None))
             elif name == "actions":
                 return
@@ -306,7 +312,8 @@ class _Spare:
     def get(self, key: tuple[Any, ...]) -> Summary | None:
         rest, counters = self._split(key)
         for need, summary in self.by_rest.get(rest, ()):
-            if all(value == exact if exact is not None else value + more + slack <= floor
+            if all(exact is _FREE or (value == exact if exact is not None else
+                                      isinstance(value, int) and value + more + slack <= floor)
                    for (slack, floor, more, exact), (_, _, value)
                    in zip(need, counters, strict=True)):
                 return summary

@@ -35,6 +35,7 @@ _PLAIN = (str, int, float, bool, type(None))
 COUNTER = "~"  # cost names that are not reported: the search's own counters
 REFUSED = COUNTER + "refused"
 STREAK = COUNTER + "streak"  # perception calls; the search counts them only up to an action
+RETRY_TICKS = COUNTER + "ticked:"  # + scope: ticks and updates of that scope's retries
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Snapshot:
     trial: int
     events: int
     refusals: int = 0
+    retry_ticks: tuple[tuple[str, int], ...] = ()
 
 
 def _plain(value: Any) -> Any:
@@ -82,9 +84,14 @@ class RunState:
         self.liveness = Liveness(self.nodes, set(self.read))
         # actions a named budget refused (the episode's budget let them pass): see costs()
         self.refusals = 0
+        # ticks and updates of each retry scope's nodes: the only reads of its start count
+        self.retry_ticks: dict[str, int] = {}
         for node in self.nodes:
             if isinstance(node, Leaf) and node.node_type.counts_as_action:
                 node._pass_guards = self._counting(node._pass_guards)  # type: ignore[method-assign]
+            if isinstance(node, BudgetedRetry):  # it compares when it starts and after its child
+                node.tick = self._ticking(node.tick, node.scope)  # type: ignore[method-assign]
+                node.update = self._ticking(node.update, node.scope)  # type: ignore[method-assign]
         # with track_changes(): the snapshot the tree was last at, and the nodes touched since
         self.tracking = False
         self.dirty: set[int] = set()
@@ -118,6 +125,12 @@ class RunState:
                 self.refusals += 1
             return ok
         return counted
+
+    def _ticking(self, tick: Any, scope: str) -> Any:
+        def ticked() -> Any:
+            self.retry_ticks[scope] = self.retry_ticks.get(scope, 0) + 1
+            return tick()
+        return ticked
 
     def track_changes(self) -> None:
         """Note which nodes a tick touches, so that restoring the same snapshot again only puts
@@ -158,7 +171,8 @@ class RunState:
                     "primitive_calls": dict(led.primitive_calls),
                     "retry_starts": dict(led.retry_starts), "scoped_actions": dict(led.scoped_actions)},
             decision=ctx.decision, reason=ctx.reason, tick=ctx.tick, trial=ctx._trial,
-            events=len(ctx.all_events), refusals=self.refusals)
+            events=len(ctx.all_events), refusals=self.refusals,
+            retry_ticks=tuple(self.retry_ticks.items()))
 
     def restore(self, snap: Snapshot) -> None:
         last = self._last
@@ -181,6 +195,7 @@ class RunState:
             setattr(ctx.ledger, name, dict(value) if isinstance(value, dict) else value)
         ctx.decision, ctx.reason, ctx.tick, ctx._trial = snap.decision, snap.reason, snap.tick, snap.trial
         self.refusals = snap.refusals
+        self.retry_ticks = dict(snap.retry_ticks)
         del ctx.all_events[snap.events:]
         ctx.events = []
         ctx.deadlines = []
@@ -189,8 +204,9 @@ class RunState:
     def costs(self) -> dict[str, int]:
         """What the report bounds: actions, ticks, perception calls, calls per primitive; and,
         unreported (names starting with COUNTER), the retry starts and actions per named scope,
-        the actions a named budget refused and the perception calls (for the streak), whose
-        worst futures let the search share results across counter values."""
+        the actions a named budget refused, the perception calls (for the streak) and the ticks
+        of each retry scope's nodes, whose worst futures let the search share results across
+        counter values."""
         led = self.ctx.ledger
         out = {"actions": led.actions, "ticks": self.ctx.tick, "perception": led.perception_calls}
         for name, n in led.primitive_calls.items():
@@ -202,6 +218,8 @@ class RunState:
         if self.refusals:
             out[REFUSED] = self.refusals
         out[STREAK] = led.perception_calls
+        for scope, n in self.retry_ticks.items():
+            out[RETRY_TICKS + scope] = n
         return out
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
