@@ -330,3 +330,151 @@ def test_merging_action_counts_the_budget_covers_changes_no_verdict_and_no_bound
         assert merged.states <= exact.states
         if merged.proven:
             assert set(merged.endings) == set(exact.endings)
+
+
+# After `probe`, a run has taken no action (lift done) or one (the grasp, then maybe a place);
+# `mid` is then the same state but for the action count. The named budget of 0 refuses the
+# push only while the episode's budget still has room: with the action taken, the episode's
+# budget refuses first and the run ends there.
+SCOPED_EDGE = """
+    tree: scoped_edge
+    budgets: {actions: 1}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - force_success:
+                    child:
+                      selector:
+                        children:
+                          - lift: {id: probe}
+                          - sequence: {children: [grasp: {id: pick}, place: {id: o1}]}
+                - lift: {id: mid}
+                - budget: {actions: 0, child: {push: {id: shove}}}
+                - finalize: {reason: pushed}
+          - sequence: {children: [force_success: {child: {place: {id: o2}}}, finalize: {reason: fallback}]}
+"""
+
+
+def test_an_action_a_named_budget_refuses_keeps_the_action_count_at_the_edge_apart():
+    spec = tree(SCOPED_EDGE)
+    res = verify_tree(spec)
+    assert res.proven, res.problem
+    assert res.bounds["primitive:place"] == 2 and res.bounds["actions"] == 1
+    assert any("action budget spent" in e for e in res.endings)
+    _witnesses_reach_their_bounds(spec, res)
+    run, _ = _replay(spec, [{"node": n, "outcome": o} for n, o in [
+        ("probe", "fault"), ("pick", "done"), ("o1", "done"), ("mid", "done")]])
+    assert "action budget spent" in run.reason
+
+
+# The repeat starts the retry scope 2 to 4 times; afterwards nothing starts it again, so the
+# states after it differ only in a count no retry compares with its attempts any more.
+RETRY_COUNTS = """
+    tree: retry_counts
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - repeat: {times: 2, child: {retry: {attempts: 4, child: {lift: {id: probe}}}}}
+                - lift: {id: mid}
+                - place: {id: drop}
+                - finalize: {reason: done}
+          - wait_clarify: {reason: "could not lift"}
+"""
+
+
+def test_states_that_differ_only_in_retry_starts_the_attempts_cover_are_explored_once():
+    spec = tree(RETRY_COUNTS)
+    merged = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec)
+    assert merged.proven and exact.proven
+    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+    assert merged.states < exact.states
+    _witnesses_reach_their_bounds(spec, merged)
+
+
+# After `probe`, the perception streak is 0 (lift done) or 1 (a survey instead); the two
+# surveys after `mid` come before the grasp that resets it.
+STREAK = """
+    tree: streak
+    budgets: {{perception_streak: {streak}}}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - force_success:
+                    child:
+                      selector:
+                        children:
+                          - lift: {{id: probe}}
+                          - survey_scene: {{id: look}}
+                - lift: {{id: mid}}
+                - force_success: {{child: {{survey_scene: {{id: s1}}}}}}
+                - force_success: {{child: {{survey_scene: {{id: s2}}}}}}
+                - grasp: {{id: pick}}
+                - force_success: {{child: {{survey_scene: {{id: s3}}}}}}
+                - finalize: {{reason: done}}
+          - wait_clarify: {{reason: "could not start"}}
+"""
+
+
+@pytest.mark.parametrize("streak", [2, 3, 5])
+def test_states_that_differ_only_in_a_perception_streak_the_limit_covers_are_explored_once(streak):
+    # 3 and more: both streaks stay below the limit up to the grasp, so `mid` is one state;
+    # 2: the survey path reaches the limit at `s2` and that run ends there
+    spec = tree(STREAK.format(streak=streak))
+    merged = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec)
+    assert merged.proven and exact.proven
+    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+    assert (merged.states < exact.states) == (streak >= 3)
+    assert any("perception loop" in e for e in merged.endings) == (streak == 2)
+    _witnesses_reach_their_bounds(spec, merged)
+
+
+# The repeat starts the retry scope 2 or 3 times; 3 spends every attempt, but no retry of the
+# scope is ticked again, so nothing compares the count any more.
+SPENT_RETRY = """
+    tree: spent_retry
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - repeat: {times: 2, child: {force_success: {child: {retry: {attempts: 3, child: {lift: {id: probe}}}}}}}
+                - lift: {id: mid}
+                - place: {id: drop}
+                - finalize: {reason: done}
+          - wait_clarify: {reason: "could not lift"}
+"""
+
+
+def test_a_retry_count_no_retry_reads_again_is_shared_even_when_spent():
+    spec = tree(SPENT_RETRY)
+    hits: list[str] = []
+    real_get = search_mod._Spare.get
+
+    def spy(self, key):
+        found = real_get(self, key)
+        if found is not None and ("retry_1", 3) in key[4]:
+            hits.append(key[10])
+        return found
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", spy)
+        merged = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        exact = verify_tree(spec)
+    assert "mid" in hits  # the spent count met the state explored with 2 starts
+    assert merged.proven and exact.proven and merged.bounds == exact.bounds
+    assert set(merged.endings) == set(exact.endings)
+    _witnesses_reach_their_bounds(spec, merged)

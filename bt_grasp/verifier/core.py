@@ -17,6 +17,7 @@ from bt_grasp.registry import Registry, default_registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
+from bt_grasp.verifier.state import COUNTER
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 from bt_grasp.verifier.summary_witness import run_costs
 
@@ -83,7 +84,7 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     if found.problem is not None:
         _counterexample(setup, found, result)
         return result
-    bounds = {k: v for k, (v, _) in found.summary.items() if k != ANY}
+    bounds = {k: v for k, (v, _) in found.summary.items() if k != ANY and not k.startswith(COUNTER)}
     for key in FIXED_KEYS:
         bounds.setdefault(key, 0)
     result.bounds = dict(sorted(bounds.items()))

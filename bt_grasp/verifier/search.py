@@ -24,7 +24,7 @@ from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.state import RunState, Snapshot
+from bt_grasp.verifier.state import COUNTER, REFUSED, RETRY_TICKS, STREAK, RunState, Snapshot
 
 Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
@@ -215,48 +215,108 @@ def _combine(parent: _Frame, child_costs: dict[str, int], child: Summary, step: 
     base = parent.point.costs
     keys = set(child) | set(child_costs)
     any_suffix = child[ANY][1]
+    acted = child_costs.get("actions", 0) > base.get("actions", 0)
     for k in keys:
         delta = child_costs.get(k, 0) - base.get(k, 0)
         value, suffix = child.get(k, (0, any_suffix))
+        if k == STREAK and acted:  # an action reset the streak: what follows does not add
+            value = 0
         total = delta + value
         if k not in parent.best or total > parent.best[k][0]:
             parent.best[k] = (total, (step, suffix) if step is not None else suffix)
 
 
-_ACTIONS = 2  # where RunState.key holds the episode's action count
+_ACTIONS, _STREAK, _RETRY, _SCOPED = 2, 3, 4, 5  # where RunState.key holds these counters
+_RETRY_COST = COUNTER + "retry:"
+_FREE = object()  # a counter nothing compares again: any value shares
 
 
 class _Spare:
-    """Memo entries that hold for any action count the budget still covers.
+    """Memo entries that hold for any counter values the limits still cover.
 
-    The action count is only ever compared with the budget (a leaf's guard refuses an action
-    once `actions >= limit`). A state explored from a count `a'` whose runs take at most `w`
-    more actions, with `a' + w < limit`, never met a refusal, so each of its guards passed
-    with at most `w - 1` actions taken since. The same state with count `a`, `a + w <= limit`,
-    passes those guards too, step by step the same: its runs are the same choices with the
-    same costs (actions `a - a'` higher, worst future the same). Such states share one
-    summary; the rest of the key must match exactly.
+    A counter here only grows and is only ever compared with fixed limits: the action count
+    with the budget, a retry scope's starts with its retries' attempts, a named scope's actions
+    with its budgets' limits; the perception streak too, until an action resets it (its `w`
+    counts the perception calls before the first action; after it both runs are alike). A
+    state explored from a value `c'` whose runs raise that counter by at most `w`, with
+    `c' + w` below the smallest limit it meets, saw every comparison pass.
+    The same state from a value `c` passes them too, step by step the same, when the largest
+    value compared is still below that limit: `c + w - 1` if each passed check is followed by
+    a rise, else `c + w` (a retry checks after its child fails without starting it; a named
+    budget refusing an action comes after the checks of the episode's and outer budgets
+    passed, so action counts are shared at the edge only by runs where none refuses). Its
+    runs are then the same choices with the same costs (the counter `c - c'` higher, worst
+    futures the same). Such states share one summary; the rest of the key must match exactly.
+    A counter that may reach its limit is shared only with its own value; a retry scope whose
+    retries are not ticked again in those runs, with any value.
     """
 
-    def __init__(self, limit: int, memo: dict[tuple[Any, ...], Summary]) -> None:
-        self.limit = limit
-        self.by_rest: dict[tuple[Any, ...], tuple[int, Summary]] = {}
+    def __init__(self, limits: EpisodeLimits, memo: dict[tuple[Any, ...], Summary],
+                 retry_floor: dict[str, int] | None = None,
+                 scope_floor: dict[str, int] | None = None) -> None:
+        self.limit, self.streak_limit = limits.actions, limits.perception_streak
+        self.retry_floor = retry_floor or {}
+        self.scope_floor = scope_floor or {}
+        self.by_rest: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Summary]]] = {}
         for key, summary in memo.items():
             self.add(key, summary)
 
-    @staticmethod
-    def _rest(key: tuple[Any, ...]) -> tuple[Any, ...]:
-        return key[:_ACTIONS] + key[_ACTIONS + 1:]
+    def _split(self, key: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[tuple[int, str, int]]]:
+        """The key without the counter values that can be shared, and those values as
+        (slack: 0 for actions-like, 1 for retries; cost name; value)."""
+        counters = [(0, "actions", key[_ACTIONS])]
+        streak = key[_STREAK]
+        if streak < self.streak_limit:
+            counters.append((0, STREAK, streak))
+            streak = None
+        shown = []
+        for part, floor, kind, slack in ((key[_RETRY], self.retry_floor, "retry", 1),
+                                         (key[_SCOPED], self.scope_floor, "scoped", 0)):
+            masked = []
+            for scope, n in part:
+                if scope in floor and (kind == "retry" or isinstance(n, int) and n < floor[scope]):
+                    masked.append((scope, None))
+                    counters.append((slack, f"{COUNTER}{kind}:{scope}", n))
+                else:
+                    masked.append((scope, n))
+            shown.append(tuple(masked))
+        rest = key[:_ACTIONS] + (streak, *shown) + key[_SCOPED + 1:]
+        return rest, counters
+
+    def _floor(self, name: str) -> int:
+        if name == "actions":
+            return self.limit
+        if name == STREAK:
+            return self.streak_limit
+        kind, scope = name[len(COUNTER):].split(":", 1)
+        return (self.retry_floor if kind == "retry" else self.scope_floor)[scope]
 
     def add(self, key: tuple[Any, ...], summary: Summary) -> None:
-        more = summary.get("actions", (0, None))[0]
-        if key[_ACTIONS] + more < self.limit:
-            self.by_rest.setdefault(self._rest(key), (more, summary))
+        rest, counters = self._split(key)
+        need = []
+        refused = summary.get(REFUSED, (0, None))[0] > 0
+        for slack, name, value in counters:
+            more = summary.get(name, (0, None))[0]
+            floor = self._floor(name)
+            if name.startswith(_RETRY_COST) and \
+                    summary.get(RETRY_TICKS + name[len(_RETRY_COST):], (0, None))[0] == 0:
+                need.append((0, floor, 0, _FREE))  # no retry of the scope runs again
+            elif isinstance(value, int) and value + more < floor:
+                need.append((max(slack, int(refused)), floor, more, None))
+            elif name == "actions":
+                return
+            else:  # this counter may reach a limit: shared only with its own value
+                need.append((0, floor, more, value))
+        self.by_rest.setdefault(rest, []).append((tuple(need), summary))
 
     def get(self, key: tuple[Any, ...]) -> Summary | None:
-        hit = self.by_rest.get(self._rest(key))
-        if hit is not None and key[_ACTIONS] + hit[0] <= self.limit:
-            return hit[1]
+        rest, counters = self._split(key)
+        for need, summary in self.by_rest.get(rest, ()):
+            if all(exact is _FREE or (value == exact if exact is not None else
+                                      isinstance(value, int) and value + more + slack <= floor)
+                   for (slack, floor, more, exact), (_, _, value)
+                   in zip(need, counters, strict=True)):
+                return summary
         return None
 
 
@@ -271,7 +331,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
     """
     memo = {} if memo is None else memo
     endings = {} if endings is None else endings
-    spare = _Spare(machine.limits.actions, memo)
+    spare = _Spare(machine.limits, memo, machine.state.retry_floor, machine.state.scope_floor)
     on_path: dict[tuple[Any, ...], int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit

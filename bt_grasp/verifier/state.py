@@ -25,12 +25,17 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Switch
 from bt_grasp.context import RunContext
 from bt_grasp.interop.nodes import OpaqueDecorator
+from bt_grasp.nodes.base import Leaf
 from bt_grasp.resumable import NodeState
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.trace import jsonable
 from bt_grasp.verifier.liveness import Liveness
 
 _PLAIN = (str, int, float, bool, type(None))
+COUNTER = "~"  # cost names that are not reported: the search's own counters
+REFUSED = COUNTER + "refused"
+STREAK = COUNTER + "streak"  # perception calls; the search counts them only up to an action
+RETRY_TICKS = COUNTER + "ticked:"  # + scope: ticks and updates of that scope's retries
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class Snapshot:
     tick: int
     trial: int
     events: int
+    refusals: int = 0
+    retry_ticks: tuple[tuple[str, int], ...] = ()
 
 
 def _plain(value: Any) -> Any:
@@ -75,24 +82,55 @@ class RunState:
         self.quiet = [not n.KEPT and not getattr(n.parent, "READS_CHILD_STATUS", False)
                       for n in self.nodes]
         self.liveness = Liveness(self.nodes, set(self.read))
+        # actions a named budget refused (the episode's budget let them pass): see costs()
+        self.refusals = 0
+        # ticks and updates of each retry scope's nodes: the only reads of its start count
+        self.retry_ticks: dict[str, int] = {}
+        for node in self.nodes:
+            if isinstance(node, Leaf) and node.node_type.counts_as_action:
+                node._pass_guards = self._counting(node._pass_guards)  # type: ignore[method-assign]
+            if isinstance(node, BudgetedRetry):  # it compares when it starts and after its child
+                node.tick = self._ticking(node.tick, node.scope)  # type: ignore[method-assign]
+                node.update = self._ticking(node.update, node.scope)  # type: ignore[method-assign]
         # with track_changes(): the snapshot the tree was last at, and the nodes touched since
         self.tracking = False
         self.dirty: set[int] = set()
         self._last: Snapshot | None = None
         self.retry_caps: dict[str, int] = {}
+        # the smallest limit each counter is compared with: below it, every comparison passes
+        self.retry_floor: dict[str, int] = {}
         scope_nodes: dict[str, list[int]] = {}
         for i, node in enumerate(self.nodes):
             if isinstance(node, BudgetedRetry):
                 self.retry_caps[node.scope] = max(self.retry_caps.get(node.scope, 0), node.attempts)
+                self.retry_floor[node.scope] = min(self.retry_floor.get(node.scope, node.attempts),
+                                                   node.attempts)
                 scope_nodes.setdefault(node.scope, []).append(i)
         # A retry scope whose only node is started at most once per episode: once that node has
         # started and is no longer running, nothing reads the scope's count again.
         self.once_scopes = {scope: ids[0] for scope, ids in scope_nodes.items()
                             if len(ids) == 1 and not _restartable(self.nodes[ids[0]])}
         self.scope_caps: dict[str, int] = {}
+        self.scope_floor: dict[str, int] = {}
         for node in self.nodes:
             if isinstance(node, ActionBudget):
                 self.scope_caps[node.scope] = max(self.scope_caps.get(node.scope, 0), node.limit)
+                self.scope_floor[node.scope] = min(self.scope_floor.get(node.scope, node.limit),
+                                                   node.limit)
+
+    def _counting(self, guards: Any) -> Any:
+        def counted() -> bool:
+            ok = guards()
+            if not ok and self.ctx.ledger.actions < self.ctx.limits.actions:
+                self.refusals += 1
+            return ok
+        return counted
+
+    def _ticking(self, tick: Any, scope: str) -> Any:
+        def ticked() -> Any:
+            self.retry_ticks[scope] = self.retry_ticks.get(scope, 0) + 1
+            return tick()
+        return ticked
 
     def track_changes(self) -> None:
         """Note which nodes a tick touches, so that restoring the same snapshot again only puts
@@ -133,7 +171,8 @@ class RunState:
                     "primitive_calls": dict(led.primitive_calls),
                     "retry_starts": dict(led.retry_starts), "scoped_actions": dict(led.scoped_actions)},
             decision=ctx.decision, reason=ctx.reason, tick=ctx.tick, trial=ctx._trial,
-            events=len(ctx.all_events))
+            events=len(ctx.all_events), refusals=self.refusals,
+            retry_ticks=tuple(self.retry_ticks.items()))
 
     def restore(self, snap: Snapshot) -> None:
         last = self._last
@@ -155,17 +194,32 @@ class RunState:
         for name, value in snap.ledger.items():
             setattr(ctx.ledger, name, dict(value) if isinstance(value, dict) else value)
         ctx.decision, ctx.reason, ctx.tick, ctx._trial = snap.decision, snap.reason, snap.tick, snap.trial
+        self.refusals = snap.refusals
+        self.retry_ticks = dict(snap.retry_ticks)
         del ctx.all_events[snap.events:]
         ctx.events = []
         ctx.deadlines = []
         ctx.action_scopes = []
 
     def costs(self) -> dict[str, int]:
-        """What the report bounds: actions, ticks, perception calls, calls per primitive."""
+        """What the report bounds: actions, ticks, perception calls, calls per primitive; and,
+        unreported (names starting with COUNTER), the retry starts and actions per named scope,
+        the actions a named budget refused, the perception calls (for the streak) and the ticks
+        of each retry scope's nodes, whose worst futures let the search share results across
+        counter values."""
         led = self.ctx.ledger
         out = {"actions": led.actions, "ticks": self.ctx.tick, "perception": led.perception_calls}
         for name, n in led.primitive_calls.items():
             out[f"primitive:{name}"] = n
+        for scope, n in led.retry_starts.items():
+            out[f"{COUNTER}retry:{scope}"] = n
+        for scope, n in led.scoped_actions.items():
+            out[f"{COUNTER}scoped:{scope}"] = n
+        if self.refusals:
+            out[REFUSED] = self.refusals
+        out[STREAK] = led.perception_calls
+        for scope, n in self.retry_ticks.items():
+            out[RETRY_TICKS + scope] = n
         return out
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
