@@ -157,8 +157,18 @@ def run_in_process(case: Case) -> tuple[int, str, float]:
 
 
 def peak_mb() -> float:
-    """This process's peak resident memory so far (Linux reports kB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """This process's peak resident memory so far.
+
+    Linux's VmHWM belongs to this program's own memory map; `ru_maxrss` does not do here: a child
+    started by a large parent (pytest after a thousand tests) inherits the parent's figure.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
 def run_subprocess(case: Case, timeout: float, mem_mb: int) -> tuple[int | None, str, float]:
