@@ -18,9 +18,9 @@ import py_trees
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.registry import default_registry
+from bt_grasp.default_registry import default_registry
 from bt_grasp.runner import Runner
-from bt_grasp.spec import load_tree_text
+from bt_grasp.spec.loader import load_tree_text
 
 GROUPS, LEAVES = 7, 6
 

@@ -43,7 +43,7 @@ def _load(path: str):
         from bt_grasp.interop.btcpp_import import import_spec
 
         return import_spec(path)
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     return load_tree(path)
 
@@ -68,7 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bt_grasp.resources import TREES, shipped_path
-    from bt_grasp.spec import validate_paths
+    from bt_grasp.validate_files import validate_paths
 
     args.files = [f if Path(f).exists() else str(shipped_path(TREES, f) or f) for f in args.files]
     errors = validate_paths(args.files)
@@ -81,7 +81,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from bt_grasp.verifier import verify_tree
+    from bt_grasp.verifier.core import verify_tree
     from bt_grasp.verifier.report import render
 
     spec = _load(args.tree)
@@ -133,14 +133,14 @@ def cmd_dot(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from bt_grasp.spec import tree_json_schema
+    from bt_grasp.spec.schema import tree_json_schema
 
     print(json.dumps(tree_json_schema(), indent=2))
     return 0
 
 
 def cmd_nodes(args: argparse.Namespace) -> int:
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
 
     print(nodes_markdown(default_registry()))
     return 0

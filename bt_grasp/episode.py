@@ -8,14 +8,14 @@ from typing import Any
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.default_registry import default_registry
+from bt_grasp.goal_text import goal_object
 from bt_grasp.outcomes import Decision
 from bt_grasp.profile import load_profile
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import (
     EpisodeResult,
     Interrupted,
     Runner,
-    goal_object,
     interrupts,
     stop_driver,
     versions,
@@ -53,7 +53,7 @@ def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";
     the trace's header is written before set-up, so even SIGKILL leaves a readable file."""
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     spec = load_tree(tree)
     profile = load_profile(robot)

@@ -136,18 +136,3 @@ class Registry:
         for ep in entry_points(group="bt_grasp.nodes"):
             self.load_user_class(ep.value)
 
-
-_DEFAULT: Registry | None = None
-
-
-def default_registry() -> Registry:
-    """The registry with every built-in node type and installed plug-ins."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        reg = Registry()
-        from bt_grasp import builtin_types
-
-        builtin_types.register_all(reg)
-        reg.load_entry_points()
-        _DEFAULT = reg
-    return _DEFAULT

@@ -34,7 +34,7 @@ def make_driver(profile: RobotProfile, gui: bool = False, lighting: str = "easy"
         return PyBulletArm(profile, gui=gui, lighting=lighting, image_size=image_size)
     if profile.driver == "stretch":
         try:
-            from bt_grasp.drivers.stretch import make_stretch_driver
+            from bt_grasp.drivers.stretch.factory import make_stretch_driver
         except ImportError as exc:
             raise BackendUnavailable(f"Stretch driver unavailable: {exc} "
                                      "(pip install 'bt_grasp[stretch-sim]')") from None

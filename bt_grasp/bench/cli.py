@@ -55,7 +55,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.report_only:
         records = load_records(results)
     else:
-        from bt_grasp.spec import load_tree
+        from bt_grasp.spec.loader import load_tree
 
         for t in args.trees:  # fail fast, before any worker starts, on a broken tree
             load_tree(t)

@@ -36,9 +36,10 @@ import numpy as np
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, Ledger, LogicalClock, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.mcp_server.mobile import register_mobile
 from bt_grasp.outcomes import Decision
-from bt_grasp.registry import Registry, default_registry
+from bt_grasp.registry import Registry
 from bt_grasp.trace import jsonable
 
 CALL_OK = "mcp: tool call completed"
@@ -323,7 +324,7 @@ class ToolSession:
     # -- running a tool tree -------------------------------------------------------------------
     def _spec(self, name: str) -> Any:
         if name not in self._specs:
-            from bt_grasp.spec import load_tree_text
+            from bt_grasp.spec.loader import load_tree_text
 
             self._specs[name] = load_tree_text(tool_tree_text(name), file=f"<mcp:{name}>",
                                                registry=self.registry)
