@@ -14,14 +14,8 @@ import pytest
 
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.drivers.base import Execution
-from bt_grasp.mcp_server.session import (
-    _STEPS,
-    CALL_FAILED,
-    CALL_OK,
-    ToolSession,
-    tool_registry,
-    tool_tree_text,
-)
+from bt_grasp.mcp_server.session import ToolSession
+from bt_grasp.mcp_server.tool_trees import CALL_FAILED, CALL_OK, STEPS, tool_registry, tool_tree_text
 from bt_grasp.outcomes import LABELS, ExecStatus
 from bt_grasp.profile import load_profile
 from bt_grasp.spec.loader import load_tree_text
@@ -53,7 +47,7 @@ def assert_jsonable(result: dict) -> None:
 
 # -- the trees ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(_STEPS))
+@pytest.mark.parametrize("name", sorted(STEPS))
 def test_every_tool_tree_is_proven_and_small(name: str) -> None:
     from bt_grasp.verify import verify_tree
 
