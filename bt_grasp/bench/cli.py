@@ -47,7 +47,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from bt_grasp.resources import tree_path
 
     from .report import markdown, write_report
-    from .runner import load_records, make_tasks, run_bench
+    from .results import load_records
+    from .runner import run_bench
+    from .tasks import make_tasks
 
     out = Path(args.out)
     results = out / "results.jsonl"
