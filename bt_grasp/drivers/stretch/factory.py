@@ -6,7 +6,6 @@ Its own module so that the driver never imports the simulator (the simulator sub
 from __future__ import annotations
 
 from bt_grasp.drivers.stretch.driver import StretchDriver
-from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver
 from bt_grasp.errors import UserError
 from bt_grasp.profile import RobotProfile
 
@@ -17,5 +16,8 @@ def make_stretch_driver(profile: RobotProfile, dry_run: bool = False, gui: bool 
     if backend == "hardware":
         return StretchDriver(profile, dry_run=dry_run)
     if backend == "sim":
+        # imported here: a real robot's computer never loads the simulator
+        from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver
+
         return make_sim_stretch_driver(profile, gui=gui, dry_run=dry_run)
     raise UserError(f"driver_options.backend must be 'sim' or 'hardware', not {backend!r}", file=profile.source)
