@@ -1,0 +1,122 @@
+"""Plug-ins by name: perceivers, drivers and node types found through Python entry points.
+
+A package adds a backend without forking bt_grasp by declaring, in its own pyproject.toml,
+
+    [project.entry-points."bt_grasp.perceivers"]   my_vlm = "my_pkg.perception:MyPerceiver"
+    [project.entry-points."bt_grasp.drivers"]      my_arm = "my_pkg.robot:make_driver"
+    [project.entry-points."bt_grasp.nodes"]        my_node = "my_pkg.nodes:MyLeaf"
+
+The built-in backends are declared the same way in bt_grasp's own pyproject.toml, so there is
+one lookup path. BUILTIN repeats those declarations for a checkout used without reinstalling
+(its installed metadata may predate them); tests/test_plugins.py checks the two agree.
+
+Factories: a perceiver factory is called with keyword options only and returns a Perceiver
+(bt_grasp.perception.types); a driver factory is called as
+`factory(profile, gui=..., lighting=..., image_size=..., dry_run=...)` and returns a Driver
+(bt_grasp.drivers.base). Looking a name up never imports the plug-in; loading it does, and a
+plug-in that fails to import is one UserError naming the entry point (exit 2 in the CLI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from bt_grasp.errors import BackendUnavailable, UserError, did_you_mean
+
+PERCEIVERS = "bt_grasp.perceivers"
+DRIVERS = "bt_grasp.drivers"
+NODES = "bt_grasp.nodes"
+GROUPS = {PERCEIVERS: "perceiver", DRIVERS: "driver", NODES: "node"}
+
+BUILTIN: dict[str, dict[str, str]] = {
+    PERCEIVERS: {"geometric": "bt_grasp.perception.geometric:GeometricPerceiver",
+                 "sim": "bt_grasp.perception.sim_annotator:SimPerceiver"},
+    DRIVERS: {"pybullet_arm": "bt_grasp.plugins:pybullet_arm",
+              "stretch": "bt_grasp.plugins:stretch"},
+    NODES: {},
+}
+DEFAULT_PERCEIVER = "geometric"
+
+
+def discover(group: str) -> dict[str, EntryPoint]:
+    """name -> entry point for every installed plug-in of `group`, built-ins included.
+
+    An installed entry point wins over the built-in table of the same name (it is the same
+    declaration, read from a newer install)."""
+    found = {name: EntryPoint(name, value, group) for name, value in BUILTIN.get(group, {}).items()}
+    for ep in entry_points(group=group):
+        found[ep.name] = ep
+    return found
+
+
+def names(group: str) -> list[str]:
+    """The names that can be selected in `group`, sorted."""
+    return sorted(discover(group))
+
+
+def unknown_message(group: str, name: str) -> str:
+    """'unknown perceiver 'x' (known: geometric, sim)' with a did-you-mean when one is close."""
+    known = names(group)
+    return (f"unknown {GROUPS[group]} '{name}'{did_you_mean(name, known)} "
+            f"(known: {', '.join(known) or 'none installed'})")
+
+
+def check_name(group: str, name: str) -> str:
+    """`name` if it is installed in `group`; else ValueError with the known names (for validators)."""
+    if name not in discover(group):
+        raise ValueError(unknown_message(group, name))
+    return name
+
+
+def load(group: str, name: str, file: str | None = None) -> Any:
+    """The object an entry point names (a class or a factory). Unknown names and broken
+    plug-ins (any exception while importing) are one UserError, located at `file` if given."""
+    ep = discover(group).get(name)
+    if ep is None:
+        raise UserError(unknown_message(group, name), file=file)
+    return load_entry_point(ep, file)
+
+
+def load_entry_point(ep: EntryPoint, file: str | None = None) -> Any:
+    """ep.load(), turning any failure into one line that names the entry point and its target."""
+    try:
+        return ep.load()
+    except Exception as exc:
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"plug-in {ep.group} '{ep.name}' = '{ep.value}' cannot be loaded: {detail} "
+                        "(fix or uninstall the package that declares it)", file=file) from None
+
+
+def make_perceiver(name: str = DEFAULT_PERCEIVER, **options: Any) -> Any:
+    """A fresh perceiver of the plug-in `name`, built with `options`."""
+    factory: Callable[..., Any] = load(PERCEIVERS, name)
+    return factory(**options)
+
+
+def make_driver(name: str, profile: Any, **options: Any) -> Any:
+    """A driver of the plug-in `name` for `profile` (options: gui, lighting, image_size, dry_run)."""
+    factory: Callable[..., Any] = load(DRIVERS, name, file=getattr(profile, "source", None))
+    return factory(profile, **options)
+
+
+# -- the built-in driver factories -------------------------------------------------------------
+
+def pybullet_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
+                 dry_run: bool = False) -> Any:
+    """The simulated UR5e (dry_run is meaningless in simulation and ignored)."""
+    from bt_grasp.drivers.pybullet_arm import PyBulletArm
+
+    return PyBulletArm(profile, gui=gui, lighting=lighting, image_size=image_size)
+
+
+def stretch(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
+            dry_run: bool = False) -> Any:
+    """A Stretch: real (stretch_body) or simulated, as the profile's driver_options.backend says."""
+    try:
+        from bt_grasp.drivers.stretch import make_stretch_driver
+    except ImportError as exc:
+        raise BackendUnavailable(f"Stretch driver unavailable: {exc} "
+                                 "(pip install 'bt_grasp[stretch-sim]')") from None
+    return make_stretch_driver(profile, dry_run=dry_run, gui=gui)
