@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -157,12 +158,24 @@ def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,
              about: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Reset the scene and build the run's context; (context, trace header fields)."""
     wanted = goal_blackboard(goal, spec.goal, None).get("goal.object")
-    world.driver.reset(episode=about["episode"], seed=about["seed"], target=wanted)
+    if _accepts(world.driver.reset, "target"):  # a simulator may place the goal object in view
+        world.driver.reset(episode=about["episode"], seed=about["seed"], target=wanted)
+    else:
+        world.driver.reset(episode=about["episode"], seed=about["seed"])
     task = world.driver.task() if hasattr(world.driver, "task") else None
     ctx = build_context(spec, world, goal_blackboard(goal, spec.goal, task))
     if trace:
         ctx.services["trace_dir"] = str(Path(trace).resolve().parent / f"{Path(trace).stem}_marks")
-    return ctx, {**about, "perception": world.perceiver.name}
+    return ctx, {**about, "perception": getattr(world.perceiver, "name", type(world.perceiver).__name__)}
+
+
+def _accepts(method: Any, keyword: str) -> bool:
+    """Does `method` take `keyword` (by name or through **kwargs)?"""
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == keyword or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def _early_header(writer: TraceWriter | None, spec: Any, goal: str | None, about: dict[str, Any]) -> None:
