@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bt_grasp import plugins
 from bt_grasp.drivers.base import Driver
 from bt_grasp.episode import Tick, run_episode
 from bt_grasp.errors import UserError
@@ -317,13 +318,14 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     events = [on_event] if callable(on_event) else list(on_event)
     ticks = [on_tick] if callable(on_tick) else list(on_tick)
     own_driver = driver is None or isinstance(driver, str)
-    robot_driver = make_driver(profile, gui=gui, lighting=lighting, image_size=image_size,
-                               name=driver) if own_driver else driver
+    options = {"gui": gui, "lighting": lighting, "image_size": image_size}
+    if isinstance(driver, str):
+        robot_driver = plugins.make_driver(driver, profile, **options)
+    else:
+        robot_driver = make_driver(profile, **options) if driver is None else driver
     try:
         if perceiver is None or isinstance(perceiver, str):
-            from bt_grasp.plugins import make_perceiver
-
-            perceiver = make_perceiver(perceiver or profile.perception)
+            perceiver = plugins.make_perceiver(perceiver or profile.perception)
         world = World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
         return run_episode(spec, robot=profile, seed=seed, episode=episode, goal=goal, trace=trace,
                            lighting=lighting, image_size=image_size, world=world,

@@ -97,7 +97,7 @@ def make_perceiver(name: str = DEFAULT_PERCEIVER, **options: Any) -> Any:
 
 def make_driver(name: str, profile: Any, **options: Any) -> Any:
     """A driver of the plug-in `name` for `profile` (options: gui, lighting, image_size, dry_run)."""
-    factory: Callable[..., Any] = load(DRIVERS, name, file=getattr(profile, "source", None))
+    factory: Callable[..., Any] = load(DRIVERS, name)
     return factory(profile, **options)
 
 
