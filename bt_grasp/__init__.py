@@ -6,6 +6,7 @@ first used, so `import bt_grasp` stays cheap for the CLI and for plug-in package
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __version__ = "0.1.0"
@@ -19,9 +20,9 @@ _API = ("Budgets", "Driver", "EpisodeResult", "Node", "OutcomeEvent", "Perceiver
 def __getattr__(name: str) -> Any:
     """bt_grasp.Tree, bt_grasp.run, ...: loaded from bt_grasp.api on first access."""
     if name in _API:
-        from bt_grasp import api
-
-        return getattr(api, name)
+        # The package's one façade: loaded by name on first use (PEP 562), never at import
+        # time, and no bt_grasp module imports these names from the package top level.
+        return getattr(importlib.import_module("bt_grasp.api"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

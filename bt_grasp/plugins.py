@@ -14,7 +14,8 @@ Factories: a perceiver factory is called with keyword options only and returns a
 (bt_grasp.perception.types); a driver factory is called as
 `factory(profile, gui=..., lighting=..., image_size=..., dry_run=...)` and returns a Driver
 (bt_grasp.drivers.base). Looking a name up never imports the plug-in; loading it does, and a
-plug-in that fails to import is one UserError naming the entry point (exit 2 in the CLI).
+plug-in that fails to import is one UserError naming the entry point (exit 2 in the CLI). This
+module imports no backend, so a profile can check names here without an import circle.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from bt_grasp.errors import BackendUnavailable, UserError, did_you_mean
+from bt_grasp.errors import UserError, did_you_mean
 
 PERCEIVERS = "bt_grasp.perceivers"
 DRIVERS = "bt_grasp.drivers"
@@ -33,8 +34,8 @@ GROUPS = {PERCEIVERS: "perceiver", DRIVERS: "driver", NODES: "node"}
 BUILTIN: dict[str, dict[str, str]] = {
     PERCEIVERS: {"geometric": "bt_grasp.perception.geometric:GeometricPerceiver",
                  "sim": "bt_grasp.perception.sim_annotator:SimPerceiver"},
-    DRIVERS: {"pybullet_arm": "bt_grasp.plugins:pybullet_arm",
-              "stretch": "bt_grasp.plugins:stretch"},
+    DRIVERS: {"pybullet_arm": "bt_grasp.builtin_drivers:pybullet_arm",
+              "stretch": "bt_grasp.builtin_drivers:stretch"},
     NODES: {},
 }
 DEFAULT_PERCEIVER = "geometric"
@@ -99,24 +100,3 @@ def make_driver(name: str, profile: Any, **options: Any) -> Any:
     """A driver of the plug-in `name` for `profile` (options: gui, lighting, image_size, dry_run)."""
     factory: Callable[..., Any] = load(DRIVERS, name)
     return factory(profile, **options)
-
-
-# -- the built-in driver factories -------------------------------------------------------------
-
-def pybullet_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
-                 dry_run: bool = False) -> Any:
-    """The simulated UR5e (dry_run is meaningless in simulation and ignored)."""
-    from bt_grasp.drivers.pybullet_arm import PyBulletArm
-
-    return PyBulletArm(profile, gui=gui, lighting=lighting, image_size=image_size)
-
-
-def stretch(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
-            dry_run: bool = False) -> Any:
-    """A Stretch: real (stretch_body) or simulated, as the profile's driver_options.backend says."""
-    try:
-        from bt_grasp.drivers.stretch import make_stretch_driver
-    except ImportError as exc:
-        raise BackendUnavailable(f"Stretch driver unavailable: {exc} "
-                                 "(pip install 'bt_grasp[stretch-sim]')") from None
-    return make_stretch_driver(profile, dry_run=dry_run, gui=gui)

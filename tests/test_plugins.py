@@ -40,7 +40,9 @@ def test_built_ins_load_through_the_entry_point_path():
 
     assert plugins.names(plugins.PERCEIVERS)[:2] == ["geometric", "sim"]
     assert isinstance(plugins.make_perceiver("geometric"), GeometricPerceiver)
-    assert plugins.load(plugins.DRIVERS, "pybullet_arm") is plugins.pybullet_arm
+    from bt_grasp.builtin_drivers import pybullet_arm
+
+    assert plugins.load(plugins.DRIVERS, "pybullet_arm") is pybullet_arm
 
 
 def test_an_installed_plugin_is_listed_and_loaded(site):
