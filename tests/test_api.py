@@ -215,3 +215,37 @@ def test_plugin_names_work_in_place_of_objects():
         api.run(built(), driver="ur5")
     assert np.isfinite(api.run(api.Tree("s", api.leaf("wait_clarify", reason="x")), driver=DeskCamera(),
                                perceiver="geometric").clock)
+
+
+class StreamingDesk(DeskCamera):
+    """The fake robot with a gripper that takes three control periods to open, run across ticks."""
+
+    control_period = 0.1
+
+    def start(self, primitive, /, **kwargs):
+        from bt_grasp.drivers.motion import SteppedMotion
+
+        self.calls.append(f"start {primitive}")
+        ran = [0]
+
+        def steps():
+            for _ in range(3):
+                ran[0] += 1
+                yield
+            return Execution(Telemetry.empty(), ran[0] * self.control_period)
+
+        return SteppedMotion(primitive, steps(), Telemetry.empty, lambda: ran[0] * self.control_period)
+
+
+def test_tick_subscribers_see_a_motion_running_across_ticks():
+    tree = api.Tree("open", api.selector(
+        api.sequence(api.leaf("open_gripper", id="open"), api.leaf("finalize", reason="opened")),
+        api.leaf("wait_clarify", reason="stuck")))
+    ticks, events = [], []
+    result = api.run(tree, driver=StreamingDesk(), perceiver=Wrapped(), on_tick=ticks.append,
+                     on_event=events.append)
+    assert result.reason == "opened"
+    status = [dict(t.visited).get("open") for t in ticks]
+    assert status[:3] == ["RUNNING", "RUNNING", "RUNNING"] and status[3] == "SUCCESS"
+    assert [len(t.events) for t in ticks[:4]] == [0, 0, 0, 1] and len(events) == 1
+    assert [t.clock for t in ticks] == sorted(t.clock for t in ticks)
