@@ -142,21 +142,18 @@ class Tree:
         self.budgets = vars(budgets) if isinstance(budgets, Budgets) else dict(budgets or {})
         self.nodes, self.base_dir, self.registry = list(nodes), base_dir, registry
         self.where = _caller()
-        self._spec: TreeSpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The tree as the data of a tree file (what `yaml.safe_dump` would write)."""
         return _tree_dict(self, self.registry or default_registry(), {})
 
     def spec(self) -> TreeSpec:
-        """The validated TreeSpec (computed once)."""
-        if self._spec is None:
-            registry = self.registry or default_registry()
-            nodes: dict[str, Node] = {}
-            data = _tree_dict(self, registry, nodes)
-            self._spec = _from_data(data, registry, self.base_dir, "<api>",
-                                    lambda path: _node_place(path, nodes, self))
-        return self._spec
+        """The validated TreeSpec of the tree as it is now (a fresh one on every call)."""
+        registry = self.registry or default_registry()
+        nodes: dict[str, Node] = {}
+        data = _tree_dict(self, registry, nodes)
+        return _from_data(data, registry, self.base_dir, "<api>",
+                          lambda path: _node_place(path, nodes, self))
 
 
 def _tree_dict(tree: Tree, registry: Registry, nodes: dict[str, Node]) -> dict[str, Any]:
@@ -178,7 +175,7 @@ def _node_dict(n: Node, registry: Registry, path: str, nodes: dict[str, Node]) -
     nodes[path] = n
     inner = f"{path}.{n.type}"
     fields: dict[str, Any] = {} if n.id is None else {"id": n.id}
-    fields.update(n.ports)
+    fields.update({name: _plain(value) for name, value in n.ports.items()})
     nt = registry.get(n.type)
     if n.children:
         if nt is not None and nt.arity == "one" and len(n.children) == 1:
@@ -192,6 +189,18 @@ def _node_dict(n: Node, registry: Registry, path: str, nodes: dict[str, Node]) -
     if n.default is not None:
         fields["default"] = _node_dict(n.default, registry, f"{inner}.default", nodes)
     return {n.type: fields or None}
+
+
+def _plain(value: Any) -> Any:
+    """Port values as tree-file data: numpy numbers and arrays and tuples become plain lists and
+    numbers (a pose computed with numpy is a fine port value)."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _node_place(path: str, nodes: dict[str, Node], tree: Tree) -> tuple[str | None, int | None]:

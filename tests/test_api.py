@@ -249,3 +249,10 @@ def test_tick_subscribers_see_a_motion_running_across_ticks():
     assert status[:3] == ["RUNNING", "RUNNING", "RUNNING"] and status[3] == "SUCCESS"
     assert [len(t.events) for t in ticks[:4]] == [0, 0, 0, 1] and len(events) == 1
     assert [t.clock for t in ticks] == sorted(t.clock for t in ticks)
+
+
+def test_numpy_port_values_are_written_as_plain_numbers():
+    spec = api.Tree("t", api.sequence(api.leaf("lift", id="lift", height=np.float32(0.25)),
+                                      api.leaf("finalize"))).spec()
+    height = spec.node("lift").params["height"]
+    assert height == pytest.approx(0.25) and type(height) is float
