@@ -98,14 +98,29 @@ def test_without_the_package_the_names_are_unknown_and_the_known_ones_are_listed
     assert run.stderr.endswith(" (known: pybullet_arm, stretch)\n") and run.stderr.count("\n") == 1
 
 
-def test_a_broken_plugin_is_one_line_naming_the_entry_point_and_exit_2(site, tmp_path):
-    broken = tmp_path / "broken"
-    info = broken / "broken_nodes-0.0.dist-info"
+def broken_distribution(folder: Path, group: str, entry: str) -> Path:
+    """A distribution declaring `entry` in `group` whose module does not exist."""
+    info = folder / "broken_plugin-0.0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken_nodes\nVersion: 0.0\n")
-    (info / "entry_points.txt").write_text("[bt_grasp.nodes]\nwave = broken_nodes_missing.leaves:Wave\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken_plugin\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entry}\n")
+    return folder
+
+
+def test_a_broken_node_plugin_is_one_line_naming_the_entry_point_and_exit_2(site, tmp_path):
+    broken = broken_distribution(tmp_path / "broken", "bt_grasp.nodes", "wave = broken_nodes_missing.leaves:Wave")
     run = cli(Path(f"{site}{os.pathsep}{broken}"), "validate", TREE, cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1
     assert run.stderr.startswith("plug-in bt_grasp.nodes 'wave' = 'broken_nodes_missing.leaves:Wave' cannot be "
                                  "loaded: ModuleNotFoundError: No module named 'broken_nodes_missing'")
+
+
+def test_a_broken_perceiver_or_driver_stops_the_run_before_the_robot_starts(tmp_path):
+    for group, option in (("bt_grasp.perceivers", "--perception"), ("bt_grasp.drivers", "--driver")):
+        broken = broken_distribution(tmp_path / group, group, "broken = no_such_backend:make")
+        run = cli(broken, "run", "clutter", option, "broken", cwd=tmp_path)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr == (f"{option}: plug-in {group} 'broken' = 'no_such_backend:make' cannot be loaded: "
+                              "ModuleNotFoundError: No module named 'no_such_backend' "
+                              "(fix or uninstall the package that declares it)\n")
