@@ -20,8 +20,9 @@ module imports no backend, so a profile can check names here without an import c
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, distributions
 from typing import Any
 
 from bt_grasp.errors import UserError, did_you_mean
@@ -41,15 +42,32 @@ BUILTIN: dict[str, dict[str, str]] = {
 DEFAULT_PERCEIVER = "geometric"
 
 
+_SCANNED: dict[tuple[str, ...], dict[str, dict[str, EntryPoint]]] = {}
+
+
 def discover(group: str) -> dict[str, EntryPoint]:
     """name -> entry point for every installed plug-in of `group`, built-ins included.
 
     An installed entry point wins over the built-in table of the same name (it is the same
-    declaration, read from a newer install)."""
+    declaration, read from a newer install). The installed distributions are read once per
+    sys.path (reading them takes milliseconds; a profile check should not); `refresh()` after
+    installing a package into a running process."""
+    key = tuple(sys.path)
+    if key not in _SCANNED:
+        scanned: dict[str, dict[str, EntryPoint]] = {g: {} for g in GROUPS}
+        for dist in distributions():  # one pass over what is installed, first on sys.path wins
+            for ep in dist.entry_points:
+                if ep.group in scanned:
+                    scanned[ep.group].setdefault(ep.name, ep)
+        _SCANNED[key] = scanned
     found = {name: EntryPoint(name, value, group) for name, value in BUILTIN.get(group, {}).items()}
-    for ep in entry_points(group=group):
-        found[ep.name] = ep
+    found.update(_SCANNED[key].get(group, {}))
     return found
+
+
+def refresh() -> None:
+    """Forget what was installed: the next lookup reads the installed distributions again."""
+    _SCANNED.clear()
 
 
 def names(group: str) -> list[str]:
