@@ -57,7 +57,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                         dry_run=args.dry_run)
+                         dry_run=args.dry_run, driver=args.driver)
     total = process_wall()
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
@@ -164,6 +164,9 @@ def nodes_markdown(registry) -> str:
                 lines.append(f"\nOutcomes: {', '.join(nt.outcomes)}"
                              + (" — counts toward the action budget" if nt.counts_as_action else "")
                              + (" — counts toward the perception streak" if nt.perception else ""))
+            if nt.max_ticks > 1:
+                lines.append(f"\nRuns across ticks: at most {nt.max_ticks} ticks per call "
+                             "(a motion still running then is cancelled as timed out).")
             if nt.ports:
                 lines += ["", "| port | type | required | default | meaning |", "|---|---|---|---|---|"]
                 for p in nt.ports.values():
@@ -195,8 +198,11 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, help="write a JSONL trace here")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--perception", default="geometric", choices=("geometric", "sim"),
-                   help="geometric: RGB-D only (default); sim: the simulator's annotator, an upper bound for scoring")
+    p.add_argument("--perception", default=None, metavar="NAME",
+                   help="perceiver plug-in (default: the profile's, geometric): geometric, RGB-D only; "
+                        "sim, the simulator's annotator, an upper bound for scoring; or an installed one")
+    p.add_argument("--driver", default=None, metavar="NAME",
+                   help="driver plug-in (default: the profile's driver:): pybullet_arm, stretch or an installed one")
     p.add_argument("--lighting", default="easy", choices=("easy", "hard"))
     p.add_argument("--image-size", type=int, default=None)
     p.add_argument("--dry-run", action="store_true",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from bt_grasp.errors import UserError, did_you_mean
@@ -72,6 +71,10 @@ class NodeType:
     outcomes_for: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
     # Blackboard entries the leaf reads or writes besides its port values (see KeyUse).
     keys: tuple[KeyUse, ...] = ()
+    # Leaves: the most ticks one call may span (1: it ends in the tick that starts it). A motion
+    # still running at the last of them is cancelled as timed out, so the verifier's tick bound
+    # holds at run time too.
+    max_ticks: int = 1
 
     def alphabet(self, params: dict[str, Any]) -> tuple[str, ...]:
         return self.outcomes_for(params) if self.outcomes_for else self.outcomes
@@ -133,6 +136,13 @@ class Registry:
         return self.add(node_type, replace=True)
 
     def load_entry_points(self) -> None:
-        for ep in entry_points(group="bt_grasp.nodes"):
-            self.load_user_class(ep.value)
+        """Node types of installed plug-ins; a broken one is one UserError naming its entry point."""
+        from bt_grasp.plugins import NODES, discover, load_entry_point
+
+        for ep in discover(NODES).values():
+            load_entry_point(ep)
+            try:
+                self.load_user_class(ep.value)
+            except UserError as exc:
+                raise UserError(f"plug-in {NODES} '{ep.name}': {exc.message}") from None
 

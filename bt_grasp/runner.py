@@ -127,13 +127,14 @@ class Runner:
     def _tick(self) -> list[tuple[str, str]]:
         ctx = self.ctx
         ctx.tick += 1
+        tick_start = ctx.clock.now
         if self.trace is None:
             for _ in self.root.tick():
                 pass
-            ctx.clock.advance(ctx.clock.tick_period)
+            ctx.clock.end_tick(tick_start)
             return []
         visited = [(node.name, node.status.value) for node in self.root.tick()]
-        ctx.clock.advance(ctx.clock.tick_period)
+        ctx.clock.end_tick(tick_start)
         return visited
 
     def _record_tick(self, visited: list[tuple[str, str]], events: list[OutcomeEvent]) -> None:
