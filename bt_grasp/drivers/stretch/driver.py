@@ -35,6 +35,7 @@ import numpy as np
 
 from bt_grasp.drivers.base import Fault, GraspPose, Observation
 from bt_grasp.drivers.stretch.faults import PHYSICAL_FAULTS, SOFTWARE_FAULTS, FaultStaging
+from bt_grasp.drivers.stretch.motions import Run, StretchMotions, control_period_of
 from bt_grasp.drivers.stretch.navigation import BasePrimitives
 from bt_grasp.drivers.stretch.options import (
     GRIPPER,
@@ -48,7 +49,7 @@ from bt_grasp.drivers.stretch.primitives import ArmPrimitives
 from bt_grasp.drivers.stretch.sampling import TelemetrySampling
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.profile import RobotProfile
-from bt_grasp.watchdog.telemetry import Phase, Sample
+from bt_grasp.watchdog.telemetry import Phase
 
 __all__ = ["GRIPPER", "PHYSICAL_FAULTS", "PLACE_HALF_M", "SOFTWARE_FAULTS", "Clock", "StretchDriver",
            "StretchKinematics", "StretchOptions", "WallClock", "make_stretch_driver"]
@@ -61,7 +62,7 @@ def _default_robot_factory() -> Any:
     return sb_robot.Robot()
 
 
-class StretchDriver(ArmPrimitives, BasePrimitives, TelemetrySampling, FaultStaging):
+class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySampling, FaultStaging):
     """Driver (+ MobileBase, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
 
     robot_factory: zero-argument callable returning a stretch_body-like Robot (default: a real
@@ -82,6 +83,7 @@ class StretchDriver(ArmPrimitives, BasePrimitives, TelemetrySampling, FaultStagi
         self.camera = camera
         self.dry_run = dry_run
         self.clock: Clock = clock or WallClock()
+        self.control_period = control_period_of(profile)
         self.robot: Any = None
         self.faults: list[Fault] = []
         self._active: list[Fault] = []
@@ -158,9 +160,9 @@ class StretchDriver(ArmPrimitives, BasePrimitives, TelemetrySampling, FaultStagi
             r.head.move_to("head_tilt", self.opts.head_ready[1])
             self._cmd_pct = 30.0
             r.end_of_arm.move_to(GRIPPER, self._cmd_pct)
-            samples: list[Sample] = []
             t0 = self.clock.now()
-            self._move_steppers(samples, t0, Phase.APPROACH, t0 + 60.0, lift=self.opts.ready_lift_m, arm=0.0)
+            self._drain(self._move(Run("reset", t0, t0 + 60.0), Phase.APPROACH, lift=self.opts.ready_lift_m,
+                                   arm=0.0))
             r.head.wait_until_at_setpoint(5.0)
             r.end_of_arm.wait_until_at_setpoint(5.0)
         return self.observe()

@@ -19,7 +19,13 @@ GRIPPER = "stretch_gripper"
 
 
 class Clock(Protocol):
-    """Time source of the polling loops (wall time on hardware, sim time in simulation)."""
+    """Time source of the primitives (wall time on hardware, sim time in simulation).
+
+    `simulated` says who moves time between two polls of a primitive: True, the primitive does
+    (it sleeps one control period, which steps the physics); False, the world does (wall time
+    passes while the tree ticks)."""
+
+    simulated: bool
 
     def now(self) -> float: ...
 
@@ -28,6 +34,8 @@ class Clock(Protocol):
 
 class WallClock:
     """Real time: what a real Stretch runs on."""
+
+    simulated = False
 
     def now(self) -> float:
         return time.monotonic()
@@ -75,7 +83,7 @@ class StretchOptions:
     min_grasp_height_m: float = 0.027
     ready_lift_m: float = 0.85
     head_ready: tuple[float, float] = (-math.pi / 2, -0.8)
-    poll_hz: float = 20.0
+    poll_hz: float = 20.0  # legacy: the robot profile's control_period_s now sets the polling rate
     primitive_timeout_s: float = 40.0
     settle_s: float = 0.3
     hold_s: float = 0.5
