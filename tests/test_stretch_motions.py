@@ -191,3 +191,25 @@ def test_on_hardware_time_a_poll_never_sleeps(drv) -> None:
         assert motion.cancel().fault == HALTED
     finally:
         drv.clock = sim_clock
+
+
+def test_the_sim_implements_every_hardware_call_the_driver_lists(drv) -> None:
+    """driver.py's docstring lists every stretch_body call the driver makes; SimStretchRobot has
+    each (so the same driver class runs in simulation), down to the gripper joint's attributes."""
+    import re
+
+    import bt_grasp.drivers.stretch.driver as module
+
+    drv.connect()
+    listed = set(re.findall(r"\brobot(?:\.\w+)+", module.__doc__ or ""))
+    assert {"robot.base.set_velocity", "robot.push_command", "robot.lift.move_to"} <= listed
+    for path in sorted(listed):
+        obj = drv.robot
+        for name in path.split(".")[1:]:
+            assert hasattr(obj, name), f"SimStretchRobot lacks {path}"
+            obj = getattr(obj, name)
+    joint_line = next(line for line in module.__doc__.splitlines() if "get_joint(" in line and "->" in line)
+    for joint in ("stretch_gripper", "wrist_yaw"):
+        j = drv.robot.end_of_arm.get_joint(joint)
+        for attr in re.findall(r"\.(\w+)", joint_line.split("->")[1]):
+            assert attr == "pct_max_open" and joint == "wrist_yaw" or hasattr(j, attr), (joint, attr)

@@ -5,12 +5,24 @@ The driver never imports anything robot-specific at module import: `stretch_body
 does to the robot goes through these stretch_body calls (and only these, so that
 `sim.SimStretchRobot` can implement the same subset and the *same* class runs in simulation):
 
-  robot.startup() / robot.stop() / robot.is_homed() / robot.push_command()
-  robot.end_of_arm.get_joint('stretch_gripper').{status, hw_valid, pct_max_open}
-  robot.end_of_arm.move_to('stretch_gripper' | 'wrist_yaw', x) / .wait_until_at_setpoint(timeout)
-  robot.lift / robot.arm .move_to(x_m) .move_by(x_m) .status['pos'] .motor.status[...] .motor.hw_valid
-  robot.base.translate_by(x_m) / rotate_by(x_r) / set_velocity(0, 0) / wait_while_is_moving(timeout)
-  robot.head.move_to('head_pan' | 'head_tilt', rad) / .status / .wait_until_at_setpoint(timeout)
+  robot.startup() / robot.stop() / robot.is_homed() / robot.push_command() / robot.params
+  robot.end_of_arm.get_joint('stretch_gripper' | 'wrist_yaw') -> .status / .hw_valid / .pct_max_open / .params
+  robot.end_of_arm.move_to('stretch_gripper' | 'wrist_yaw', x) / robot.end_of_arm.wait_until_at_setpoint(timeout)
+  robot.lift.move_to(x_m) / robot.lift.move_by(x_m) / robot.lift.status / robot.lift.params
+  robot.lift.hw_valid / robot.lift.motor.status / robot.lift.motor.hw_valid
+  robot.arm.move_to(x_m) / robot.arm.status / robot.arm.params / robot.arm.motor.status
+  robot.base.translate_by(x_m) / robot.base.rotate_by(x_r) / robot.base.set_velocity(0, 0) / robot.base.status
+  robot.base.left_wheel.status / robot.base.right_wheel.status
+  robot.head.move_to('head_pan' | 'head_tilt', rad) / robot.head.status / robot.head.wait_until_at_setpoint(timeout)
+
+Status read: gripper pos_pct, effort, stalled, stall_overload, gripper_conversion.aperture_m and
+wrist_yaw pos; lift/arm pos, vel and motor is_mg_moving; base x, y, theta and each wheel's
+is_mg_moving; head_pan/head_tilt pos, vel. Params read: the gripper's gripper_conversion, the
+lift/arm motion.default.accel_m (braking), robot.params['tool'] (an error message). A primitive
+moves only by queued commands (`move_to`/`move_by`/`translate_by`/`rotate_by`, then
+`push_command()`) and by status reads, never a blocking wait (see motions.py); stopping is
+`set_velocity(0, 0)` on the base and `move_to` of the current (braking) position elsewhere, never
+`robot.stop()`, which shuts the robot down: only close() and a failed connect() call it.
 
 Grasp telemetry comes from the gripper servo status (stretch_body units: `pos_pct` where 0 is the
 fingertips touching, `effort` in pct load with negative = closing on something, `stalled`,
@@ -21,8 +33,9 @@ The optional wrist `load` channel is left None (not measured): the nearest stret
 has no calibration to newtons, and the simulated lift does not model it, so the Watchdog decides a
 Stretch grasp from the gripper telemetry alone.
 
-Time: a `clock` with now()/sleep() paces the polling loops. On hardware it is the wall clock; the
-simulated Stretch passes a clock whose sleep advances the physics, so durations are sim seconds.
+Time: a `clock` with now()/sleep(). On hardware it is the wall clock and the tree's tick paces the
+polls; the simulated Stretch passes a clock whose sleep advances the physics (one control period
+per poll), so durations are sim seconds.
 """
 
 from __future__ import annotations
