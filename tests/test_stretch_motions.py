@@ -140,6 +140,26 @@ def test_cancel_during_grasp_holds_the_gripper(drv) -> None:
     assert drv.open_gripper().fault is None and drv.lift(0.05).fault is None
 
 
+def test_look_turns_the_head_and_a_cancel_holds_it(drv) -> None:
+    drv.reset(0, 0)
+    head = drv.robot.head.status
+    ex = drv.start("look", pan=-0.5, tilt=-0.3)
+    while (done := ex.poll()) is None:
+        pass
+    assert done.fault is None and done.info == {"primitive": "look", "pan": -0.5, "tilt": -0.3}
+    assert head["head_pan"]["pos"] == pytest.approx(-0.5, abs=0.02)
+    assert head["head_tilt"]["pos"] == pytest.approx(-0.3, abs=0.02)
+    motion = drv.start("look", pan=1.0)  # a 1.5 rad turn: ~0.75 s at the servo's speed
+    _poll(motion, 6)
+    pan = float(head["head_pan"]["pos"])
+    assert -0.4 < pan < 0.9  # half-way
+    assert motion.cancel().fault == HALTED
+    drv.clock.sleep(drv.control_period)
+    assert abs(float(head["head_pan"]["pos"]) - pan) < 0.01  # stopped within the period
+    drv.clock.sleep(1.0)
+    assert abs(float(head["head_pan"]["pos"]) - pan) < 0.01  # and held there
+
+
 def test_cancel_before_the_first_poll_moves_nothing(drv) -> None:
     drv.reset(0, 0)
     z = float(drv.robot.lift.status["pos"])

@@ -217,9 +217,13 @@ class StretchMotions:
             self._cmd_pct = float(st["pos_pct"] - self.opts.hold_squeeze_pct)
             self.robot.end_of_arm.move_to(GRIPPER, self._cmd_pct)
 
-    def _dry(self, run: Run, phase: Phase) -> Steps[Execution]:
+    def _dry_steps(self, run: Run, phase: Phase) -> Steps[Execution]:
         """Dry run: read telemetry for a short window, command nothing."""
         t0 = self.clock.now()
         yield from self._wait(run, phase, lambda: False, self.opts.dry_run_window_s)
         return Execution(Telemetry.from_samples(run.samples), self.clock.now() - t0,
                          "dry_run: no motion commanded", {"primitive": run.primitive})
+
+    def _dry(self, primitive: str, phase: Phase) -> Execution:
+        """The dry run of a primitive written as one blocking call (a subclass's or mixin's)."""
+        return self._drain(self._dry_steps(Run(primitive, self.clock.now()), phase))

@@ -1,4 +1,4 @@
-"""The Stretch's base and head primitives: nav_to (turn, drive, turn) and gaze_at.
+"""The Stretch's base and head primitives: nav_to (turn, drive, turn), gaze_at and look.
 
 Both are generators of control periods (see motions.py): the base's `rotate_by` / `translate_by`
 and the head's `move_to` are sent once, then each poll reads the wheels' or the head's status.
@@ -16,7 +16,7 @@ from bt_grasp.drivers.stretch.motions import Run, Steps
 from bt_grasp.watchdog.telemetry import Phase
 
 HEAD_STILL_RAD_S = 0.02  # both head servos slower than this: the head has arrived (or hit its limit)
-GAZE_TIMEOUT_S = 5.0
+HEAD_TIMEOUT_S = 5.0  # a head move of up to pi rad takes ~2-3 s
 
 
 class BasePrimitives:
@@ -28,7 +28,7 @@ class BasePrimitives:
     dry_run: bool
     _blocking: Any
     _begin: Any
-    _dry: Any
+    _dry_steps: Any
     _deadline: Any
     _wait: Any
     _base_moving: Any
@@ -47,7 +47,7 @@ class BasePrimitives:
     def _steps_nav_to(self, run: Run, place: Any, timeout: float | None = None) -> Steps[Any]:
         self._begin("nav_to", None)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.HOLD))
+            return (yield from self._dry_steps(run, Phase.HOLD))
         run.deadline = self._deadline(timeout)
         if isinstance(place, str):
             named = self.opts.nav_places or {}
@@ -84,17 +84,31 @@ class BasePrimitives:
     def _steps_gaze_at(self, run: Run, point: np.ndarray, timeout: float | None = None) -> Steps[Any]:
         self._begin("gaze_at", None)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.HOLD))
+            return (yield from self._dry_steps(run, Phase.HOLD))
         from bt_grasp.drivers.stretch.camera import gaze_angles, odometry_pose
 
         st = self.robot.base.status
         T_odom = odometry_pose(float(st["x"]), float(st["y"]), float(st["theta"]))
         p_base = np.linalg.inv(T_odom) @ np.append(np.asarray(point, dtype=float)[:3], 1.0)
         pan, tilt = gaze_angles(p_base[:3])
-        run.deadline = self.clock.now() + (timeout if timeout is not None else GAZE_TIMEOUT_S)
         run.info.update(pan=pan, tilt=tilt)
+        return (yield from self._head_to(run, pan, tilt, timeout))
+
+    def _steps_look(self, run: Run, pan: float, tilt: float | None = None,
+                    timeout: float | None = None) -> Steps[Any]:
+        """Turn the head camera to `pan` (and `tilt`) radians (the Head protocol's look)."""
+        self._begin("look", None)
+        if self.dry_run:
+            return (yield from self._dry_steps(run, Phase.HOLD))
+        run.info.update(pan=float(pan), tilt=None if tilt is None else float(tilt))
+        return (yield from self._head_to(run, float(pan), tilt, timeout))
+
+    def _head_to(self, run: Run, pan: float, tilt: float | None, timeout: float | None) -> Steps[None]:
+        """Command the head, record until both servos are still (arrived, or held at a limit)."""
+        run.deadline = self.clock.now() + (timeout if timeout is not None else HEAD_TIMEOUT_S)
         self.robot.head.move_to("head_pan", pan)
-        self.robot.head.move_to("head_tilt", tilt)
+        if tilt is not None:
+            self.robot.head.move_to("head_tilt", float(tilt))
         head = self.robot.head.status
         yield from self._wait(run, Phase.HOLD, lambda: all(
             abs(float(head[j]["vel"])) < HEAD_STILL_RAD_S for j in ("head_pan", "head_tilt")),

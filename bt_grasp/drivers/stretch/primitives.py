@@ -26,7 +26,7 @@ class ArmPrimitives:
     dry_run: bool
     _blocking: Any
     _begin: Any
-    _dry: Any
+    _dry_steps: Any
     _deadline: Any
     _move: Any
     _gripper_to: Any
@@ -78,7 +78,7 @@ class ArmPrimitives:
         target = np.asarray(pose.position, dtype=float).copy()
         active = self._begin("grasp", target)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.CLOSE))
+            return (yield from self._dry_steps(run, Phase.CLOSE))
         for f in active:
             if f.kind == "grasp_offset":
                 target[0] += float(f.params.get("offset_m", 0.05))
@@ -114,7 +114,7 @@ class ArmPrimitives:
     def _steps_lift(self, run: Run, dz: float, timeout: float | None = None) -> Steps[Any]:
         self._begin("lift", None)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.HOLD))
+            return (yield from self._dry_steps(run, Phase.HOLD))
         run.deadline = self._deadline(timeout)
         fault = None
         goal = self.robot.lift.status["pos"] + dz
@@ -126,7 +126,7 @@ class ArmPrimitives:
     def _steps_open_gripper(self, run: Run, timeout: float | None = None) -> Steps[Any]:
         self._begin("open_gripper", None)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.HOLD))
+            return (yield from self._dry_steps(run, Phase.HOLD))
         run.deadline = self._deadline(timeout)
         yield from self._gripper_to(run, self._gripper().pct_max_open, Phase.HOLD)
         return None
@@ -134,7 +134,7 @@ class ArmPrimitives:
     def _steps_place(self, run: Run, target: str, timeout: float | None = None) -> Steps[Any]:
         self._begin("place", None)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.HOLD))
+            return (yield from self._dry_steps(run, Phase.HOLD))
         places = self.opts.places or {}
         if target not in places:
             return f"infeasible: unknown place {target!r} (known: {', '.join(places) or 'none'})"
@@ -160,7 +160,7 @@ class ArmPrimitives:
         a, b = np.array([s_xy[0], s_xy[1], z]), np.array([e_xy[0], e_xy[1], z])
         self._begin("push", a)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.APPROACH))
+            return (yield from self._dry_steps(run, Phase.APPROACH))
         ok, why = self.feasible([a, b, a + [0, 0, self.opts.approach_clearance_m]])
         if not ok:
             return why

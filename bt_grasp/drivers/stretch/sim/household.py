@@ -358,7 +358,7 @@ class HouseholdStretchDriver(SimStretchDriver):
                         standoff=[round(v, 3) for v in plan.goal])
         self._begin("nav_to", None)
         if self.dry_run:
-            return (yield from self._dry(run, Phase.HOLD))
+            return (yield from self._dry_steps(run, Phase.HOLD))
         run.deadline = self._deadline(timeout)
         for k, (x, y) in enumerate(plan.waypoints[1:], start=1):
             ox, oy = w.to_odom(x, y)
