@@ -233,3 +233,34 @@ def test_the_sim_implements_every_hardware_call_the_driver_lists(drv) -> None:
         j = drv.robot.end_of_arm.get_joint(joint)
         for attr in re.findall(r"\.(\w+)", joint_line.split("->")[1]):
             assert attr == "pct_max_open" and joint == "wrist_yaw" or hasattr(j, attr), (joint, attr)
+
+
+def test_household_nav_and_drawer_stream_and_cancel() -> None:
+    """The household room's planned nav_to and its drawer run across polls too: a cancelled
+    drive leaves the robot where it stopped (not 'at' the receptacle), a cancelled drawer stays
+    where it was, and the next primitives work."""
+    from bt_grasp.drivers.stretch.sim.household import make_household_driver
+
+    d = make_household_driver(load_profile("robots/stretch3_household.yaml"))
+    try:
+        d.reset(seed=1)
+        w = d.world
+        motion = d.start("nav_to", place="cabinet")
+        _poll(motion, 40)
+        pose = w.world_pose().copy()
+        ex = motion.cancel()
+        assert ex.fault == HALTED and ex.info["receptacle"] == "cabinet"
+        assert len(ex.telemetry) >= 40 and ex.duration == pytest.approx(39 * d.control_period)
+        d.clock.sleep(0.5)
+        assert np.allclose(w.world_pose(), pose, atol=1e-6) and d.located_at() is None
+        assert d.nav_to("cabinet").fault is None and d.located_at() == "cabinet"
+        motion = d.start("open", handle="cabinet drawer")
+        _poll(motion, 10)
+        q = w.drawer_position()
+        assert 0.02 < q < 0.2  # half-way out
+        assert motion.cancel().fault == HALTED
+        d.clock.sleep(1.0)
+        assert abs(w.drawer_position() - q) < 0.01
+        assert d.open("cabinet drawer").fault is None and w.drawer_position() > 0.2
+    finally:
+        d.close()
