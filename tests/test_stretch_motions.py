@@ -185,6 +185,23 @@ def test_faults_apply_to_polled_primitives(drv) -> None:
         drv.start("open_gripper").poll()
 
 
+def test_an_error_while_moving_stops_the_robot_and_is_raised(drv, monkeypatch) -> None:
+    drv.reset(0, 0)
+    motion = drv.start("nav_to", place=(0.6, 0.0))
+    _poll(motion, 10)
+    x = float(drv.robot.base.status["x"])
+
+    def broken(*args, **kwargs):
+        raise OSError("status read failed")
+
+    monkeypatch.setattr(drv, "_sample", broken)
+    with pytest.raises(OSError, match="status read failed"):
+        motion.poll()
+    monkeypatch.undo()
+    drv.clock.sleep(0.5)
+    assert abs(float(drv.robot.base.status["x"]) - x) < 0.01  # stopped, not driving on
+
+
 class _WallLikeClock:
     """The sim clock dressed as hardware time: a poll must not sleep (the tree's tick paces it)."""
 

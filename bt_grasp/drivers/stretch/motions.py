@@ -19,6 +19,7 @@ Execution with the telemetry so far and the fault ("timeout" or the cancel's fau
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Generator
@@ -130,6 +131,10 @@ class StretchMotions:
         except MotionHalted as exc:
             self.stop()
             result = exc.fault
+        except Exception:  # a driver or robot error mid-motion: stop what moves, then report it
+            with contextlib.suppress(Exception):
+                self.stop()
+            raise
         if isinstance(result, Execution):
             return result
         return self._finish(run.primitive, Telemetry.from_samples(run.samples), run.t0, result, run.info)
