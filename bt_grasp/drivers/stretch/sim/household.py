@@ -10,7 +10,8 @@ What is simulated, and how (beyond what sim/world.py already says):
   standoff candidates are generated only there.
 - The base drives NAV_SPEEDUP (2.5) times faster than stretch_body's default profile (compute).
 - Navigation: A* on the occupancy grid (bt_grasp/mobile/nav.py), executed through the inherited
-  StretchDriver.nav_to (turn, drive, turn per waypoint) on the kinematic base. On arrival the
+  StretchDriver steps (turn, drive, turn per waypoint; one nav_to Motion for the whole path, polled
+  one control period at a time like every primitive) on the kinematic base. On arrival the
   odometry is re-anchored at the standoff ("manipulation frame = base pose at arrival"), because
   the inherited grasp/place kinematics assume the target is expressed in the current base frame.
 - The drawer is opened and closed by its joint motor, not pulled by the gripper (the Stretch
