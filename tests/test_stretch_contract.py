@@ -50,9 +50,11 @@ CLASSES: list[tuple[str, type, tuple[str, ...]]] = [
 # status keys StretchDriver reads, per object
 DRIVER_KEYS = {
     "gripper": {"pos_pct", "effort", "stalled", "stall_overload", "gripper_conversion"},
-    "lift": {"pos", "motor"},
+    "lift": {"pos", "vel", "motor"},
     "lift.motor": {"is_mg_moving", "pos_calibrated"},
-    "base": {"x", "y", "theta"},
+    "base": {"x", "y", "theta", "left_wheel", "right_wheel"},
+    "base.left_wheel": {"is_mg_moving"},
+    "head.head_pan": {"pos", "vel"},
 }
 
 _PROBE = textwrap.dedent("""
@@ -84,9 +86,16 @@ _PROBE = textwrap.dedent("""
         out["errors"].append("lift: %r" % e)
     try:
         import stretch_body.base as base
-        out["status"]["base"] = keys(base.Base().status)
+        B = base.Base()
+        out["status"]["base"] = keys(B.status)
+        out["status"]["base.left_wheel"] = keys(B.left_wheel.status)
     except Exception as e:
         out["errors"].append("base: %r" % e)
+    try:
+        import stretch_body.head as head
+        out["status"]["head.head_pan"] = keys(head.Head().get_joint("head_pan").status)  # = status["head_pan"] once started
+    except Exception as e:
+        out["errors"].append("head: %r" % e)
     print("JSON" + json.dumps(out))
 """)
 
@@ -140,7 +149,7 @@ def test_status_keys_match_stretch_body(real: dict[str, Any]) -> None:
     w = _world_free_status()
     assert set(w["gripper"]) == set(real["status"]["gripper"])
     assert set(w["gripper.gripper_conversion"]) == set(real["status"]["gripper.gripper_conversion"])
-    for part in ("lift", "lift.motor", "base"):
+    for part in ("lift", "lift.motor", "base", "base.left_wheel", "head.head_pan"):
         assert set(w[part]) <= set(real["status"][part]), f"sim {part} invents {set(w[part]) - set(real['status'][part])}"
     for part, keys in DRIVER_KEYS.items():
         assert keys <= set(real["status"][part]) and keys <= set(w[part]), part
@@ -159,8 +168,10 @@ def _world_free_status() -> dict[str, list[str]]:
     g = sim.SimStretchGripper(w, lambda: None)
     lift = sim.SimPrismaticJoint("lift", w, lambda: None)
     base = sim.SimBase(w, lambda: None)
+    head = sim.SimHead(w, lambda: None)
     return {"gripper": list(g.status), "gripper.gripper_conversion": list(g.status["gripper_conversion"]),
-            "lift": list(lift.status), "lift.motor": list(lift.motor.status), "base": list(base.status)}
+            "lift": list(lift.status), "lift.motor": list(lift.motor.status), "base": list(base.status),
+            "base.left_wheel": list(base.left_wheel.status), "head.head_pan": list(head.status["head_pan"])}
 
 
 def test_contract_probe_is_self_contained() -> None:

@@ -10,7 +10,8 @@ What is simulated, and how (beyond what sim/world.py already says):
   standoff candidates are generated only there.
 - The base drives NAV_SPEEDUP (2.5) times faster than stretch_body's default profile (compute).
 - Navigation: A* on the occupancy grid (bt_grasp/mobile/nav.py), executed through the inherited
-  StretchDriver.nav_to (turn, drive, turn per waypoint) on the kinematic base. On arrival the
+  StretchDriver steps (turn, drive, turn per waypoint; one nav_to Motion for the whole path, polled
+  one control period at a time like every primitive) on the kinematic base. On arrival the
   odometry is re-anchored at the standoff ("manipulation frame = base pose at arrival"), because
   the inherited grasp/place kinematics assume the target is expressed in the current base frame.
 - The drawer is opened and closed by its joint motor, not pulled by the gripper (the Stretch
@@ -32,18 +33,21 @@ import numpy as np
 
 from bt_grasp.bench.objects import ObjectSpec
 from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.motion import MotionHalted
+from bt_grasp.drivers.stretch.motions import Run, Steps
 from bt_grasp.drivers.stretch.sim.body import SimStretchRobot
 from bt_grasp.drivers.stretch.sim.driver import SimHeadCamera, SimStretchDriver
 from bt_grasp.drivers.stretch.sim.world import TABLE_HEIGHT, StretchWorld, object_pool
 from bt_grasp.mobile.nav import NavPlan, OccupancyGrid, Rect, plan_to, standoff_candidates
 from bt_grasp.profile import RobotProfile
-from bt_grasp.watchdog.telemetry import Telemetry
+from bt_grasp.watchdog.telemetry import Phase, Telemetry
 
 ROOM = (-1.0, 4.0, -2.5, 2.5)  # xmin, xmax, ymin, ymax
 SURFACE_MARGIN_M = 0.05
 SETTLE_STEPS = 500
 FALL_LIMIT_M = 0.3
 DRAWER_TRAVEL_M = 0.25
+DRAWER_TIME_S = 2.0  # open/close run the drawer joint this long, then check where it is
 # Reach band in the standoff's base frame (where grasps are feasible for the unchanged driver).
 REACH_X, REACH_Y = (-0.18, 0.16), (-0.76, -0.58)
 # The kinematic base drives this many times faster than stretch_body's 'default' profile
@@ -334,10 +338,12 @@ class HouseholdStretchDriver(SimStretchDriver):
 
     def nav_to(self, place: Any, timeout: float | None = None) -> Execution:
         """A receptacle name: plan (A* + standoff selection) and follow; else the inherited nav_to."""
+        return self._blocking("nav_to", place=place, timeout=timeout)
+
+    def _steps_nav_to(self, run: Run, place: Any, timeout: float | None = None) -> Steps[Any]:
         if not isinstance(place, str):
-            return super().nav_to(place, timeout)
+            return (yield from super()._steps_nav_to(run, place, timeout))
         w = self.world
-        t0 = self.clock.now()
         rec = w.receptacles.get(place)
         if rec is None:
             return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown receptacle {place!r}")
@@ -347,53 +353,64 @@ class HouseholdStretchDriver(SimStretchDriver):
         self.last_plan = plan
         if plan is None:
             return Execution(Telemetry.empty(), 0.0, f"infeasible: no collision-free standoff for {place}")
-        fault = None
+        self.nav_count += 1
+        run.info.update(receptacle=place, path_m=round(plan.length_m, 3),
+                        waypoints=[[round(a, 3), round(b, 3)] for a, b in plan.waypoints],
+                        standoff=[round(v, 3) for v in plan.goal])
+        self._begin("nav_to", None)
+        if self.dry_run:
+            return (yield from self._dry_steps(run, Phase.HOLD))
+        run.deadline = self._deadline(timeout)
         for k, (x, y) in enumerate(plan.waypoints[1:], start=1):
             ox, oy = w.to_odom(x, y)
-            heading = None
-            if k == len(plan.waypoints) - 1:
-                heading = plan.goal[2] - w.anchor[2]
-            ex = super().nav_to((ox, oy) if heading is None else (ox, oy, heading), timeout)
-            if ex.fault:
-                fault = ex.fault
-                break
-        if fault is None:
-            w.anchor_here()
-            w.at = place
-            self.robot.pull_status()
-        self.nav_count += 1
-        return Execution(Telemetry.empty(), self.clock.now() - t0, fault,
-                         {"receptacle": place, "path_m": round(plan.length_m, 3),
-                          "waypoints": [[round(a, 3), round(b, 3)] for a, b in plan.waypoints],
-                          "standoff": [round(v, 3) for v in plan.goal]})
+            heading = plan.goal[2] - w.anchor[2] if k == len(plan.waypoints) - 1 else None
+            yield from self._drive_to(run, ox, oy, heading)
+        w.anchor_here()
+        w.at = place
+        self.robot.pull_status()
+        return None
 
     def place(self, target: str, timeout: float | None = None) -> Execution:
         """A receptacle name: drop on its surface in front of the standoff (must be there)."""
+        return self._blocking("place", target=target, timeout=timeout)
+
+    def _steps_place(self, run: Run, target: str, timeout: float | None = None) -> Steps[Any]:
         if target in self.world.receptacles:
             if self.world.at != target:
                 return Execution(Telemetry.empty(), 0.0, f"infeasible: not at {target} (at {self.world.at})")
             places = dict(self.opts.places or {})
             places[target] = [0.0, -0.66, self.world.receptacles[target].height + 0.01]
             self.opts.places = places
-        return super().place(target, timeout)
+        return (yield from super()._steps_place(run, target, timeout))
 
     # Articulated
     def open(self, handle: Any, timeout: float | None = None) -> Execution:
-        return self._drawer(handle, DRAWER_TRAVEL_M)
+        return self._blocking("open", handle=handle, timeout=timeout)
 
     def close_articulated(self, handle: Any, timeout: float | None = None) -> Execution:
-        return self._drawer(handle, 0.0)
+        return self._blocking("close_articulated", handle=handle, timeout=timeout)
 
-    def _drawer(self, handle: Any, q: float) -> Execution:
-        t0 = self.clock.now()
+    def _steps_open(self, run: Run, handle: Any, timeout: float | None = None) -> Steps[Any]:
+        return (yield from self._drawer(run, handle, DRAWER_TRAVEL_M))
+
+    def _steps_close_articulated(self, run: Run, handle: Any, timeout: float | None = None) -> Steps[Any]:
+        return (yield from self._drawer(run, handle, 0.0))
+
+    def _drawer(self, run: Run, handle: Any, q: float) -> Steps[Any]:
+        """Drive the drawer joint to q for DRAWER_TIME_S; a cancel holds it where it is."""
         if handle != "cabinet drawer":
             return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown articulated handle {handle!r}")
         if self.world.at != "cabinet":
             return Execution(Telemetry.empty(), 0.0, "infeasible: not at the cabinet")
         self.world.set_drawer(q)
-        self.clock.sleep(2.0)
+        try:
+            yield from self._wait(run, Phase.HOLD, lambda: False, DRAWER_TIME_S)
+        except MotionHalted:
+            self.world.set_drawer(self.world.drawer_position())
+            raise
         moved = abs(self.world.drawer_position() - q) < 0.02
-        return Execution(Telemetry.empty(), self.clock.now() - t0, None if moved else "blocked: drawer did not move",
+        return Execution(Telemetry.from_samples(run.samples), self.clock.now() - run.t0,
+                         None if moved else "blocked: drawer did not move",
                          {"drawer_m": round(self.world.drawer_position(), 3)})
 
     # GroundTruth extras

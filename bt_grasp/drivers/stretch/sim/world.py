@@ -663,6 +663,8 @@ def _quat_from_matrix(R: np.ndarray) -> list[float]:
 class SimClock:
     """The driver's clock when it runs the simulated Stretch: sleeping advances the physics."""
 
+    simulated = True  # a primitive's poll advances it by one control period
+
     def __init__(self, world: StretchWorld, on_status: Any = None) -> None:
         self.world = world
         self.on_status = on_status
