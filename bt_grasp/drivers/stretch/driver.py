@@ -36,6 +36,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from bt_grasp.drivers.base import FAULT_KINDS, Execution, Fault, GraspPose, Observation
+from bt_grasp.drivers.stretch.guard import StretchGuardMixin, waypoint_target
+from bt_grasp.drivers.stretch.head import StretchHeadMixin
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.profile import RobotProfile
 from bt_grasp.watchdog.telemetry import Phase, Sample, Telemetry
@@ -115,6 +117,7 @@ class StretchOptions:
     places: dict[str, list[float]] | None = None
     nav_places: dict[str, list[float]] | None = None  # name -> (x, y, theta) standoff in odometry
     kinematics: dict[str, Any] | None = None
+    guard: dict[str, Any] | None = None  # collision guard options (bt_grasp/drivers/stretch/guard.py)
     sim: dict[str, Any] | None = None
 
     @classmethod
@@ -144,8 +147,8 @@ class _Timeout(Exception):
     """A primitive ran past its deadline (the driver stops the robot and reports 'timeout')."""
 
 
-class StretchDriver:
-    """Driver (+ MobileBase, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
+class StretchDriver(StretchHeadMixin, StretchGuardMixin):
+    """Driver (+ MobileBase, Head, GraspChecker, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
 
     robot_factory: zero-argument callable returning a stretch_body-like Robot (default: a real
     `stretch_body.robot.Robot()`); camera: an object with `read() -> (rgb, depth_m, K,
@@ -252,6 +255,8 @@ class StretchDriver:
     def _begin(self, primitive: str, target: np.ndarray | None = None) -> list[Fault]:
         """Connect, pick the faults for this primitive, stage them, raise the injected exception."""
         self.connect()
+        if primitive == "nav_to":
+            self._forget_scene()  # the odometry frame the last image was seen in is left behind
         active = [f for f in self.faults if f.primitive in (None, primitive)]
         for f in active:
             if f.once:
@@ -431,16 +436,21 @@ class StretchDriver:
         pan, tilt = self.head_pose()
         st = self.robot.base.status
         T = odometry_pose(float(st["x"]), float(st["y"]), float(st["theta"])) @ head_camera_pose(pan, tilt)
-        return Observation(rgb=rgb, depth=depth, K=K, T_cam_base=T, clock=self.clock.now(),
-                           annotations=annotations)
+        obs = Observation(rgb=rgb, depth=depth, K=K, T_cam_base=T, clock=self.clock.now(), annotations=annotations)
+        self._remember_scene(obs)
+        return obs
 
-    def feasible(self, waypoints: list[Any]) -> tuple[bool, str]:
-        """Every waypoint reachable by lift, arm and a base shift along x (straight-out gripper).
+    def feasible(self, waypoints: list[Any], targets: list[np.ndarray] | None = None) -> tuple[bool, str]:
+        """Every waypoint reachable by lift, arm and a base shift along x (straight-out gripper), and
+        collision-free with the path between waypoints (guard.py: the last observed scene except
+        around `targets` and GraspPose waypoints, the robot's own body, the table top).
 
         A waypoint is a GraspPose, an xyz (or xyz + quaternion) array, or a 4x4 pose. The wrist yaw
         is always 0, so the fingers close along base x: a GraspPose whose closing axis (its x axis,
         projected on the floor) is more than max_closing_axis_deg off base x is infeasible, and a
         grasp planner's next candidate gets its turn. Nothing moves."""
+        positions: list[np.ndarray] = []
+        targets = list(targets or []) + [t for t in map(waypoint_target, waypoints) if t is not None]
         for i, w in enumerate(waypoints):
             p = _position(w)
             if p is None or not np.all(np.isfinite(p)):
@@ -458,7 +468,8 @@ class StretchDriver:
                 return False, f"infeasible: arm {arm:.2f} m out of range at waypoint {i}"
             if abs(dx) > self.opts.max_base_travel_m:
                 return False, f"infeasible: base shift {dx:.2f} m beyond {self.opts.max_base_travel_m} m"
-        return True, ""
+            positions.append(self.kin.grasp_centre(dx, arm, lift))
+        return self._collision_free(positions, targets)
 
     def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
         """Approach from above, close at close_pct, settle, micro-lift, hold; then back off.
@@ -475,7 +486,7 @@ class StretchDriver:
                 target[0] += float(f.params.get("offset_m", 0.05))
         # the fingertip pads reach ~2.5 cm below the grasp centre: keep them off the table
         target[2] = max(target[2], self.opts.table_height_m + self.opts.min_grasp_height_m)
-        ok, why = self.feasible([target])
+        ok, why = self._grasp_path_free(target)
         t0 = self.clock.now()
         if not ok:
             return self._finish("grasp", Telemetry.empty(), t0, why)
@@ -595,7 +606,8 @@ class StretchDriver:
         if self.dry_run:
             return self._dry("push", Phase.APPROACH)
         t0 = self.clock.now()
-        ok, why = self.feasible([a, b, a + [0, 0, self.opts.approach_clearance_m]])
+        up = np.array([0.0, 0.0, self.opts.approach_clearance_m])
+        ok, why = self.feasible([a + up, a, b, b + up], targets=list(np.linspace(a, b, 11)))
         if not ok:
             return self._finish("push", Telemetry.empty(), t0, why)
         deadline = self._deadline(timeout)
