@@ -10,6 +10,7 @@ import pytest
 from bt_grasp.drivers.base import GraspPose, Observation
 from bt_grasp.drivers.stretch.driver import StretchDriver, StretchKinematics
 from bt_grasp.drivers.stretch.guard import GuardOptions, StretchGuard
+from bt_grasp.errors import UserError
 from bt_grasp.profile import load_profile
 
 TABLE = 0.55
@@ -114,10 +115,20 @@ def test_fingertips_below_the_table_top_are_refused() -> None:
     assert not ok and why == "infeasible: collision: fingertips below the table top at waypoint 0"
 
 
+def test_the_guard_never_traps_the_robot_where_it_stands() -> None:
+    """From a start the model calls a collision (wrist in the base), moving up is allowed and
+    moving further down is not."""
+    g = StretchGuard(ORIGIN, table_height=None)
+    low = np.array([-0.021, -0.35, 0.10])
+    assert g.check([low + [0, 0, 0.3]], start=low) == (True, "")
+    ok, why = g.check([low - [0, 0, 0.05]], start=low)
+    assert not ok and "robot's base at waypoint 0" in why, why
+
+
 def test_a_disabled_guard_and_unknown_options() -> None:
     g = StretchGuard(ORIGIN, TABLE, GuardOptions(enabled=False))
     assert g.check([np.array([0.0, 0.13, 0.9])]) == (True, "")
-    with pytest.raises(ValueError, match="unknown guard options: radius"):
+    with pytest.raises(UserError, match="unknown driver_options.guard keys: radius"):
         GuardOptions.from_dict({"radius": 1.0})
 
 
@@ -151,6 +162,13 @@ def test_feasible_and_grasp_feasible_use_the_last_scene(profile) -> None:
     assert drv.grasp_feasible(pose, 0.05) == (True, "")
     ok, why = drv.feasible([target])  # a bare point aims at nothing: the block is in the way
     assert not ok and "perceived points" in why
+
+
+def test_a_misspelt_guard_option_is_the_profiles_error(profile) -> None:
+    profile.driver_options = {**profile.driver_options, "guard": {"min_pts": 2}}
+    with pytest.raises(UserError, match="min_pts") as info:
+        StretchDriver(profile)
+    assert "stretch3.yaml" in str(info.value)
 
 
 def test_guard_options_come_from_the_profile(profile) -> None:

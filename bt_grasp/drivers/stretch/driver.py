@@ -174,6 +174,7 @@ class StretchDriver(StretchHeadMixin, StretchGuardMixin):
         self._cmd_pct = 0.0
         self.max_aperture = profile.gripper.max_aperture_m
         self.min_aperture = profile.gripper.min_aperture_m
+        self._guard()  # driver_options.guard is checked now, not at the first motion
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:
@@ -528,6 +529,9 @@ class StretchDriver(StretchHeadMixin, StretchGuardMixin):
         if self.dry_run:
             return self._dry("lift", Phase.HOLD)
         t0, deadline = self.clock.now(), self._deadline(timeout)
+        ok, why = self._lift_path_free(dz)
+        if not ok:
+            return self._finish("lift", Telemetry.empty(), t0, why)
         samples: list[Sample] = []
         fault: str | None = None
         try:

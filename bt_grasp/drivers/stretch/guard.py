@@ -40,6 +40,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from bt_grasp.drivers.base import GraspPose, Observation
+from bt_grasp.errors import UserError
 from bt_grasp.perception.geometry import backproject
 
 Box = tuple[tuple[float, float, float], tuple[float, float, float]]
@@ -78,11 +79,13 @@ class GuardOptions:
     table_tolerance_m: float = 0.002
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> GuardOptions:
+    def from_dict(cls, d: dict[str, Any] | None, source: str | None = None) -> GuardOptions:
+        """Options from a profile's driver_options.guard; an unknown key is the user's error."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d or {}) - known)
         if unknown:
-            raise ValueError(f"unknown guard options: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise UserError(f"unknown driver_options.guard keys: {', '.join(unknown)} "
+                            f"(known: {', '.join(sorted(known))})", file=source)
         return cls(**(d or {}))
 
 
@@ -194,23 +197,29 @@ class StretchGuard:
         return None
 
     def check(self, waypoints: list[np.ndarray], targets: list[np.ndarray] | None = None,
-              scene: bool = True) -> tuple[bool, str]:
+              scene: bool = True, start: np.ndarray | None = None) -> tuple[bool, str]:
         """Every waypoint (grasp-centre xyz) and the straight path between consecutive ones.
 
         targets: base-frame points whose surroundings (target_radius_m in xy) are the objects
-        this motion means to touch. Returns (True, "") or (False, "infeasible: collision: ...")."""
+        this motion means to touch; start: where the grasp centre is now (the path from it to
+        waypoint 0 is tested, not the start itself; from a start already in collision the path
+        counts once it is clear, so the robot can always move out, never deeper in).
+        Returns (True, "") or (False, "infeasible: collision: ...")."""
         if not self.opts.enabled:
             return True, ""
         tg = np.asarray([np.asarray(t, dtype=float)[:3] for t in targets or []]).reshape(-1, 3)
-        prev: np.ndarray | None = None
+        prev = None if start is None else np.asarray(start, dtype=float)[:3]
+        escaping = prev is not None and self.hit(prev, tg, scene) is not None
         for i, w in enumerate(waypoints):
             p = np.asarray(w, dtype=float)[:3]
             if prev is not None:
                 n = int(np.ceil(np.linalg.norm(p - prev) / self.opts.path_step_m))
                 for k in range(1, n):
                     what = self.hit(prev + (p - prev) * k / n, tg, scene)
-                    if what:
-                        return False, f"infeasible: collision: {what} between waypoints {i - 1} and {i}"
+                    escaping = escaping and what is not None
+                    if what and not escaping:
+                        where = f"between waypoints {i - 1} and {i}" if i else "on the way to waypoint 0"
+                        return False, f"infeasible: collision: {what} {where}"
             what = self.hit(p, tg, scene)
             if what:
                 return False, f"infeasible: collision: {what} at waypoint {i}"
@@ -232,8 +241,9 @@ class StretchGuardMixin:
     def _guard(self) -> StretchGuard:
         if self._collision_guard is None:
             origin = (self.kin.grasp_x0, self.kin.grasp_y0, self.kin.grasp_z0)
+            source = getattr(getattr(self, "profile", None), "source", None)
             self._collision_guard = StretchGuard(origin, self.opts.table_height_m,
-                                                 GuardOptions.from_dict(getattr(self.opts, "guard", None)))
+                                                 GuardOptions.from_dict(getattr(self.opts, "guard", None), source))
         return self._collision_guard
 
     def _grasp_centre_now(self) -> np.ndarray | None:
@@ -252,6 +262,14 @@ class StretchGuardMixin:
 
     def _collision_free(self, positions: list[np.ndarray], targets: list[np.ndarray]) -> tuple[bool, str]:
         return self._guard().check(positions, targets)
+
+    def _lift_path_free(self, dz: float) -> tuple[bool, str]:
+        """A lift move of dz: the grasp centre goes straight up or down from where it is; what
+        the fingers are at (or hold) is the target."""
+        g = self._grasp_centre_now()
+        if g is None:
+            return True, ""
+        return self._guard().check([g + np.array([0.0, 0.0, dz])], targets=[g], start=g)
 
     def _grasp_waypoints(self, target: np.ndarray) -> list[np.ndarray]:
         """The grasp centre's path in grasp(): up to the approach height where the arm is, across
