@@ -74,6 +74,26 @@ def test_a_grasp_into_a_neighbour_is_refused_before_moving_and_succeeds_once_it_
     assert ex.fault is None and drv.held_object() == w.objects[body].spec.name
 
 
+def test_a_place_across_a_tall_object_is_refused_and_the_object_kept(drv) -> None:
+    drv.reset(0, SEED)
+    body, p = _first(drv)
+    w = drv.world
+    assert drv.grasp(GraspPose(position=p, orientation=UP, width=0.05), 0.05, 10.0).fault is None
+    name = w.objects[body].spec.name
+    basket = np.asarray(drv.opts.places["basket"])
+    mid = (drv._grasp_centre_now()[:2] + basket[:2]) / 2
+    wall = w._box((0.03, 0.03, 0.09), (float(mid[0]), float(mid[1]), 0.55 + 0.09), (0.2, 0.2, 0.2, 1.0))
+    try:
+        drv.observe()
+        ex = drv.place("basket")
+        assert ex.fault is not None and ex.fault.startswith("infeasible: collision: "), ex.fault
+        assert drv.held_object() == name
+    finally:
+        w.pb.removeBody(wall, physicsClientId=w.cid)
+    drv.observe()
+    assert drv.place("basket").fault is None and drv.object_in_basket(name)
+
+
 def test_driving_away_forgets_the_scene(drv) -> None:
     drv.reset(0, SEED)
     _, p = _first(drv)

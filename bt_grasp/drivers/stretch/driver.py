@@ -570,7 +570,7 @@ class StretchDriver(StretchHeadMixin, StretchGuardMixin):
                                 f"infeasible: unknown place {target!r} (known: {', '.join(places) or 'none'})")
         p = np.asarray(places[target], dtype=float)
         drop = p + np.array([0.0, 0.0, 0.12])
-        ok, why = self.feasible([drop])
+        ok, why = self._place_path_free(drop)
         if not ok:
             return self._finish("place", Telemetry.empty(), t0, why)
         deadline = self._deadline(timeout)

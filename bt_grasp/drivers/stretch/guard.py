@@ -271,11 +271,12 @@ class StretchGuardMixin:
             return True, ""
         return self._guard().check([g + np.array([0.0, 0.0, dz])], targets=[g], start=g)
 
-    def _grasp_waypoints(self, target: np.ndarray) -> list[np.ndarray]:
-        """The grasp centre's path in grasp(): up to the approach height where the arm is, across
-        to above the target, down to it (kinematics are linear: joint moves are straight lines)."""
+    def _grasp_waypoints(self, target: np.ndarray, clearance: float | None = None) -> list[np.ndarray]:
+        """The grasp centre's path in grasp() and place(): up to `clearance` above the target's
+        height (never down) where the arm is, across to above the target, down to it (the
+        kinematics are linear, so joint moves are straight lines)."""
         dx, arm, lift = self.kin.joints_for(target)
-        up = lift + self.opts.approach_clearance_m
+        up = lift + (self.opts.approach_clearance_m if clearance is None else clearance)
         path: list[np.ndarray] = []
         if self.robot is not None:
             up = max(up, float(self.robot.lift.status["pos"]))
@@ -286,6 +287,13 @@ class StretchGuardMixin:
     def _grasp_path_free(self, target: np.ndarray) -> tuple[bool, str]:
         """Reach and collision along the grasp's path; the target's own object is not an obstacle."""
         return self.feasible(self._grasp_waypoints(target), targets=[target])  # type: ignore[attr-defined]
+
+    def _place_path_free(self, drop: np.ndarray) -> tuple[bool, str]:
+        """Reach and collision on the way to a drop point; what the fingers hold now is not an
+        obstacle (its points in the last image are where it was picked up)."""
+        now = self._grasp_centre_now()
+        return self.feasible(self._grasp_waypoints(drop, 0.0),  # type: ignore[attr-defined]
+                             targets=[] if now is None else [now])
 
     def grasp_feasible(self, pose: GraspPose, width: float) -> tuple[bool, str]:
         """The checks grasp() makes before moving, same reasons (GraspChecker), then the pose's
