@@ -94,6 +94,14 @@ def test_the_robots_own_links_and_what_it_holds_are_not_obstacles() -> None:
     assert StretchGuard(ORIGIN, TABLE).set_scene(_top_down_view([held]), g_now=None) > 0
 
 
+def test_what_stands_above_the_robots_base_is_the_robot() -> None:
+    mast = (np.array([-0.089, 0.113, TABLE]), np.array([-0.045, 0.157, 1.0]))
+    view = _top_down_view([mast], centre=(0.0, 0.0))
+    ready = np.array([-0.021, -0.35, 0.876])
+    assert StretchGuard(ORIGIN, TABLE).set_scene(view, g_now=ready) == 0
+    assert StretchGuard(ORIGIN, TABLE).set_scene(view, g_now=None) > 0
+
+
 def test_a_gripper_path_through_the_mast_is_refused() -> None:
     g = StretchGuard(ORIGIN, TABLE)
     out, behind = np.array([0.0, -0.40, 0.9]), np.array([0.0, 0.35, 0.9])  # mast at y 0.113..0.157

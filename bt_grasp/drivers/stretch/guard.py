@@ -148,14 +148,18 @@ class StretchGuard:
     # ------------------------------------------------------------------ scene
     def set_scene(self, obs: Observation, g_now: np.ndarray | None) -> int:
         """Keep the obstacle points of an observation; g_now: the grasp centre when it was taken
-        (the robot's own links and what it holds are removed). Returns the number of points kept."""
+        (the robot's own links, what it holds and anything above its base's footprint are
+        removed). Returns the number of points kept."""
         pts = backproject(obs.depth, obs.K, obs.T_cam_base)
         pts = pts[np.all(np.isfinite(pts), axis=1)]
         if self.table_height is not None:
             pts = pts[pts[:, 2] > self.table_height + self.opts.support_band_m]
         if g_now is not None and len(pts):
             keep = np.ones(len(pts), dtype=bool)
-            boxes = list(self.moving_boxes(g_now, self.opts.self_margin_m).values()) + [_box(HELD, g_now)]
+            m = self.opts.self_margin_m
+            blo, bhi = self.fixed_boxes(g_now)["base"]  # above the base: mast, carriage, head
+            column = (blo - [m, m, np.inf], bhi + [m, m, np.inf])
+            boxes = [*self.moving_boxes(g_now, m).values(), _box(HELD, g_now), column]
             for lo, hi in boxes:
                 keep &= ~np.all((pts >= lo) & (pts <= hi), axis=1)
             pts = pts[keep]
@@ -181,19 +185,24 @@ class StretchGuard:
             if pads_bottom < self.table_height - self.opts.table_tolerance_m:
                 return "fingertips below the table top"
         moving = {k: (lo, hi) for k, (lo, hi) in self.moving_boxes(g).items() if np.all(lo < hi)}
+        fixed = self.fixed_boxes(g)
         for part, (lo, hi) in moving.items():
-            for body, (flo, fhi) in self.fixed_boxes(g).items():
+            for body, (flo, fhi) in fixed.items():
                 if np.all(lo < fhi) and np.all(flo < hi):
                     return f"{part} with the robot's {body}"
         if not scene or self.scene.tree is None:
             return None
+        los, his = np.array([b[0] for b in moving.values()]), np.array([b[1] for b in moving.values()])
+        pts = self.scene.inside(los.min(0), his.max(0))  # one query for the whole arm and gripper
+        if len(pts) and len(targets):
+            d = np.linalg.norm(pts[:, None, :2] - targets[None, :, :2], axis=2)
+            pts = pts[np.all(d > self.opts.target_radius_m, axis=1)]
+        if len(pts) < self.opts.min_points:
+            return None
         for part, (lo, hi) in moving.items():
-            pts = self.scene.inside(lo, hi)
-            if len(pts) and len(targets):
-                d = np.linalg.norm(pts[:, None, :2] - targets[None, :, :2], axis=2)
-                pts = pts[np.all(d > self.opts.target_radius_m, axis=1)]
-            if len(pts) >= self.opts.min_points:
-                return f"{part} with {len(pts)} perceived points near {np.round(pts.mean(0), 2).tolist()}"
+            inside = pts[np.all((pts[:, :2] >= lo[:2]) & (pts[:, :2] <= hi[:2]), axis=1) & (pts[:, 2] >= lo[2])]
+            if len(inside) >= self.opts.min_points:
+                return f"{part} with {len(inside)} perceived points near {np.round(inside.mean(0), 2).tolist()}"
         return None
 
     def check(self, waypoints: list[np.ndarray], targets: list[np.ndarray] | None = None,
