@@ -24,11 +24,13 @@ The model is conservative (boxes enclose the links); override it per robot by ed
 
 Perceived points are surfaces; the space under each, down to the support, counts as occupied (a
 2.5-D height map, what a camera above the table can vouch for). They are ignored where they cannot
-be obstacles: below the table top plus
-`support_band_m` (the surface things rest on: the fingertip check covers it), inside the robot's
-own boxes (inflated by `self_margin_m`) at the configuration the image was taken in, and inside a
-vertical cylinder of `target_radius_m` around each target (the object being grasped or pushed
-must not block its own grasp, as the arm's `check_objects` ignores the aimed-at body).
+be obstacles: up to `support_band_m` above the table top (the surface things rest on; the
+fingertip check covers it); inside the robot's own boxes (inflated by `self_margin_m`) at the
+configuration the image was taken in, under its fingers (what they may hold) and above its base's
+footprint (mast, lift carriage); and inside a vertical cylinder of `target_radius_m` around each
+target (the object being grasped or pushed must not block its own motion, as the arm's
+`check_objects` ignores the aimed-at body). The scene is the driver's own last observation; it is
+forgotten when the base drives off (the odometry frame it was seen in is left behind).
 """
 
 from __future__ import annotations
