@@ -112,5 +112,5 @@ def test_the_guard_benchmark_runs_and_prints_its_figures() -> None:
     proc = subprocess.run([sys.executable, str(root / "bench" / "stretch_guard.py"), "--n", "1"],
                           capture_output=True, text=True, timeout=600, cwd=root)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for figure in ("open     guard on", "crowded  guard off", "neighbour knocked", "guard check per candidate"):
+    for figure in ("open     guard on", "crowded  guard off", "neighbour knocked", "guard check per candidate (guard on)"):
         assert figure in proc.stdout, proc.stdout[-2000:]
