@@ -88,8 +88,8 @@ class Driver(Protocol):
 
     def feasible(self, waypoints: list[np.ndarray]) -> tuple[bool, str]: ...
 
-    # Optional: `grasp_feasible(pose, width) -> (ok, reason)`, the checks grasp() itself makes
-    # before moving; the grasp leaf prefers it to feasible() for choosing among candidates.
+    # Optional: `grasp_feasible(pose, width) -> (ok, reason)` (GraspChecker), the checks grasp()
+    # itself makes before moving; the grasp leaf prefers it to feasible() among candidates.
 
     def stop(self) -> None: ...
 
@@ -117,6 +117,48 @@ class MobileBase(Protocol):
     def nav_to(self, place: Any, timeout: float | None = None) -> Execution: ...
 
     def gaze_at(self, point: np.ndarray, timeout: float | None = None) -> Execution: ...
+
+
+@runtime_checkable
+class GraspChecker(Protocol):
+    """A driver that can say, without moving, whether grasp() would refuse this pose: the leaf
+    then skips a candidate the robot would reject, instead of spending an attempt on it."""
+
+    def grasp_feasible(self, pose: GraspPose, width: float) -> tuple[bool, str]: ...
+
+
+@runtime_checkable
+class Head(Protocol):
+    """A robot whose camera turns independently of its base (a pan/tilt head)."""
+
+    def look(self, pan: float, tilt: float | None = None, timeout: float | None = None) -> Execution:
+        """Turn the head to `pan` (and `tilt`, if given) radians; fault "timeout" if it did not
+        get there in time. Observations taken afterwards see from the new direction."""
+        ...
+
+
+@runtime_checkable
+class Located(Protocol):
+    """A robot whose map says which receptacle it stands at (what nav_to last reached)."""
+
+    def located_at(self) -> str | None: ...
+
+
+@runtime_checkable
+class ReceptacleAnnotator(Protocol):
+    """Simulator-only: receptacle name -> instance id in `Observation.annotations["instance"]`.
+
+    Like the annotations themselves, only the `sim` perception backend may use it."""
+
+    def receptacle_bodies(self) -> dict[str, int]: ...
+
+
+@runtime_checkable
+class UserChannel(Protocol):
+    """A robot that comes with the person it serves (in simulation, a simulated user): the object
+    `ask` and `listen` talk to (see bt_grasp.mobile.user)."""
+
+    user: Any
 
 
 @runtime_checkable

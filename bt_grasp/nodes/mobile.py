@@ -1,17 +1,19 @@
 """Mobile-manipulation tools as leaves: nav_to, walk_around, show_object_by_category,
 show_receptacles, gaze_at, pick, place_on, open, close, ask, listen, finish.
 
-They talk to the world only through ctx.driver (Driver + MobileBase + Articulated protocols,
-duck-typed), ctx.perceiver and ctx.services, like every other leaf. Markers are the integer ids of
+They talk to the world only through ctx.driver, ctx.perceiver and ctx.services, like every other
+leaf, and use of the driver only what bt_grasp/drivers/base.py declares (Driver, MobileBase, Head,
+Articulated, Located, UserChannel, ReceptacleAnnotator): a driver lacking a protocol gets the
+leaf's documented fallback, never an AttributeError. Markers are the integer ids of
 the last Set-of-Mark overlay of their kind; the mapping lives in ctx.services (with the located
 objects) and, JSON-friendly, on the blackboard (`objects.marks`, `receptacles.marks`). A marker
 that is unknown, or was drawn before the robot last moved, is the outcome `stale_marker` — never
 an exception — so trees can route on it.
 
-Receptacle marks come from the simulator's instance ids (`driver.receptacle_bodies()`) only when
-the perceiver is the sim annotator; otherwise (geometric perception, or a driver without that
-method) the only receptacle shown is the one the robot stands at (`driver.located_at()`), which
-is what a real robot's map provides.
+Receptacle marks come from the simulator's instance ids (ReceptacleAnnotator) only when the
+perceiver is the sim annotator; otherwise (geometric perception, or a driver without them) the only
+receptacle shown is the one the robot stands at (Located), which is what a real robot's map
+provides.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.base import (
+    Articulated,
+    Execution,
+    Head,
+    Located,
+    MobileBase,
+    ReceptacleAnnotator,
+    UserChannel,
+)
 from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.mobile.user import SeenItem, TerminalUser
 from bt_grasp.nodes.base import Leaf, LeafResult
@@ -48,7 +58,8 @@ def _marks(ctx: Any, kind: str) -> dict[int, Mark]:
 
 def _user(ctx: Any) -> Any:
     """The user channel: ctx.services["user"], else the driver's simulated user, else a terminal."""
-    return ctx.services.get("user") or getattr(ctx.driver, "user", None) or TerminalUser()
+    driver_user = ctx.driver.user if isinstance(ctx.driver, UserChannel) else None
+    return ctx.services.get("user") or driver_user or TerminalUser()
 
 
 def _lookup(ctx: Any, kind: str, marker: Any) -> tuple[Mark | None, str]:
@@ -90,10 +101,9 @@ class NavTo(Leaf):
     def execute(self) -> LeafResult:
         ctx = self.ctx
         name = str(self.port("receptacle"))
-        nav = getattr(ctx.driver, "nav_to", None)
-        if nav is None:
+        if not isinstance(ctx.driver, MobileBase):
             return self.result("unreachable", event_meta={"reason": "driver has no MobileBase"})
-        ex = nav(name, timeout=ctx.remaining_time())
+        ex = ctx.driver.nav_to(name, timeout=ctx.remaining_time())
         ctx.services[VIEW] = _view(ctx) + 1
         outcome = "arrived" if ex.fault is None else ("unreachable" if ex.fault.startswith("infeasible") else "fault")
         writes = {"nav.at": name if outcome == "arrived" else None}
@@ -157,23 +167,31 @@ class ShowObjectByCategory(Leaf):
 
 
 class WalkAround(Leaf):
-    """Survey the current receptacle from `views` head pans; merge objects seen twice (3D < 5 cm)."""
+    """Survey the current receptacle from `views` head pans; merge objects seen twice (3D < 5 cm).
+
+    A driver without a Head observes `views` times from where it looks (no panning)."""
 
     TYPE = "walk_around"
     SUCCESS_OUTCOMES = frozenset({"found"})
+    HOME_PAN = -1.5708  # the ready pose looks along -y, where the arm reaches
+    LOOK_TIMEOUT_S = 3.0
 
     def execute(self) -> LeafResult:
         ctx = self.ctx
         n = int(self.port("views"))
-        pans = np.linspace(-1.9, -1.25, n) if n > 1 else [-1.5708]
+        pans = np.linspace(-1.9, -1.25, n) if n > 1 else [self.HOME_PAN]
         found: list[tuple[str, np.ndarray]] = []
         from bt_grasp.perception.assemble import to_located
 
-        robot = getattr(ctx.driver, "robot", None)
+        head = ctx.driver if isinstance(ctx.driver, Head) else None
+        looked = 0.0
+        faults: list[str] = []
         for pan in pans:
-            if robot is not None:  # stretch_body head: the same call on hardware and in the sim
-                robot.head.move_to("head_pan", float(pan))
-                robot.head.wait_until_at_setpoint(3.0)
+            if head is not None:
+                ex = head.look(float(pan), timeout=self.LOOK_TIMEOUT_S)
+                looked += ex.duration
+                if ex.fault:
+                    faults.append(f"pan {pan:.2f}: {ex.fault}")
             obs = ctx.driver.observe()
             scene = ctx.perceiver.survey(obs)
             for o in scene.objects:
@@ -183,13 +201,16 @@ class WalkAround(Leaf):
                 c = loc.points_base.mean(0)
                 if all(np.linalg.norm(c - q) > 0.05 for _, q in found):
                     found.append((o.name, c))
-        if robot is not None:
-            robot.head.move_to("head_pan", -1.5708)
-            robot.head.wait_until_at_setpoint(3.0)
+        if head is not None:
+            ex = head.look(self.HOME_PAN, timeout=self.LOOK_TIMEOUT_S)
+            looked += ex.duration
+            if ex.fault:
+                faults.append(f"home: {ex.fault}")
         key = self.out_key("result")
         text = ", ".join(f"{k}: a {name}" for k, (name, _) in enumerate(found))
+        meta = {"head_pans": len(pans) if head is not None else 0, "look_faults": faults}
         return self.result("found" if found else "not_found", {key: text, f"{key}.count": len(found)},
-                           PERCEPTION_SECONDS * n)
+                           PERCEPTION_SECONDS * n + looked, meta)
 
 
 class ShowReceptacles(Leaf):
@@ -203,18 +224,18 @@ class ShowReceptacles(Leaf):
 
         ctx = self.ctx
         obs = ctx.driver.observe()
-        bodies_fn = getattr(ctx.driver, "receptacle_bodies", None)
         inst = (obs.annotations or {}).get("instance")
         masks: list[np.ndarray] = []
         names: list[str] = []
-        if bodies_fn is not None and inst is not None and getattr(ctx.perceiver, "name", "") == "sim":
-            for name, body in bodies_fn().items():
+        annotated = isinstance(ctx.driver, ReceptacleAnnotator) and getattr(ctx.perceiver, "name", "") == "sim"
+        if annotated and inst is not None:
+            for name, body in ctx.driver.receptacle_bodies().items():
                 m = inst == body
                 if m.sum() >= 50:
                     names.append(name)
                     masks.append(m)
-        elif getattr(ctx.driver, "located_at", None) and ctx.driver.located_at():
-            names, masks = [ctx.driver.located_at()], [np.zeros(obs.depth.shape, dtype=bool)]
+        elif isinstance(ctx.driver, Located) and (here := ctx.driver.located_at()):
+            names, masks = [here], [np.zeros(obs.depth.shape, dtype=bool)]
         marks = {k: Mark(k, "receptacle", n, _view(ctx)) for k, n in enumerate(names)}
         ctx.services["mobile.marks.receptacle"] = marks
         key = self.out_key("result")
@@ -297,7 +318,9 @@ class PlaceOn(Leaf):
 
 class _Articulate(Leaf):
     SUCCESS_OUTCOMES = frozenset({"done"})
-    METHOD = ""
+
+    def _move(self, driver: Articulated, handle: str) -> Execution:
+        raise NotImplementedError
 
     def execute(self) -> LeafResult:
         marker = self.port("marker")
@@ -307,21 +330,24 @@ class _Articulate(Leaf):
             if mark is None:
                 return self.result("stale_marker", {f"{self.node_id}.reason": why}, event_meta={"reason": why})
             handle = f"{mark.name} drawer"
-        fn = getattr(self.ctx.driver, self.METHOD, None)
-        if fn is None:
+        if not isinstance(self.ctx.driver, Articulated):
             return self.result("infeasible", event_meta={"reason": "driver is not Articulated"})
-        ex = fn(handle, timeout=self.ctx.remaining_time())
+        ex = self._move(self.ctx.driver, handle)
         return self.result(_motion_outcome(ex), duration=ex.duration, event_meta={**ex.info, "handle": handle})
 
 
 class Open(_Articulate):
     TYPE = "open"
-    METHOD = "open"
+
+    def _move(self, driver: Articulated, handle: str) -> Execution:
+        return driver.open(handle, timeout=self.ctx.remaining_time())
 
 
 class Close(_Articulate):
     TYPE = "close"
-    METHOD = "close_articulated"
+
+    def _move(self, driver: Articulated, handle: str) -> Execution:
+        return driver.close_articulated(handle, timeout=self.ctx.remaining_time())
 
 
 class Ask(Leaf):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
 from bt_grasp.perception.types import SceneGraph, SceneObject
@@ -55,8 +56,7 @@ class PickHider(Leaf):
         key = self.out_key("result")
         text = str(self.port("target") or "")
         colour = parse(text).colour if text else None
-        region_of = getattr(ctx.driver, "place_region", None)
-        region = region_of(str(self.port("place"))) if region_of is not None else None
+        region = ctx.driver.place_region(str(self.port("place"))) if isinstance(ctx.driver, Receptacles) else None
         obs, scene = observe_and_survey(self)
         min_pixels = int(getattr(ctx.perceiver, "min_pixels", 20))
         ranked = sorted((o for o in scene.objects

@@ -48,6 +48,8 @@ import numpy as np
 
 from bt_grasp.drivers.base import Fault, GraspPose, Observation
 from bt_grasp.drivers.stretch.faults import PHYSICAL_FAULTS, SOFTWARE_FAULTS, FaultStaging
+from bt_grasp.drivers.stretch.guard import StretchGuardMixin, waypoint_target
+from bt_grasp.drivers.stretch.head import StretchHeadMixin
 from bt_grasp.drivers.stretch.motions import Run, StretchMotions, control_period_of
 from bt_grasp.drivers.stretch.navigation import BasePrimitives
 from bt_grasp.drivers.stretch.options import (
@@ -75,8 +77,9 @@ def _default_robot_factory() -> Any:
     return sb_robot.Robot()
 
 
-class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySampling, FaultStaging):
-    """Driver (+ MobileBase, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
+class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySampling, FaultStaging,
+                    StretchHeadMixin, StretchGuardMixin):
+    """Driver (+ MobileBase, Head, GraspChecker, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
 
     robot_factory: zero-argument callable returning a stretch_body-like Robot (default: a real
     `stretch_body.robot.Robot()`); camera: an object with `read() -> (rgb, depth_m, K,
@@ -103,6 +106,7 @@ class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySamp
         self._cmd_pct = 0.0
         self.max_aperture = profile.gripper.max_aperture_m
         self.min_aperture = profile.gripper.min_aperture_m
+        self._guard()  # driver_options.guard is checked now, not at the first motion
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:
@@ -197,16 +201,21 @@ class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySamp
         pan, tilt = self.head_pose()
         st = self.robot.base.status
         T = odometry_pose(float(st["x"]), float(st["y"]), float(st["theta"])) @ head_camera_pose(pan, tilt)
-        return Observation(rgb=rgb, depth=depth, K=K, T_cam_base=T, clock=self.clock.now(),
-                           annotations=annotations)
+        obs = Observation(rgb=rgb, depth=depth, K=K, T_cam_base=T, clock=self.clock.now(), annotations=annotations)
+        self._remember_scene(obs)
+        return obs
 
-    def feasible(self, waypoints: list[Any]) -> tuple[bool, str]:
-        """Every waypoint reachable by lift, arm and a base shift along x (straight-out gripper).
+    def feasible(self, waypoints: list[Any], targets: list[np.ndarray] | None = None) -> tuple[bool, str]:
+        """Every waypoint reachable by lift, arm and a base shift along x (straight-out gripper), and
+        collision-free with the path between waypoints (guard.py: the last observed scene except
+        around `targets` and GraspPose waypoints, the robot's own body, the table top).
 
         A waypoint is a GraspPose, an xyz (or xyz + quaternion) array, or a 4x4 pose. The wrist yaw
         is always 0, so the fingers close along base x: a GraspPose whose closing axis (its x axis,
         projected on the floor) is more than max_closing_axis_deg off base x is infeasible, and a
         grasp planner's next candidate gets its turn. Nothing moves."""
+        positions: list[np.ndarray] = []
+        targets = list(targets or []) + [t for t in map(waypoint_target, waypoints) if t is not None]
         for i, w in enumerate(waypoints):
             p = _position(w)
             if p is None or not np.all(np.isfinite(p)):
@@ -224,7 +233,8 @@ class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySamp
                 return False, f"infeasible: arm {arm:.2f} m out of range at waypoint {i}"
             if abs(dx) > self.opts.max_base_travel_m:
                 return False, f"infeasible: base shift {dx:.2f} m beyond {self.opts.max_base_travel_m} m"
-        return True, ""
+            positions.append(self.kin.grasp_centre(dx, arm, lift))
+        return self._collision_free(positions, targets)
 
     # ------------------------------------------------------------------ stop / close
     def stop(self) -> None:

@@ -54,6 +54,8 @@ class FaultStaging:
     def _begin(self, primitive: str, target: np.ndarray | None = None) -> list[Fault]:
         """Connect, pick the faults for this primitive, stage them, raise the injected exception."""
         self.connect()
+        if primitive == "nav_to":
+            self._forget_scene()  # the odometry frame the last image was seen in is left behind
         active = [f for f in self.faults if f.primitive in (None, primitive)]
         for f in active:
             if f.once:

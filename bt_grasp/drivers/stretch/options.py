@@ -93,6 +93,7 @@ class StretchOptions:
     places: dict[str, list[float]] | None = None
     nav_places: dict[str, list[float]] | None = None  # name -> (x, y, theta) standoff in odometry
     kinematics: dict[str, Any] | None = None
+    guard: dict[str, Any] | None = None  # collision guard options (bt_grasp/drivers/stretch/guard.py)
     sim: dict[str, Any] | None = None
 
     @classmethod

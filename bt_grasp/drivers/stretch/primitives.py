@@ -84,7 +84,7 @@ class ArmPrimitives:
                 target[0] += float(f.params.get("offset_m", 0.05))
         # the fingertip pads reach ~2.5 cm below the grasp centre: keep them off the table
         target[2] = max(target[2], self.opts.table_height_m + self.opts.min_grasp_height_m)
-        ok, why = self.feasible([target])
+        ok, why = self._grasp_path_free(target)
         if not ok:
             return why
         run.deadline = self._deadline(timeout)
@@ -115,6 +115,9 @@ class ArmPrimitives:
         self._begin("lift", None)
         if self.dry_run:
             return (yield from self._dry_steps(run, Phase.HOLD))
+        ok, why = self._lift_path_free(dz)
+        if not ok:
+            return why
         run.deadline = self._deadline(timeout)
         fault = None
         goal = self.robot.lift.status["pos"] + dz
@@ -139,7 +142,7 @@ class ArmPrimitives:
         if target not in places:
             return f"infeasible: unknown place {target!r} (known: {', '.join(places) or 'none'})"
         drop = np.asarray(places[target], dtype=float) + np.array([0.0, 0.0, 0.12])
-        ok, why = self.feasible([drop])
+        ok, why = self._place_path_free(drop)
         if not ok:
             return why
         run.deadline = self._deadline(timeout)
@@ -161,7 +164,8 @@ class ArmPrimitives:
         self._begin("push", a)
         if self.dry_run:
             return (yield from self._dry_steps(run, Phase.APPROACH))
-        ok, why = self.feasible([a, b, a + [0, 0, self.opts.approach_clearance_m]])
+        up = np.array([0.0, 0.0, self.opts.approach_clearance_m])
+        ok, why = self.feasible([a + up, a, b, b + up], targets=list(np.linspace(a, b, 11)))
         if not ok:
             return why
         run.deadline = self._deadline(timeout)
