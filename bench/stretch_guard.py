@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bt_grasp.drivers.base import GraspPose  # noqa: E402
-from bt_grasp.drivers.stretch.sim import make_sim_stretch_driver  # noqa: E402
+from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
 from bt_grasp.perception.backends import make_perceiver  # noqa: E402
 from bt_grasp.perception.grasps import plan_grasps  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402

@@ -13,11 +13,11 @@ import numpy as np
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers import base, motion
 from bt_grasp.drivers.base import Execution, Head
 from bt_grasp.nodes.mobile import Close, Open, WalkAround
 from bt_grasp.perception.types import SceneGraph
-from bt_grasp.registry import default_registry
 from bt_grasp.watchdog.telemetry import Telemetry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
 
 from bt_grasp.drivers.base import GraspChecker, GraspPose, Head  # noqa: E402
-from bt_grasp.drivers.stretch.sim import make_sim_stretch_driver  # noqa: E402
+from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
 
 SEED = 3
