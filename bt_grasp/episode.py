@@ -49,10 +49,12 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
 def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int = 0,
                 goal: str | None = None, trace: str | None = None, gui: bool = False,
                 perception: str = "geometric", lighting: str = "easy", image_size: int | None = None,
-                handle_signals: bool = False, world: Any = None, dry_run: bool = False) -> EpisodeResult:
+                handle_signals: bool = False, world: Any = None, dry_run: bool = False,
+                on_record: Any = None) -> EpisodeResult:
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";
-    the trace's header is written before set-up, so even SIGKILL leaves a readable file."""
+    the trace's header is written before set-up, so even SIGKILL leaves a readable file.
+    `on_record` receives every trace record as it is made (the live view)."""
     from bt_grasp.spec import load_tree
 
     spec = load_tree(tree)
@@ -69,7 +71,7 @@ def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int
                 if own_world:
                     world = build_world_for(profile, perception, gui, lighting, image_size, dry_run)
                 ctx, header = _prepare(spec, world, goal, trace, about)
-                runner = Runner(spec, ctx, header_extra=header, trace=writer)
+                runner = Runner(spec, ctx, header_extra=header, trace=writer, on_record=on_record)
             except Interrupted as exc:
                 stop_driver(getattr(world, "driver", None))
                 return _interrupted(spec, exc, writer, time.perf_counter() - start)

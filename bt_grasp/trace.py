@@ -175,6 +175,38 @@ def _check_record(kind: str, rec: dict[str, Any]) -> None:
             _need(isinstance(rec.get(key, ""), (str, type(None))), f"final '{key}' must be a string")
 
 
+class TornLine(UserError):
+    """A line that is not (yet) whole JSON: an error, unless it is the last line of a file that a
+    run is still writing or was killed while writing."""
+
+
+def parse_record(raw: bytes, display: str, lineno: int) -> dict[str, Any]:
+    """One trace line -> its checked record; UserError (TornLine if not JSON) naming the line."""
+    try:
+        rec = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TornLine(f"not a bt_grasp trace line (not UTF-8 text, byte 0x{raw[exc.start]:02x})",
+                       display, lineno, exc.start + 1) from None
+    except json.JSONDecodeError as exc:
+        raise TornLine("not a bt_grasp trace line (invalid JSON)", display, lineno, exc.colno) from None
+    except RecursionError:
+        raise UserError("not a bt_grasp trace line (JSON nested too deeply)", display, lineno, 1) from None
+    kind = rec.get("type") if isinstance(rec, dict) else None
+    if kind not in ("header", "tick", "final"):
+        raise UserError("not a bt_grasp trace line (expected an object with type header|tick|final)",
+                        display, lineno, 1)
+    try:
+        _check_record(kind, rec)
+    except _Bad as exc:
+        raise UserError(f"bad trace record: {exc}", display, lineno, 1) from None
+    return rec
+
+
+def no_header_error(display: str) -> UserError:
+    return UserError("not a bt_grasp trace (no header line; write one with `bt-grasp run --trace`)",
+                     display, 1, 1)
+
+
 def read_trace(path: str | Path) -> Trace:
     """Read a trace; a torn last line (the run was killed mid-write) is ignored.
 
@@ -205,28 +237,13 @@ def read_trace(path: str | Path) -> Trace:
     for lineno, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        last = lineno == len(lines)
         try:
-            rec = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            if last:
-                break
-            raise UserError(f"not a bt_grasp trace line (not UTF-8 text, byte 0x{raw[exc.start]:02x})",
-                            display, lineno, exc.start + 1) from None
-        except json.JSONDecodeError as exc:
-            if last:
+            rec = parse_record(raw, display, lineno)
+        except TornLine:
+            if lineno == len(lines):
                 break  # torn final write of a killed run
-            raise UserError("not a bt_grasp trace line (invalid JSON)", display, lineno, exc.colno) from None
-        except RecursionError:
-            raise UserError("not a bt_grasp trace line (JSON nested too deeply)", display, lineno, 1) from None
-        kind = rec.get("type") if isinstance(rec, dict) else None
-        if kind not in ("header", "tick", "final"):
-            raise UserError("not a bt_grasp trace line (expected an object with type header|tick|final)",
-                            display, lineno, 1)
-        try:
-            _check_record(kind, rec)
-        except _Bad as exc:
-            raise UserError(f"bad trace record: {exc}", display, lineno, 1) from None
+            raise
+        kind = rec["type"]
         if kind == "header":
             header = rec if header is None or ticks else {**header, **rec}
             header_line = lineno
@@ -235,8 +252,7 @@ def read_trace(path: str | Path) -> Trace:
         else:
             final = rec
     if header is None:
-        raise UserError("not a bt_grasp trace (no header line; write one with `bt-grasp run --trace`)",
-                        display, 1, 1)
+        raise no_header_error(display)
     if "structure" not in header:
         raise UserError("bad trace record: the header has no 'structure' (the tree's nodes); "
                         "record the run again with `bt-grasp run --trace`", display, header_line, 1)
