@@ -330,9 +330,16 @@ KEY_USES: dict[str, tuple[KeyUse, ...]] = {
 ERROR = KeyUse("error", "{id}.error", "output", "what went wrong when the leaf faulted")
 TRIAL = KeyUse("trial_id", "{id}.trial_id", "output", "the trace id of the executed motion")
 
+# The most ticks one call of a primitive may span: its motion is polled once per tick (one
+# control period, 0.05 s by default) and cancelled as timed out at the last of them.
+MAX_TICKS = {"grasp": 600, "push": 400, "lift": 300, "place": 600, "open_gripper": 200,
+             "nav_to": 2400, "gaze_at": 300, "pick": 1200, "place_on": 1200, "open": 1200,
+             "close": 1200}
+
 for _nt in LEAVES:
     if _nt.kind != "terminal":
         _nt.keys = (*KEY_USES.get(_nt.name, ()), ERROR, *((TRIAL,) if _nt.kind == "primitive" else ()))
+    _nt.max_ticks = MAX_TICKS.get(_nt.name, 1)
 
 
 def register_all(reg: Registry) -> None:

@@ -173,6 +173,9 @@ def nodes_markdown(registry) -> str:
                 lines.append(f"\nOutcomes: {', '.join(nt.outcomes)}"
                              + (" — counts toward the action budget" if nt.counts_as_action else "")
                              + (" — counts toward the perception streak" if nt.perception else ""))
+            if nt.max_ticks > 1:
+                lines.append(f"\nRuns across ticks: at most {nt.max_ticks} ticks per call "
+                             "(a motion still running then is cancelled as timed out).")
             if nt.ports:
                 lines += ["", "| port | type | required | default | meaning |", "|---|---|---|---|---|"]
                 for p in nt.ports.values():

@@ -96,10 +96,11 @@ class Repeat(Resumable, QuietStop, py_trees.decorators.Decorator):
 
 
 class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
-    """Fail when the child runs past `seconds` of the logical clock.
+    """Fail when the child runs past `seconds` of episode time (logical in simulation, wall on a
+    real robot): a child still RUNNING at the deadline is halted, its motion cancelled as "timeout".
 
-    While the child ticks, the deadline is visible to primitives (ctx.remaining_time()) so a
-    driver can stop a motion at the deadline instead of overrunning it.
+    While the child ticks, the deadline is also visible to primitives (ctx.remaining_time()), so
+    a motion started near the deadline is stopped by the driver at the deadline.
     """
 
     RESET = ("deadline",)
@@ -134,7 +135,8 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
 
     def _expire(self) -> None:
         if self.decorated.status == Status.RUNNING:
-            self.decorated.stop(Status.INVALID)
+            with self.ctx.preempting("timeout"):
+                self.decorated.stop(Status.INVALID)
         self.ctx.blackboard.set(f"{self.name}.label", "TIMEOUT")
         self.feedback_message = f"timed out after {self.seconds} s"
         _finish(self, Status.FAILURE)
@@ -142,7 +144,8 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
     def update(self) -> Status:
         child = self.decorated.status
         if child == Status.RUNNING and self.ctx.clock.now >= self.deadline:
-            self.decorated.stop(Status.INVALID)
+            with self.ctx.preempting("timeout"):
+                self.decorated.stop(Status.INVALID)
             self.ctx.blackboard.set(f"{self.name}.label", "TIMEOUT")
             self.feedback_message = f"timed out after {self.seconds} s"
             return Status.FAILURE

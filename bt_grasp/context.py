@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,7 +51,10 @@ class Ledger:
 
 
 class LogicalClock:
-    """Seconds of episode time: ticks advance it by `tick_period`, primitives by their duration."""
+    """Seconds of episode time: leaves advance it by what their calls took (a running motion by
+    what it ran in each poll), and a tick lasts at least `tick_period`."""
+
+    realtime = False
 
     def __init__(self, tick_period: float = 0.05) -> None:
         self.now = 0.0
@@ -59,6 +63,39 @@ class LogicalClock:
     def advance(self, seconds: float) -> None:
         if seconds > 0:
             self.now += seconds
+
+    def end_tick(self, tick_start: float) -> None:
+        """Close a tick that began at `tick_start`: it lasts at least one tick period."""
+        self.advance(tick_start + self.tick_period - self.now)
+
+
+class WallClock(LogicalClock):
+    """Episode time on a real robot: seconds since the episode began, by the wall clock.
+
+    Leaves cannot advance it (a motion takes the time it takes); closing a tick waits for the
+    rest of the tick period, so a tree polls a real robot at a steady rate and a `timeout`
+    preempts at a wall-clock deadline.
+    """
+
+    realtime = True
+
+    def __init__(self, tick_period: float = 0.05, now: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.tick_period = tick_period
+        self._now, self._sleep = now, sleep
+        self._t0 = now()
+
+    @property  # type: ignore[override]
+    def now(self) -> float:
+        return self._now() - self._t0
+
+    def advance(self, seconds: float) -> None:
+        pass
+
+    def end_tick(self, tick_start: float) -> None:
+        rest = tick_start + self.tick_period - self.now
+        if rest > 0:
+            self._sleep(rest)
 
 
 @dataclass
@@ -84,6 +121,8 @@ class RunContext:
     subscribers: list[Callable[[OutcomeEvent], None]] = field(default_factory=list)
     action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
     services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
+    halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
+    explore_running: bool = False  # verifier: the oracle may keep a multi-tick call running
     _trial: int = 0
 
     # -- decisions -------------------------------------------------------------------------
@@ -92,6 +131,15 @@ class RunContext:
         if self.decision is None:
             self.decision = decision
             self.reason = reason
+
+    @contextmanager
+    def preempting(self, reason: str) -> Iterator[None]:
+        """While active, a RUNNING leaf that is stopped records `reason` as why it was halted."""
+        previous, self.halt_reason = self.halt_reason, reason
+        try:
+            yield
+        finally:
+            self.halt_reason = previous
 
     # -- time --------------------------------------------------------------------------------
     def remaining_time(self) -> float | None:

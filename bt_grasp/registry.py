@@ -72,6 +72,10 @@ class NodeType:
     outcomes_for: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
     # Blackboard entries the leaf reads or writes besides its port values (see KeyUse).
     keys: tuple[KeyUse, ...] = ()
+    # Leaves: the most ticks one call may span (1: it ends in the tick that starts it). A motion
+    # still running at the last of them is cancelled as timed out, so the verifier's tick bound
+    # holds at run time too.
+    max_ticks: int = 1
 
     def alphabet(self, params: dict[str, Any]) -> tuple[str, ...]:
         return self.outcomes_for(params) if self.outcomes_for else self.outcomes

@@ -147,14 +147,15 @@ class Runner:
     def _tick(self) -> list[tuple[str, str]]:
         ctx = self.ctx
         ctx.tick += 1
+        tick_start = ctx.clock.now
         if not self._recording:
             for _ in self.root.tick():
                 pass
-            ctx.clock.advance(ctx.clock.tick_period)
+            ctx.clock.end_tick(tick_start)
             return []
         # `_value_` is the member's plain attribute; `.value` goes through a descriptor per node.
         visited = [(node.name, node.status._value_) for node in self.root.tick()]
-        ctx.clock.advance(ctx.clock.tick_period)
+        ctx.clock.end_tick(tick_start)
         return visited
 
     def _ledger_changes(self) -> dict[str, Any]:

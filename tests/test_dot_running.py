@@ -10,6 +10,7 @@ from test_live_render import BUSY
 from bt_grasp.cli import main
 from bt_grasp.dot import RUNNING_LEAF, STATUS_COLOURS
 from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.trace import read_trace
 
 
 def _nodes(text: str) -> dict[str, pydot.Node]:
@@ -27,7 +28,8 @@ def test_a_running_leaf_has_its_own_colour_and_its_running_time(tmp_path, capsys
     nodes = _nodes(capsys.readouterr().out)
     colour = {k: n.get_fillcolor().strip('"') for k, n in nodes.items() if n.get_fillcolor()}
     assert colour["move"] == STATUS_COLOURS[RUNNING_LEAF] != STATUS_COLOURS["RUNNING"]
-    assert "running 0.50 s, 2 ticks" in nodes["move"].get_label()   # 0.2 s survey + 2 × (0.1 + 0.05)
+    clock2 = read_trace(path).ticks[1]["clock"]  # it started in tick 1, at clock 0
+    assert f"running {clock2:.2f} s, 2 ticks" in nodes["move"].get_label()
     root = next(k for k in nodes if k.startswith("sequence"))
     assert colour[root] == STATUS_COLOURS["RUNNING"]
     assert f'BGCOLOR="{STATUS_COLOURS[RUNNING_LEAF]}"' in nodes["status legend"].get_label()

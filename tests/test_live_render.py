@@ -192,3 +192,28 @@ def test_a_run_fed_to_the_view_shows_a_leaf_running_across_ticks(tmp_path):
     t = read_trace(trace)
     at3 = state_at(t.header, t.ticks, 3)
     assert at3.running_leaves()["move"] == (at3.clock, 3)   # started in tick 1, at clock 0
+
+
+def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():
+    """The primitive leaf lifecycle: started in tick 1, polled each tick, its event at the end."""
+    from test_leaf_lifecycle import LIFT_THEN_FINALIZE, FakeStreamingRobot
+
+    from bt_grasp.context import EpisodeLimits, RunContext
+    from bt_grasp.registry import default_registry
+    from bt_grasp.runner import Runner
+
+    seen: list[tuple[int, dict, dict | None]] = []
+    state = LiveState()
+
+    def record(rec: dict) -> None:
+        state.fold(rec)
+        if rec["type"] == "tick":
+            seen.append((state.tick, state.running_leaves(), state.last_event))
+
+    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(), driver=FakeStreamingRobot({"lift": 5}))
+    res = Runner(tree(LIFT_THEN_FINALIZE), ctx, on_record=record).run()
+    assert res.reason == "lifted"
+    running = [(tick, leaves["up"][1]) for tick, leaves, _ in seen if "up" in leaves]
+    assert running == [(n, n) for n in range(1, len(running) + 1)] and len(running) >= 4
+    assert all(event is None for _, _, event in seen[:len(running)])
+    assert seen[-1][2]["primitive"] == "lift" and seen[-1][1] == {}

@@ -4,6 +4,7 @@ the final record with the decision, and refuses a file that is not a trace in on
 from __future__ import annotations
 
 import io
+import json
 import signal
 import subprocess
 import sys
@@ -52,7 +53,8 @@ def test_watch_follows_a_trace_written_slowly_and_stops_at_the_decision(tmp_path
     ticks = out.getvalue().splitlines()
     assert [line.split(" | ")[0] for line in ticks] == ["tick 1", "tick 2", "tick 3", "tick 4"]
     assert "running move" in ticks[2]
-    assert said == ["FINALIZE: moved | actions 0/10 | ticks 4 | sim 0.7 s"]
+    final = json.loads(lines[-1])
+    assert said == [f"FINALIZE: moved | actions 0/10 | ticks 4 | sim {final['clock']:.1f} s"]
 
 
 def test_once_draws_what_is_there_even_with_a_half_written_last_line(tmp_path, capsys):

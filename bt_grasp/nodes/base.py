@@ -4,10 +4,19 @@ A leaf implements `execute()` (talk to the world through ctx.driver / ctx.percei
 `simulate(outcome)` (what it writes when the verifier's oracle picks `outcome`). Everything
 else — budget guards, the decision short-circuit, blackboard writes, clock advance — lives here,
 so every leaf obeys the same episode rules.
+
+A primitive's `execute()` may return a `Pending` motion instead of a result: the leaf then has
+a lifecycle like BT.CPP's StatefulActionNode (onStart / onRunning / onHalted) or py_trees'
+initialise / update / terminate. Its first tick passes the guards, starts the motion and polls it
+once; each later tick polls once more (RUNNING meanwhile); the motion's end becomes the result.
+A parent that preempts the RUNNING leaf (a timeout, a reactive condition, a halt) makes it cancel
+the motion and emit its event with what it had reached. One call spans at most
+`node_type.max_ticks` ticks: a motion still running then is cancelled as timed out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -16,12 +25,16 @@ from py_trees.common import Status
 
 from bt_grasp.blackboard import ref_key
 from bt_grasp.context import RunContext
-from bt_grasp.outcomes import Decision, ExecStatus
+from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.motion import TIMEOUT, Motion
+from bt_grasp.outcomes import Decision, ExecStatus, Label
 from bt_grasp.registry import NodeType
 from bt_grasp.resumable import Resumable
 
 # Logical seconds a verified (simulated) call is assumed to take.
 NOMINAL_DURATION = {"perception": 0.2, "primitive": 2.0, "watchdog": 0.0}
+# The verifier's oracle is asked this before a call that may span ticks ends: go on or end now.
+STILL_RUNNING, ENDS_NOW = "running", "ends"
 
 
 @dataclass
@@ -35,12 +48,27 @@ class LeafResult:
     event_meta: dict[str, Any] = field(default_factory=dict)  # primitives: goes into the event
 
 
+@dataclass
+class Pending:
+    """A started motion, polled once per tick; `finish` turns its Execution into the result.
+
+    `halt_writes` (optional) is what the leaf writes when it is preempted, from the Execution so
+    far (e.g. the grasp's execution key, so a Watchdog can still judge it).
+    """
+
+    motion: Motion
+    finish: Callable[[Execution], LeafResult]
+    halt_writes: Callable[[Execution], dict[str, Any]] | None = None
+    polled: bool = False  # the leaf polled it once already this tick (and it is still running)
+    seen: float = 0.0  # motion seconds already added to the logical clock
+
+
 class Leaf(Resumable, py_trees.behaviour.Behaviour):
     """Base of every bt_grasp leaf. Subclasses set TYPE and SUCCESS_OUTCOMES.
 
     Resumable state (for the verifier): status plus `ticks_running`, the ticks a RUNNING leaf has
-    been running. No leaf's future depends on that count yet, so it stays 0 and never splits
-    states; a leaf that polls a motion across ticks and times out after n polls will count here.
+    been running (its call may span at most `max_ticks`). The motion itself is the driver's: the
+    verifier never has one, its oracle says whether the call goes on.
     """
 
     RESET = ("ticks_running",)
@@ -60,6 +88,8 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         self.alphabet = self.node_type.alphabet(params)
         self.last_outcome: str | None = None
         self.ticks_running = 0
+        self.max_ticks = max(1, int(self.node_type.max_ticks))
+        self.pending: Pending | None = None
 
     def stop(self, new_status: Status) -> None:
         """py_trees' Behaviour.stop minus its debug log (formatting it costs the verifier)."""
@@ -86,7 +116,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         return LeafResult(outcome, status, writes or {}, duration, event_meta or {})
 
     # -- subclass API --------------------------------------------------------------------------
-    def execute(self) -> LeafResult:
+    def execute(self) -> LeafResult | Pending:
         raise NotImplementedError
 
     def simulate(self, outcome: str) -> LeafResult:
@@ -102,20 +132,111 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
     # -- the tick ------------------------------------------------------------------------------
     def update(self) -> Status:
         ctx = self.ctx
+        if self.status == Status.RUNNING:
+            return self._oracle_tick() if self._oracle_decides() else self._poll()
         if ctx.decision is not None:
             return Status.FAILURE  # the episode is over; nothing else may act this tick
         if not self._pass_guards():
             return Status.FAILURE
-        if ctx.oracle is not None and self.alphabet:
-            outcome = ctx.oracle.choose(self.node_id, self.alphabet)
-            res = self.simulate(outcome)
-            self._choose_duration(res)
-        else:
-            try:
-                res = self.execute()
-            except Exception as exc:  # a driver or perception bug must not escape the tree
-                res = self.fault_result(f"{type(exc).__name__}: {exc}")
+        self.ticks_running = 0
+        if self._oracle_decides():
+            return self._oracle_tick()
+        try:
+            res = self.execute()
+        except Exception as exc:  # a driver or perception bug must not escape the tree
+            res = self.fault_result(f"{type(exc).__name__}: {exc}")
+        if isinstance(res, Pending):
+            self.pending = res
+            return self._poll()
         return self._commit(res)
+
+    def _oracle_decides(self) -> bool:
+        return self.ctx.oracle is not None and bool(self.alphabet)
+
+    def _oracle_tick(self) -> Status:
+        """The verifier's stand-in for start/poll: go on running (within max_ticks) or end now."""
+        ctx = self.ctx
+        if self.ticks_running + 1 < self.max_ticks and ctx.explore_running and \
+                ctx.oracle.choose(f"{self.node_id}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
+            self.ticks_running += 1
+            return Status.RUNNING
+        res = self.simulate(ctx.oracle.choose(self.node_id, self.alphabet))
+        self._choose_duration(res)
+        return self._commit(res)
+
+    def _poll(self) -> Status:
+        """Poll the motion once; at the last tick it may span, a motion still going is cancelled."""
+        pending = self.pending
+        assert pending is not None, f"{self.node_id} is RUNNING without a motion"
+        try:
+            if pending.polled:  # execute() polled it once to see it start: that was this tick's
+                pending.polled, execution = False, None
+            else:
+                execution = pending.motion.poll()
+            if execution is None and self.ticks_running + 1 >= self.max_ticks:
+                execution = pending.motion.cancel(TIMEOUT)
+        except Exception as exc:  # a driver bug while moving: the call faults, the tree goes on
+            self.pending = None
+            return self._commit(self.fault_result(f"{type(exc).__name__}: {exc}"))
+        self._clock_follows(pending)
+        if execution is None:
+            self.ticks_running += 1
+            return Status.RUNNING
+        self.pending = None
+        try:
+            res = pending.finish(execution)
+        except Exception as exc:
+            res = self.fault_result(f"{type(exc).__name__}: {exc}")
+        res.duration = 0.0  # the clock has followed the motion already
+        return self._commit(res)
+
+    def _clock_follows(self, pending: Pending) -> None:
+        elapsed = float(pending.motion.elapsed)
+        self.ctx.clock.advance(elapsed - pending.seen)
+        pending.seen = max(pending.seen, elapsed)
+
+    # -- halting -----------------------------------------------------------------------------
+    def terminate(self, new_status: Status) -> None:
+        if new_status == Status.INVALID and self.status == Status.RUNNING:
+            self._halt(self.ctx.halt_reason)
+
+    def _halt(self, reason: str) -> None:
+        """Preempted while RUNNING: stop the motion safely and record the attempt it was.
+
+        The call was counted when it started (a halted grasp spent an action); its event carries
+        the label it had reached: TIMEOUT when a deadline stopped it, else what `halt_label`
+        makes of the telemetry so far (None: not judged).
+        """
+        ctx = self.ctx
+        writes: dict[str, Any] = {f"{self.node_id}.halted": reason}
+        meta: dict[str, Any] = {"outcome": "halted", "halted": reason, "ticks": self.ticks_running}
+        execution: Execution | None = None
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            try:
+                execution = pending.motion.cancel(reason)
+            except Exception as exc:  # the robot would not stop: say so, loudly, in the event
+                meta["error"] = f"{type(exc).__name__}: {exc}"
+            else:
+                self._clock_follows(pending)
+                meta.update(duration=round(float(execution.duration), 4), fault=execution.fault,
+                            samples=len(execution.telemetry))
+                if pending.halt_writes is not None:
+                    writes.update(pending.halt_writes(execution))
+        for key, value in writes.items():
+            ctx.blackboard.set(key, value)
+        if self.node_type.kind == "primitive":
+            label = Label.TIMEOUT.value if reason == TIMEOUT else self.halt_label(execution)
+            event = ctx.emit(self.node_id, self.node_type.name, ExecStatus.FAIL, label=label, metadata=meta)
+            ctx.blackboard.set(f"{self.node_id}.trial_id", event.trial_id)
+        self.last_outcome = None
+        self.feedback_message = f"halted: {reason}"
+        self.ticks_running = 0
+
+    def halt_label(self, execution: Execution | None) -> str | None:
+        """The Watchdog label a preempted call had reached (primitives with a streaming Watchdog
+        override this); None when it is not judged."""
+        return None
 
     def _choose_duration(self, res: LeafResult) -> None:
         """Under a timeout, how long a verified call takes matters: the verifier tries both

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.drivers.base import Execution
-from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.drivers.motion import start_motion
+from bt_grasp.nodes.base import Leaf, LeafResult, Pending
 
 
 def _outcome_of(execution: Execution) -> str:
@@ -67,12 +68,16 @@ class Grasp(Leaf):
             if not ok:
                 reasons.append(reason)
                 continue
-            execution = ctx.driver.grasp(pose, pose.width, float(self.port("force")),
-                                         timeout=ctx.remaining_time())
-            meta = {**_exec_meta(execution), "target": located.name,
-                    "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])],
-                    "width": round(float(pose.width), 4), "candidates": len(candidates)}
-            return self.result(_outcome_of(execution), {exec_key: execution}, execution.duration, meta)
+            motion = start_motion(ctx.driver, "grasp", pose=pose, width=pose.width,
+                                  force=float(self.port("force")), timeout=ctx.remaining_time())
+            about = {"target": located.name, "width": round(float(pose.width), 4), "candidates": len(candidates),
+                     "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])]}
+
+            def finish(execution: Execution, about: dict[str, Any] = about) -> LeafResult:
+                return self.result(_outcome_of(execution), {exec_key: execution}, execution.duration,
+                                   {**_exec_meta(execution), **about})
+
+            return Pending(motion, finish, halt_writes=lambda execution: {exec_key: execution})
         reason = "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}"
         return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
                            event_meta={"reason": reason, "target": located.name})
@@ -102,17 +107,25 @@ class Push(Leaf):
             # The safety guard is the driver's: it keeps the fingertips off the table (raising a
             # push planned lower than that) and checks IK and collisions on the points it will
             # move through. "infeasible: ..." means nothing moved, so the next direction is tried.
-            execution = ctx.driver.push(plan.start, plan.end, plan.height, timeout=ctx.remaining_time())
-            outcome = _outcome_of(execution)
-            if outcome == "infeasible":
+            motion = start_motion(ctx.driver, "push", start=plan.start, end=plan.end, height=plan.height,
+                                  timeout=ctx.remaining_time())
+            first = motion.poll()  # a refused push ends at its first poll, before anything moves
+            if first is not None and _outcome_of(first) == "infeasible":
                 dense = False
-                refused.append(f"{direction}: {execution.fault}")
+                refused.append(f"{direction}: {first.fault}")
                 continue
-            meta = {**_exec_meta(execution), "target": located.name, "direction": plan.direction,
-                    "start": [round(float(x), 4) for x in plan.start],
-                    "end": [round(float(x), 4) for x in plan.end]}
-            writes = {f"{self.node_id}.reason": execution.fault} if execution.fault else {}
-            return self.result(outcome, writes, execution.duration, meta)
+            about = {"target": located.name, "direction": plan.direction,
+                     "start": [round(float(x), 4) for x in plan.start],
+                     "end": [round(float(x), 4) for x in plan.end]}
+
+            def finish(execution: Execution, about: dict[str, Any] = about) -> LeafResult:
+                writes = {f"{self.node_id}.reason": execution.fault} if execution.fault else {}
+                return self.result(_outcome_of(execution), writes, execution.duration,
+                                   {**_exec_meta(execution), **about})
+
+            if first is not None:
+                return finish(first)
+            return Pending(motion, finish, polled=True)
         reason = "; ".join(refused) or "no push direction"
         return self.result("clutter_too_dense" if dense and refused else "infeasible",
                            {f"{self.node_id}.reason": reason}, event_meta={"reason": reason, "target": located.name})
@@ -134,24 +147,28 @@ class Push(Leaf):
 
 
 class _Motion(Leaf):
+    """A primitive that is one motion: start it, poll it across ticks, judge how it ended."""
+
     SUCCESS_OUTCOMES = frozenset({"done"})
 
-    def call(self) -> Execution:
+    def start(self) -> Any:
+        """The started motion (start_motion on ctx.driver)."""
         raise NotImplementedError
 
-    def execute(self) -> LeafResult:
-        execution = self.call()
+    def finish(self, execution: Execution) -> LeafResult:
         return self.result(_outcome_of(execution), duration=execution.duration,
                            event_meta=_exec_meta(execution))
+
+    def execute(self) -> Pending:
+        return Pending(self.start(), self.finish)
 
 
 class _CarryMotion(_Motion):
     """A motion that carries the grasped object; with check_hold a drop is outcome `dropped`."""
 
-    def execute(self) -> LeafResult:
+    def finish(self, execution: Execution) -> LeafResult:
         from bt_grasp.watchdog.hold import hold_lost
 
-        execution = self.call()
         outcome = _outcome_of(execution)
         meta = _exec_meta(execution)
         if outcome == "done" and self.port("check_hold"):
@@ -166,19 +183,21 @@ class _CarryMotion(_Motion):
 class Lift(_CarryMotion):
     TYPE = "lift"
 
-    def call(self) -> Execution:
-        return self.ctx.driver.lift(float(self.port("height")), timeout=self.ctx.remaining_time())
+    def start(self) -> Any:
+        return start_motion(self.ctx.driver, "lift", dz=float(self.port("height")),
+                            timeout=self.ctx.remaining_time())
 
 
 class Place(_CarryMotion):
     TYPE = "place"
 
-    def call(self) -> Execution:
-        return self.ctx.driver.place(str(self.port("target")), timeout=self.ctx.remaining_time())
+    def start(self) -> Any:
+        return start_motion(self.ctx.driver, "place", target=str(self.port("target")),
+                            timeout=self.ctx.remaining_time())
 
 
 class OpenGripper(_Motion):
     TYPE = "open_gripper"
 
-    def call(self) -> Execution:
-        return self.ctx.driver.open_gripper(timeout=self.ctx.remaining_time())
+    def start(self) -> Any:
+        return start_motion(self.ctx.driver, "open_gripper", timeout=self.ctx.remaining_time())

@@ -152,6 +152,7 @@ class Machine:
             return Point("problem", st.costs(), ctx.tick,
                          text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
         ctx.tick += 1
+        tick_start = ctx.clock.now
         path: list[str] = []
         try:
             for node in self.root.tick():
@@ -162,7 +163,7 @@ class Machine:
             return Point("choice", st.costs(), ctx.tick, key=at.key, node_id=at.node_id,
                          alphabet=at.alphabet, snap=snap, script=script)
         st.touched(path)
-        ctx.clock.advance(ctx.clock.tick_period)
+        ctx.clock.end_tick(tick_start)
         ctx.publish_tick_events()
         if ctx.decision is not None:
             return Point("end", st.costs(), ctx.tick, text=f"{ctx.decision.value}: {ctx.reason}", path=path)
