@@ -98,9 +98,12 @@ def tick_graph(trace: Trace, tick: int) -> pydot.Dot:
         last = max(ticks) if ticks else 0
         raise UserError(f"tick {tick} is not in this trace (it has ticks 1..{last}; use --tick N)")
     rec = ticks[tick]
-    status = dict(rec["visited"])
+    state = state_at(trace.header, trace.ticks, tick)
+    status = dict(state.status)  # as visited, but a leaf halted in this tick is not RUNNING
     notes = {k: f"label: {v}" for k, v in _labels_in(rec).items()}
-    for node, (seconds, n) in state_at(trace.header, trace.ticks, tick).running_leaves().items():
+    for node, reason in state.halted.items():
+        notes[node] = f"{notes[node]}\\nhalted: {reason}" if node in notes else f"halted: {reason}"
+    for node, (seconds, n) in state.running_leaves().items():
         status[node] = RUNNING_LEAF
         running = f"running {seconds:.2f} s, {n} tick{'s' if n != 1 else ''}"
         notes[node] = f"{notes[node]}\\n{running}" if node in notes else running

@@ -38,3 +38,25 @@ def test_a_running_leaf_has_its_own_colour_and_its_running_time(tmp_path, capsys
     after = _nodes(capsys.readouterr().out)
     assert after["move"].get_fillcolor().strip('"') == STATUS_COLOURS["SUCCESS"]
     assert "running" not in after["move"].get_label()
+
+
+def test_a_leaf_halted_at_a_tick_is_not_drawn_running(tmp_path, capsys):
+    from test_leaf_lifecycle import FakeStreamingRobot, run
+
+    path = tmp_path / "halted.jsonl"
+    run("""
+        tree: t
+        root:
+          selector:
+            children:
+              - timeout:
+                  seconds: 0.2
+                  child:
+                    lift: {id: up}
+              - wait_clarify: {reason: "too slow"}
+    """, FakeStreamingRobot({"lift": 100}), trace=str(path))
+    last = read_trace(path).ticks[-1]["tick"]
+    assert main(["dot", str(path), "--tick", str(last)]) == 0
+    up = _nodes(capsys.readouterr().out)["up"]
+    assert up.get_fillcolor().strip('"') == STATUS_COLOURS[None]
+    assert "halted: timeout" in up.get_label() and "running" not in up.get_label()

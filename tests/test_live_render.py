@@ -194,26 +194,60 @@ def test_a_run_fed_to_the_view_shows_a_leaf_running_across_ticks(tmp_path):
     assert at3.running_leaves()["move"] == (at3.clock, 3)   # started in tick 1, at clock 0
 
 
-def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():
-    """The primitive leaf lifecycle: started in tick 1, polled each tick, its event at the end."""
-    from test_leaf_lifecycle import LIFT_THEN_FINALIZE, FakeStreamingRobot
-
+def live_run(text: str, robot) -> tuple[list[tuple[int, dict, dict | None, str]], object]:
+    """Run `text` on a fake streaming robot, folding the runner's records into a LiveState; per
+    tick (tick, running leaves, last event, compact line)."""
     from bt_grasp.context import EpisodeLimits, RunContext
     from bt_grasp.registry import default_registry
     from bt_grasp.runner import Runner
 
-    seen: list[tuple[int, dict, dict | None]] = []
+    seen: list[tuple[int, dict, dict | None, str]] = []
     state = LiveState()
 
     def record(rec: dict) -> None:
         state.fold(rec)
         if rec["type"] == "tick":
-            seen.append((state.tick, state.running_leaves(), state.last_event))
+            seen.append((state.tick, state.running_leaves(), state.last_event, compact_line(state)))
 
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(), driver=FakeStreamingRobot({"lift": 5}))
-    res = Runner(tree(LIFT_THEN_FINALIZE), ctx, on_record=record).run()
+    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(), driver=robot)
+    return seen, Runner(tree(text), ctx, on_record=record).run()
+
+
+def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():
+    """The primitive leaf lifecycle: started in tick 1, polled each tick, its event at the end."""
+    from test_leaf_lifecycle import LIFT_THEN_FINALIZE, FakeStreamingRobot
+
+    seen, res = live_run(LIFT_THEN_FINALIZE, FakeStreamingRobot({"lift": 5}))
     assert res.reason == "lifted"
-    running = [(tick, leaves["up"][1]) for tick, leaves, _ in seen if "up" in leaves]
+    running = [(tick, leaves["up"][1]) for tick, leaves, _, _ in seen if "up" in leaves]
     assert running == [(n, n) for n in range(1, len(running) + 1)] and len(running) >= 4
-    assert all(event is None for _, _, event in seen[:len(running)])
+    assert all(event is None for _, _, event, _ in seen[:len(running)])
     assert seen[-1][2]["primitive"] == "lift" and seen[-1][1] == {}
+
+
+def test_a_leaf_halted_at_its_deadline_stops_running_and_its_event_says_so():
+    from test_leaf_lifecycle import FakeStreamingRobot
+
+    seen, res = live_run("""
+        tree: t
+        root:
+          selector:
+            children:
+              - timeout:
+                  seconds: 0.2
+                  child:
+                    lift: {id: up}
+              - wait_clarify: {reason: "too slow"}
+    """, FakeStreamingRobot({"lift": 100}))
+    assert res.reason == "too slow"
+    assert "up" in seen[-2][1] and seen[-1][1] == {}
+    assert "last lift at up: TIMEOUT, FAIL, halted (timeout)" in seen[-1][3]
+
+
+def test_a_halted_leaf_is_drawn_halted_not_running():
+    halted = {**GRASPING, "attempts": "FAILURE"}
+    rec = tick(2, 1.0, halted)
+    rec["blackboard"] = {"grasp.halted": "halted"}
+    state = folded(HEADER, tick(1, 0.5, GRASPING), rec)
+    assert state.running_leaves() == {} and state.halted == {"grasp": "halted"}
+    assert "│  └─ grasp  halted" in frame(state)

@@ -82,7 +82,10 @@ def tree_lines(state: LiveState, color: bool = False, width: int | None = None,
         parts.append((nid, style))
         if kind != nid:
             parts.append((f" [{kind}]", None))
-        parts.append((f"  {status or NOT_TICKED}", style))
+        if nid in state.halted:
+            parts.append((f"  {_halted(state.halted[nid])}", "FAILURE"))
+        else:
+            parts.append((f"  {status or NOT_TICKED}", style))
         if nid in running:
             seconds, ticks = running[nid]
             parts.append((f"  {seconds:.2f} s, {ticks} tick{'s' if ticks != 1 else ''}", "RUNNING"))
@@ -105,13 +108,19 @@ def _budget_parts(state: LiveState) -> list[Part]:
     return parts
 
 
+def _halted(reason: str) -> str:
+    return "halted" if reason in ("", "halted") else f"halted ({reason})"
+
+
 def event_text(event: dict[str, Any] | None) -> str:
     """The last primitive attempt: primitive, node, Watchdog label, exec status, clock."""
     if not event:
         return "none yet"
     label = event.get("watchdog_label") or "no label"
+    halted = (event.get("metadata") or {}).get("halted")
     return (f"{event.get('primitive')} at {event.get('node')}: {label}, {event.get('exec_status')}"
-            f" (clock {float(event.get('clock') or 0.0):.2f} s)")
+            + (f", {_halted(halted)}" if halted else "")
+            + f" (clock {float(event.get('clock') or 0.0):.2f} s)")
 
 
 def final_line(final: dict[str, Any]) -> str:

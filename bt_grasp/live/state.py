@@ -40,6 +40,7 @@ class LiveState:
     clock: float = 0.0
     status: dict[str, str] = field(default_factory=dict)      # node -> status this tick (visited only)
     running: dict[str, Running] = field(default_factory=dict)  # node -> since when, while RUNNING
+    halted: dict[str, str] = field(default_factory=dict)       # node -> why, preempted this tick
     last_event: dict[str, Any] | None = None
     ledger: dict[str, Any] = field(default_factory=dict)       # counters, as far as the trace says
     final: dict[str, Any] | None = None
@@ -79,6 +80,13 @@ class LiveState:
         self.tick = int(record["tick"])
         self.clock = float(record["clock"])
         self.status = dict(record["visited"])
+        # A leaf preempted while RUNNING (a parent's halt, a deadline) was visited RUNNING before
+        # its parent stopped it; the leaf writes `<id>.halted`, so it is not running any more.
+        self.halted = {key[:-7]: str(value) for key, value in (record.get("blackboard") or {}).items()
+                       if key.endswith(".halted")}
+        for node in self.halted:
+            if node in self.status:
+                self.status[node] = "INVALID"
         running = {}
         for node, status in self.status.items():
             if status == "RUNNING":
