@@ -59,14 +59,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         from bt_grasp.live.view import TerminalView
 
         view = TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live)
-    try:
-        result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
-                             goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
-                             lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                             dry_run=args.dry_run, on_record=view)
-    finally:
-        if view is not None:
-            view.close()
+    result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
+                         goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
+                         lighting=args.lighting, image_size=args.image_size, handle_signals=True,
+                         dry_run=args.dry_run, on_record=view)
+    if view is not None:
+        view.close()
     total = process_wall()
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))

@@ -4,6 +4,7 @@ frames), or one compact line per tick when the output is a pipe or a file."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -50,6 +51,7 @@ class TerminalView:
         self.min_interval = min_interval
         self.state = LiveState()
         self._drawn = False
+        self._cursor_shown = False
         self._pending = False
         self._last = float("-inf")
 
@@ -73,7 +75,10 @@ class TerminalView:
             return
         size = shutil.get_terminal_size()
         lines = frame(self.state, self.color, size.columns, max(size.lines - 1, 5))
-        start = HIDE_CURSOR + HOME + CLEAR_SCREEN if not self._drawn else HOME
+        start = HOME
+        if not self._drawn:
+            start = HIDE_CURSOR + HOME + CLEAR_SCREEN
+            atexit.register(self._show_cursor)  # even if the run ends in an error
         self._write(start + "".join(line + CLEAR_LINE + "\n" for line in lines) + CLEAR_BELOW)
         self._drawn, self._pending, self._last = True, False, time.monotonic()
 
@@ -88,8 +93,15 @@ class TerminalView:
     def close(self) -> None:
         """Draw what is pending and give the cursor back."""
         self.refresh()
-        if self._drawn:
-            self._write(SHOW_CURSOR)
+        self._show_cursor()
+
+    def _show_cursor(self) -> None:
+        if self._drawn and not self._cursor_shown:
+            self._cursor_shown = True
+            try:
+                self._write(SHOW_CURSOR)
+            except (ValueError, OSError):  # the stream is closed already (at exit)
+                pass
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
