@@ -120,3 +120,33 @@ def test_ctrl_c_stops_watching_with_exit_130_and_no_traceback(tmp_path):
         proc.kill()
     assert proc.returncode == 130
     assert "Traceback" not in err and err.strip() == ""
+
+
+def test_watch_follows_a_real_run_to_its_decision(tmp_path):
+    """Another process runs the arm and writes the trace; watch sees its ticks and its end."""
+    from helpers import start_endless_run
+
+    run, path = start_endless_run(tmp_path, lambda text: text.count('"type":"tick"') >= 2, 120,
+                                  "the run wrote no ticks")
+    try:
+        watcher = subprocess.Popen([sys.executable, "-m", "bt_grasp.cli", "watch", str(path), "--view", "lines",
+                                    "--poll", "0.02"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, cwd=ROOT)
+        assert watcher.stdout.readline().startswith("tick 1 | ")
+        run.send_signal(signal.SIGINT)  # the run records WAIT_CLARIFY "interrupted" and ends
+        run.communicate(timeout=60)
+        guard = threading.Timer(60, watcher.kill)  # a watcher that never stops fails, not hangs
+        guard.start()
+        # read through the same buffered reader as readline (communicate() would skip what it holds)
+        out = watcher.stdout.read()
+        err = watcher.stderr.read()
+        watcher.wait()
+        guard.cancel()
+    finally:
+        run.kill()
+    assert watcher.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[-1].startswith("WAIT_CLARIFY: interrupted | actions 0/10 | ticks ")
+    ticks = [line.split(" | ")[0] for line in lines[:-1]]
+    assert ticks == [f"tick {n}" for n in range(2, len(ticks) + 2)]
+    assert "last open_gripper at open: " in lines[-2]
