@@ -54,6 +54,13 @@ def test_a_running_leaf_shows_logical_seconds_and_ticks_since_the_tick_it_starte
     assert state.running_leaves() == {"grasp": (0.25, 1)}
 
 
+def test_a_leaf_started_again_within_a_tick_counts_from_that_tick():
+    again = [["root", "RUNNING"], ["attempts", "RUNNING"], ["grasp", "FAILURE"], ["grasp", "RUNNING"]]
+    state = folded(HEADER, tick(1, 0.5, GRASPING), tick(2, 1.0, GRASPING))
+    state.fold({**tick(3, 1.75, {}), "visited": again})
+    assert state.status["grasp"] == "RUNNING" and state.running_leaves() == {"grasp": (0.75, 1)}
+
+
 def test_budgets_left_come_from_the_header_limits_and_the_ledger_changes():
     assert [left for _, left, _ in folded(HEADER).budgets_left()] == [None, None, 100, None, None]
     state = folded(HEADER, tick(1, 0.1, {}, ledger={"actions": 1, "perception_streak": 0,

@@ -89,8 +89,8 @@ def tree_lines(state: LiveState, color: bool = False, width: int | None = None,
         if nid in running:
             seconds, ticks = running[nid]
             parts.append((f"  {seconds:.2f} s, {ticks} tick{'s' if ticks != 1 else ''}", "RUNNING"))
-        hidden = _size(node) - 1
-        if collapse and status is None and hidden:
+        hidden = _size(node) - 1 if collapse and status is None else 0
+        if hidden:
             parts.append((f"  (+{hidden} not ticked)", "idle"))
             skip_prefix = child_prefix
         lines.append(fit(parts, width, color))

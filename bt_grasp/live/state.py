@@ -87,10 +87,14 @@ class LiveState:
         for node in self.halted:
             if node in self.status:
                 self.status[node] = "INVALID"
+        # A node visited with another status earlier in this tick (a retry started its child
+        # again after a failure) started running anew in this tick.
+        ended = {node for node, status in record["visited"] if status != "RUNNING"} | set(self.halted)
         running = {}
         for node, status in self.status.items():
             if status == "RUNNING":
-                running[node] = self.running.get(node) or Running(self.tick, started)
+                kept = self.running.get(node) if node not in ended else None
+                running[node] = kept or Running(self.tick, started)
         self.running = running
         events = record.get("events") or []
         if events:
