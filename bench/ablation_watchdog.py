@@ -28,7 +28,7 @@ from bt_grasp.drivers.base import Fault
 from bt_grasp.episode import build_context, goal_blackboard
 from bt_grasp.profile import load_profile
 from bt_grasp.runner import EpisodeResult, Runner
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 from bt_grasp.world import World, build_world
 
 ROOT = Path(__file__).resolve().parent.parent

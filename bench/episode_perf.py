@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from bt_grasp.bench.metrics import perf_summary
     from bt_grasp.bench.report import perf_table
-    from bt_grasp.bench.runner import close_worlds, load_records, make_tasks, run_task
+    from bt_grasp.bench.results import load_records
+    from bt_grasp.bench.tasks import make_tasks
+    from bt_grasp.bench.worker import close_worlds, run_task
 
     if args.source:
         records = [r for r in load_records(args.source) if "error" not in r]

@@ -1,7 +1,7 @@
 """Episode wall time on the simulated arm, before and after the speed-ups, in one run.
 
 Runs the same episodes (tree × seed × episode, one process, one core, BLAS capped to one
-thread) through the instrumented benchmark path (bt_grasp/bench/runner.run_task) in three modes,
+thread) through the instrumented benchmark path (bt_grasp/bench/worker.run_task) in three modes,
 interleaved episode by episode so that load on the machine hits every mode alike:
 
 - legacy: every switch of bt_grasp/drivers/pybullet_arm/speed.py off (the paths before);
@@ -89,7 +89,8 @@ def _pct(values: list[float], q: float) -> float:
 
 def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
         modes: list[str]) -> dict[str, list[dict[str, Any]]]:
-    from bt_grasp.bench.runner import close_worlds, make_tasks, run_task
+    from bt_grasp.bench.tasks import make_tasks
+    from bt_grasp.bench.worker import close_worlds, run_task
     from bt_grasp.drivers.pybullet_arm import speed
 
     clock = PhaseClock()

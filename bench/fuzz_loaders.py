@@ -101,7 +101,7 @@ def _yaml(doc: Any) -> str:
 
 
 def load_tree_doc(doc: Any, tmp: Path) -> None:
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     path = tmp / "fuzz.yaml"
     path.write_text(_yaml(doc), encoding="utf-8")
@@ -173,7 +173,7 @@ def _recorded_trace(tmp: Path) -> list[Any]:
     from bt_grasp.context import EpisodeLimits, RunContext
     from bt_grasp.oracles import RandomOracle
     from bt_grasp.runner import Runner
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     spec = load_tree(ROOT / "trees" / "open_loop.yaml")
     b = spec.budgets

@@ -112,7 +112,7 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
 
 
 def run(args: argparse.Namespace) -> Path:
-    from bt_grasp.bench.runner import install_scene_cache
+    from bt_grasp.bench.scene_cache import install_scene_cache
     from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.profile import load_profile
     from bt_grasp.world import make_driver

@@ -32,11 +32,11 @@ from py_trees.common import Status
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import Runner
-from bt_grasp.spec import load_tree_text
+from bt_grasp.spec.loader import load_tree_text
 from bt_grasp.watchdog.telemetry import Telemetry
 
 GROUPS, LEAVES = 7, 6

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bt_grasp.interop.btcpp_import import import_spec  # noqa: E402
-from bt_grasp.spec import load_tree, load_tree_text  # noqa: E402
+from bt_grasp.spec.loader import load_tree, load_tree_text  # noqa: E402
 from bt_grasp.verifier.bounds import summarise, summary_bounds  # noqa: E402
 from bt_grasp.verify import verify_tree  # noqa: E402
 

@@ -26,8 +26,8 @@ import hypothesis  # noqa: E402
 from bt_strategies import diff_tree_texts, load_text  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
+from bt_grasp.default_registry import default_registry  # noqa: E402
 from bt_grasp.oracles import RandomOracle  # noqa: E402
-from bt_grasp.registry import default_registry  # noqa: E402
 from bt_grasp.verifier.bounds import summary_bounds  # noqa: E402
 from bt_grasp.verifier.summary_witness import play, run_costs  # noqa: E402
 

@@ -343,8 +343,6 @@ for _nt in LEAVES:
 
 
 def register_all(reg: Registry) -> None:
-    from bt_grasp.interop.nodes import register_interop_types
-
+    """Add the built-in composites, decorators and leaves (bt_grasp.default_registry adds the rest)."""
     for nt in COMPOSITES + LEAVES:
         reg.add(nt)
-    register_interop_types(reg)

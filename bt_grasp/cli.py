@@ -43,7 +43,7 @@ def _load(path: str):
         from bt_grasp.interop.btcpp_import import import_spec
 
         return import_spec(path)
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     return load_tree(path)
 
@@ -62,7 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                         dry_run=args.dry_run, on_record=view)
+                         dry_run=args.dry_run, driver=args.driver, on_record=view)
     if view is not None:
         view.close()
     total = process_wall()
@@ -75,7 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bt_grasp.resources import TREES, shipped_path
-    from bt_grasp.spec import validate_paths
+    from bt_grasp.validate_files import validate_paths
 
     args.files = [f if Path(f).exists() else str(shipped_path(TREES, f) or f) for f in args.files]
     errors = validate_paths(args.files)
@@ -88,7 +88,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from bt_grasp.verifier import verify_tree
+    from bt_grasp.verifier.core import verify_tree
     from bt_grasp.verifier.report import render
 
     spec = _load(args.tree)
@@ -140,14 +140,14 @@ def cmd_dot(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from bt_grasp.spec import tree_json_schema
+    from bt_grasp.spec.schema import tree_json_schema
 
     print(json.dumps(tree_json_schema(), indent=2))
     return 0
 
 
 def cmd_nodes(args: argparse.Namespace) -> int:
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
 
     print(nodes_markdown(default_registry()))
     return 0
@@ -208,8 +208,11 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--live", nargs="?", const="auto", default=None, choices=("auto", "frames", "lines"),
                    help="draw the tree each tick: --live redraws in place on a terminal, one line per "
                         "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
-    p.add_argument("--perception", default="geometric", choices=("geometric", "sim"),
-                   help="geometric: RGB-D only (default); sim: the simulator's annotator, an upper bound for scoring")
+    p.add_argument("--perception", default=None, metavar="NAME",
+                   help="perceiver plug-in (default: the profile's, geometric): geometric, RGB-D only; "
+                        "sim, the simulator's annotator, an upper bound for scoring; or an installed one")
+    p.add_argument("--driver", default=None, metavar="NAME",
+                   help="driver plug-in (default: the profile's driver:): pybullet_arm, stretch or an installed one")
     p.add_argument("--lighting", default="easy", choices=("easy", "hard"))
     p.add_argument("--image-size", type=int, default=None)
     p.add_argument("--dry-run", action="store_true",

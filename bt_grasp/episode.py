@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
+import inspect
 import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.outcomes import Decision
-from bt_grasp.profile import load_profile
-from bt_grasp.registry import default_registry
+from bt_grasp.default_registry import default_registry
+from bt_grasp.goal_text import goal_object
+from bt_grasp.outcomes import Decision, OutcomeEvent
+from bt_grasp.profile import RobotProfile, load_profile
 from bt_grasp.runner import (
     EpisodeResult,
     Interrupted,
     Runner,
-    goal_object,
     interrupts,
     stop_driver,
     versions,
     write_final,
 )
+from bt_grasp.spec.model import TreeSpec
 from bt_grasp.structure import structure
 from bt_grasp.trace import TraceWriter, jsonable
 
@@ -46,31 +50,85 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
                       blackboard=Blackboard(goal), services=dict(world.services))
 
 
-def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int = 0,
+@dataclass(frozen=True)
+class Tick:
+    """What one tick did, as the trace records it: the tick number, the logical clock after it,
+    the nodes ticked with their statuses [(node id, status)] (a RUNNING leaf appears on every
+    tick it runs), the events it emitted and the blackboard entries it changed."""
+
+    tick: int
+    clock: float
+    visited: list[tuple[str, str]]
+    events: list[OutcomeEvent]
+    blackboard: dict[str, Any]
+
+
+TickCallback = Callable[[Tick], None]
+EventCallback = Callable[[OutcomeEvent], None]
+
+
+class _TickTap:
+    """A trace writer that hands every tick record to callbacks, then to a real writer if any.
+
+    The Runner writes one record per tick (with `visited`) whenever it has a writer, so this is
+    where tick subscribers see exactly what a trace would hold, with no second bookkeeping."""
+
+    def __init__(self, inner: TraceWriter | None, on_tick: list[TickCallback], ctx: RunContext) -> None:
+        self.inner, self.on_tick, self.ctx = inner, on_tick, ctx
+
+    def write(self, record: dict[str, Any], sync: bool = True) -> None:
+        if record.get("type") == "tick":
+            ids = {e.get("trial_id") for e in record.get("events", [])}
+            recent = self.ctx.all_events[-len(ids):] if ids else []  # this tick's, newest last
+            tick = Tick(tick=record["tick"], clock=record["clock"],
+                        visited=[(str(n), str(s)) for n, s in record.get("visited", [])],
+                        events=[e for e in recent if e.trial_id in ids],
+                        blackboard=dict(record.get("blackboard") or {}))
+            for callback in self.on_tick:
+                callback(tick)
+        if self.inner is not None:
+            self.inner.write(record, sync=sync)
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
+
+
+def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 goal: str | None = None, trace: str | None = None, gui: bool = False,
-                perception: str = "geometric", lighting: str = "easy", image_size: int | None = None,
+                perception: str | None = None, lighting: str = "easy", image_size: int | None = None,
                 handle_signals: bool = False, world: Any = None, dry_run: bool = False,
-                on_record: Any = None) -> EpisodeResult:
+                driver: str | None = None, on_event: Iterable[EventCallback] = (),
+                on_tick: Iterable[TickCallback] = (),
+                on_record: Callable[[dict[str, Any]], None] | None = None) -> EpisodeResult:
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";
     the trace's header is written before set-up, so even SIGKILL leaves a readable file.
-    `on_record` receives every trace record as it is made (the live view)."""
-    from bt_grasp.spec import load_tree
 
-    spec = load_tree(tree)
-    profile = load_profile(robot)
+    `tree`: a tree file or an already validated TreeSpec; `robot`: a profile name, file or
+    RobotProfile. `perception` and `driver` name plug-ins (default: the profile's). `world`
+    replaces the whole set-up (driver, perceiver, services). `on_event` callbacks get each
+    OutcomeEvent at the end of its tick, `on_tick` callbacks a Tick after every tick;
+    `on_record` receives every trace record (header, ticks, final) as it is made (the live view)."""
+    spec = tree if isinstance(tree, TreeSpec) else _load(tree)
+    profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
+    chosen = perception or profile.perception
     about = {"robot": profile.name, "seed": seed, "episode": episode, "lighting": lighting}
     start = time.perf_counter()
     own_world = world is None
-    writer: TraceWriter | None = None
+    writer: Any = None
+    on_tick = list(on_tick)
     with interrupts(handle_signals):
         try:
             try:
                 writer = TraceWriter(trace) if trace else None  # held before the header is written
-                _early_header(writer, spec, goal, {**about, "perception": perception})
+                _early_header(writer, spec, goal, {**about, "perception": chosen})
                 if own_world:
-                    world = build_world_for(profile, perception, gui, lighting, image_size, dry_run)
+                    world = build_world_for(profile, chosen, gui, lighting, image_size, dry_run, driver)
                 ctx, header = _prepare(spec, world, goal, trace, about)
+                ctx.subscribers.extend(on_event)
+                if on_tick:
+                    writer = _TickTap(writer, on_tick, ctx)
                 runner = Runner(spec, ctx, header_extra=header, trace=writer, on_record=on_record)
             except Interrupted as exc:
                 stop_driver(getattr(world, "driver", None))
@@ -84,24 +142,42 @@ def run_episode(tree: str, robot: str | None = None, seed: int = 0, episode: int
                     pass  # the decision is recorded; a second signal only cuts the clean-up short
 
 
-def build_world_for(profile: Any, perception: str, gui: bool, lighting: str, image_size: int | None,
-                    dry_run: bool) -> Any:
+def _load(tree: Any) -> TreeSpec:
+    from bt_grasp.spec.loader import load_tree
+
+    return load_tree(tree)
+
+
+def build_world_for(profile: Any, perception: str | None, gui: bool, lighting: str, image_size: int | None,
+                    dry_run: bool, driver: str | None = None) -> Any:
     from bt_grasp.world import build_world
 
     return build_world(profile, perception=perception, gui=gui, lighting=lighting,
-                       image_size=image_size, dry_run=dry_run)
+                       image_size=image_size, dry_run=dry_run, driver=driver)
 
 
 def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,
              about: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Reset the scene and build the run's context; (context, trace header fields)."""
     wanted = goal_blackboard(goal, spec.goal, None).get("goal.object")
-    world.driver.reset(episode=about["episode"], seed=about["seed"], target=wanted)
+    if _accepts(world.driver.reset, "target"):  # a simulator may place the goal object in view
+        world.driver.reset(episode=about["episode"], seed=about["seed"], target=wanted)
+    else:
+        world.driver.reset(episode=about["episode"], seed=about["seed"])
     task = world.driver.task() if hasattr(world.driver, "task") else None
     ctx = build_context(spec, world, goal_blackboard(goal, spec.goal, task))
     if trace:
         ctx.services["trace_dir"] = str(Path(trace).resolve().parent / f"{Path(trace).stem}_marks")
-    return ctx, {**about, "perception": world.perceiver.name}
+    return ctx, {**about, "perception": getattr(world.perceiver, "name", type(world.perceiver).__name__)}
+
+
+def _accepts(method: Any, keyword: str) -> bool:
+    """Does `method` take `keyword` (by name or through **kwargs)?"""
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == keyword or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def _early_header(writer: TraceWriter | None, spec: Any, goal: str | None, about: dict[str, Any]) -> None:

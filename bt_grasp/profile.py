@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -78,12 +78,30 @@ class RobotProfile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = Field(min_length=1)
-    driver: Literal["pybullet_arm", "stretch"] = Field(description="pybullet_arm | stretch")
+    driver: str = Field(description="driver plug-in (entry point group bt_grasp.drivers): "
+                                    "pybullet_arm | stretch | an installed one")
+    perception: str = Field("geometric", description="perceiver plug-in (entry point group "
+                                                     "bt_grasp.perceivers): geometric | sim | an installed one")
     camera: CameraSpec
     gripper: GripperSpec = GripperSpec()
     watchdog: dict[str, Any] = Field(default_factory=dict, description="Watchdog thresholds")
     driver_options: dict[str, Any] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
+
+    @field_validator("driver")
+    @classmethod
+    def _installed_driver(cls, name: str) -> str:
+        """Checked by name at load time (the plug-in itself is imported only when a run starts)."""
+        from bt_grasp.plugins import DRIVERS, check_name
+
+        return check_name(DRIVERS, name)
+
+    @field_validator("perception")
+    @classmethod
+    def _installed_perceiver(cls, name: str) -> str:
+        from bt_grasp.plugins import PERCEIVERS, check_name
+
+        return check_name(PERCEIVERS, name)
 
 
 DEFAULT_PROFILE = "ur5e_robotiq"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Literal
 
 from bt_grasp.errors import UserError, did_you_mean
@@ -137,21 +136,13 @@ class Registry:
         return self.add(node_type, replace=True)
 
     def load_entry_points(self) -> None:
-        for ep in entry_points(group="bt_grasp.nodes"):
-            self.load_user_class(ep.value)
+        """Node types of installed plug-ins; a broken one is one UserError naming its entry point."""
+        from bt_grasp.plugins import NODES, discover, load_entry_point
 
+        for ep in discover(NODES).values():
+            load_entry_point(ep)
+            try:
+                self.load_user_class(ep.value)
+            except UserError as exc:
+                raise UserError(f"plug-in {NODES} '{ep.name}': {exc.message}") from None
 
-_DEFAULT: Registry | None = None
-
-
-def default_registry() -> Registry:
-    """The registry with every built-in node type and installed plug-ins."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        reg = Registry()
-        from bt_grasp import builtin_types
-
-        builtin_types.register_all(reg)
-        reg.load_entry_points()
-        _DEFAULT = reg
-    return _DEFAULT

@@ -8,7 +8,6 @@ stop the driver and record WAIT_CLARIFY "interrupted".
 from __future__ import annotations
 
 import platform
-import re
 import signal
 import sys
 import time
@@ -25,19 +24,6 @@ from bt_grasp.context import RunContext
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.structure import structure
 from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
-
-_GOAL_VERB = re.compile(
-    r"^(please\s+)?(grasp|grab|pick\s+up|pick|get|fetch|bring(\s+me)?|take|find|locate|hand\s+me)\s+",
-    re.IGNORECASE)
-_ARTICLE = re.compile(r"^(the|a|an|that|this)\s+", re.IGNORECASE)
-
-
-def goal_object(goal_text: str) -> str:
-    """'Grasp the red mug' -> 'red mug' (the referring expression the perceiver grounds)."""
-    text = goal_text.strip().rstrip(".!")
-    text = _GOAL_VERB.sub("", text)
-    text = re.split(r"\s+(and|then)\s+", text, maxsplit=1)[0]
-    return _ARTICLE.sub("", text).strip()
 
 
 class Interrupted(BaseException):

@@ -1,5 +1,7 @@
-"""`bt_grasp.verify` is kept for callers that import it: the verifier lives in bt_grasp.verifier."""
+"""The verifier's public names in one place: the implementation lives in bt_grasp.verifier."""
 
-from bt_grasp.verifier import VerifyResult, keys_read, static_bounds, unrouted_labels, verify_tree
+from bt_grasp.verifier.core import verify_tree
+from bt_grasp.verifier.report import VerifyResult
+from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 
 __all__ = ["VerifyResult", "keys_read", "static_bounds", "unrouted_labels", "verify_tree"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.profile import RobotProfile
 
 
@@ -27,20 +26,12 @@ class World:
 
 
 def make_driver(profile: RobotProfile, gui: bool = False, lighting: str = "easy",
-                image_size: int | None = None, dry_run: bool = False) -> Any:
-    if profile.driver == "pybullet_arm":
-        from bt_grasp.drivers.pybullet_arm import PyBulletArm
+                image_size: int | None = None, dry_run: bool = False, name: str | None = None) -> Any:
+    """The driver plug-in `name` (default: the profile's `driver:`) for this profile."""
+    from bt_grasp.plugins import DRIVERS, load
 
-        return PyBulletArm(profile, gui=gui, lighting=lighting, image_size=image_size)
-    if profile.driver == "stretch":
-        try:
-            from bt_grasp.drivers.stretch import make_stretch_driver
-        except ImportError as exc:
-            raise BackendUnavailable(f"Stretch driver unavailable: {exc} "
-                                     "(pip install 'bt_grasp[stretch-sim]')") from None
-        return make_stretch_driver(profile, dry_run=dry_run, gui=gui)
-    raise UserError(f"unknown driver '{profile.driver}' (use pybullet_arm or stretch)",
-                    file=profile.source)
+    factory = load(DRIVERS, name or profile.driver, file="--driver" if name else profile.source)
+    return factory(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run)
 
 
 def make_services(profile: RobotProfile) -> dict[str, Any]:
@@ -75,15 +66,21 @@ def make_services(profile: RobotProfile) -> dict[str, Any]:
             "semantic_verifier": TargetStillThere(), "thresholds": thresholds}
 
 
-def build_world(profile: RobotProfile, perception: str = "geometric", gui: bool = False,
-                lighting: str = "easy", image_size: int | None = None, dry_run: bool = False) -> World:
-    from bt_grasp.perception.backends import make_perceiver
+def build_world(profile: RobotProfile, perception: str | None = None, gui: bool = False,
+                lighting: str = "easy", image_size: int | None = None, dry_run: bool = False,
+                driver: str | None = None) -> World:
+    """Driver and perceiver by plug-in name: given here, else the profile's, else the default."""
+    from bt_grasp.plugins import PERCEIVERS, load
 
-    driver = make_driver(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run)
+    name = perception or profile.perception
+    where = "--perception" if perception else profile.source  # where a wrong name was written
+    factory = load(PERCEIVERS, name, file=where)  # a bad perceiver fails before a simulator starts
+    robot = make_driver(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run,
+                        name=driver)
     try:
-        perceiver = make_perceiver(perception)
+        perceiver = factory()
         services = make_services(profile)
     except Exception:
-        driver.close()
+        robot.close()
         raise
-    return World(profile, driver, perceiver, services)
+    return World(profile, robot, perceiver, services)

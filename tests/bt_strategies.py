@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, Ledger, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.outcomes import LABELS, Decision
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.trace import read_trace
 from bt_grasp.verify import VerifyResult
@@ -204,7 +204,7 @@ def shipped(name: str) -> str:
 
 
 def load_shipped(name: str):
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     return load_tree(str(Path(ROOT / "trees" / name)))
 

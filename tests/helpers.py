@@ -13,14 +13,14 @@ import pytest
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.registry import default_registry
+from bt_grasp.default_registry import default_registry
 from bt_grasp.runner import EpisodeResult, Runner
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def tree(text: str, file: str = "<test>.yaml"):
-    from bt_grasp.spec import load_tree_text
+    from bt_grasp.spec.loader import load_tree_text
 
     return load_tree_text(textwrap.dedent(text), file=file, base_dir=ROOT / "trees")
 

@@ -9,7 +9,10 @@ import pytest
 from helpers import ROOT
 
 from bt_grasp.bench import runner as bench_runner
-from bt_grasp.bench.runner import load_records, make_tasks, run_bench
+from bt_grasp.bench import scene_cache
+from bt_grasp.bench.results import load_records
+from bt_grasp.bench.runner import run_bench
+from bt_grasp.bench.tasks import make_tasks
 from bt_grasp.cli import main
 
 
@@ -69,13 +72,13 @@ def test_scene_cache_returns_exactly_the_generated_scene(tmp_path, monkeypatch):
     from bt_grasp.drivers.pybullet_arm.episodes import default_camera, generate_episode
 
     monkeypatch.setattr(arm_driver, "generate_episode", generate_episode)
-    monkeypatch.setitem(bench_runner._SCENE_CACHE, "installed", False)
-    monkeypatch.setitem(bench_runner._SCENE_CACHE, "memo", {})
-    bench_runner.install_scene_cache(str(tmp_path))
+    monkeypatch.setitem(scene_cache._SCENE_CACHE, "installed", False)
+    monkeypatch.setitem(scene_cache._SCENE_CACHE, "memo", {})
+    scene_cache.install_scene_cache(str(tmp_path))
     cam = default_camera(64)
     fresh = generate_episode(7, high_clutter_share=0.5, camera=cam)
     first = arm_driver.generate_episode(7, high_clutter_share=0.5, camera=cam)  # miss: generates
-    bench_runner._SCENE_CACHE["memo"].clear()
+    scene_cache._SCENE_CACHE["memo"].clear()
     again = arm_driver.generate_episode(7, high_clutter_share=0.5, camera=cam)  # from disk
     assert len(list(tmp_path.glob("*.pkl"))) == 1
     assert first == fresh and again == fresh and again is not first

@@ -10,7 +10,7 @@ import pytest
 from helpers import ROOT
 
 from bt_grasp.bench.metrics import compute
-from bt_grasp.bench.runner import load_records
+from bt_grasp.bench.results import load_records
 from bt_grasp.cli import main
 
 TREES = [str(ROOT / "trees" / n) for n in ("clutter.yaml", "open_loop.yaml", "remove_all.yaml")]

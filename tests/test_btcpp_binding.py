@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from test_btcpp_helpers import ROOT
 
-from bt_grasp.interop import export_btcpp
+from bt_grasp.interop.btcpp_export import export_btcpp
 
 bt = pytest.importorskip("behaviortreepy")
 

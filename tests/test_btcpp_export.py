@@ -6,8 +6,7 @@ import xml.etree.ElementTree as ET
 
 from test_btcpp_helpers import ROOT, tree_spec
 
-from bt_grasp.interop import export_btcpp, export_spec
-from bt_grasp.interop.btcpp_export import BUILTIN_SWITCH_MAX
+from bt_grasp.interop.btcpp_export import BUILTIN_SWITCH_MAX, export_btcpp, export_spec
 from bt_grasp.interop.btcpp_meta import read_metadata
 
 ALL_TYPES = ROOT / "tests" / "data" / "trees" / "good" / "all_types.yaml"

@@ -9,7 +9,7 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.interop.common import interop_registry
-from bt_grasp.spec import load_tree_text
+from bt_grasp.spec.loader import load_tree_text
 
 ROOT = Path(__file__).resolve().parent.parent
 BTCPP_DATA = ROOT / "tests" / "data" / "btcpp"

@@ -6,7 +6,7 @@ import pytest
 from test_btcpp_helpers import doc, spec_of, write_xml
 
 from bt_grasp.errors import UserError
-from bt_grasp.interop import import_btcpp, import_spec
+from bt_grasp.interop.btcpp_import import import_btcpp, import_spec
 
 
 def _root(tmp_path, tree: str, extra: str = "", **kw):

@@ -24,10 +24,11 @@ from bt_grasp.builtin_types import KEY_USES, LEAVES
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.errors import UserError
-from bt_grasp.interop import export_btcpp, import_btcpp
+from bt_grasp.interop.btcpp_export import export_btcpp
+from bt_grasp.interop.btcpp_import import import_btcpp
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.oracles import RandomOracle
-from bt_grasp.spec import load_tree, load_tree_text
+from bt_grasp.spec.loader import load_tree, load_tree_text
 
 TREES = sorted((ROOT / "trees").rglob("*.yaml"))
 SEEDS = range(12)

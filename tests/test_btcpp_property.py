@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_btcpp_helpers import node_diff, spec_of, write_xml
 
-from bt_grasp.interop import export_spec, import_btcpp
+from bt_grasp.interop.btcpp_export import export_spec
+from bt_grasp.interop.btcpp_import import import_btcpp
 from bt_grasp.interop.btcpp_xsd import document_xsd
 from bt_grasp.outcomes import LABELS
 from bt_grasp.spec.model import looks_like_ref

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from test_btcpp_helpers import BTCPP_DATA, ROOT, node_diff, registry, spec_of, write_xml
 
-from bt_grasp.interop import export_btcpp, export_spec, import_btcpp
+from bt_grasp.interop.btcpp_export import export_btcpp, export_spec
+from bt_grasp.interop.btcpp_import import import_btcpp
 from bt_grasp.registry import NodeType, Port
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 
 YAML_TREES = sorted([*(ROOT / "trees").glob("*.yaml"), *(ROOT / "trees" / "subtrees").glob("*.yaml"),
                      *(ROOT / "tests" / "data" / "trees" / "good").glob("*.yaml")])

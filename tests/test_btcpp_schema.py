@@ -14,7 +14,8 @@ import pytest
 import xmlschema
 from test_btcpp_helpers import BTCPP_DATA, ROOT, registry, spec_of, write_xml
 
-from bt_grasp.interop import export_btcpp, export_spec, import_btcpp, import_spec
+from bt_grasp.interop.btcpp_export import export_btcpp, export_spec
+from bt_grasp.interop.btcpp_import import import_btcpp, import_spec
 from bt_grasp.interop.btcpp_xsd import BUILTIN_MODELS, document_xsd, registry_xsd
 
 YAML_TREES = sorted([*(ROOT / "trees").rglob("*.yaml"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from test_btcpp_helpers import BTCPP_DATA, registry, spec_of
 
-from bt_grasp.interop import import_btcpp
+from bt_grasp.interop.btcpp_import import import_btcpp
 
 verify = pytest.importorskip("bt_grasp.verify")
 

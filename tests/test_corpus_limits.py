@@ -7,7 +7,7 @@ import pytest
 
 from bt_grasp.errors import UserError
 from bt_grasp.profile import validate_profile
-from bt_grasp.spec import load_tree, load_tree_text
+from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.spec.parse import MAX_TREE_DEPTH
 from bt_grasp.trace import read_trace
 

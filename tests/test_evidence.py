@@ -11,11 +11,11 @@ import pytest
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Observation
 from bt_grasp.nodes.evidence import CheckHeld, VerifyDelivery
 from bt_grasp.nodes.watchdog import as_verdict
 from bt_grasp.perception.types import SceneGraph, SceneObject
-from bt_grasp.registry import default_registry
 from bt_grasp.watchdog.semantic import TargetStillThere
 
 H = W = 64

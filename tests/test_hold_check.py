@@ -6,7 +6,7 @@ import numpy as np
 from helpers import ROOT, run_oracle
 
 from bt_grasp.oracles import ScriptedOracle
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 from bt_grasp.watchdog.hold import hold_lost, holding_samples
 from bt_grasp.watchdog.telemetry import Phase, Telemetry
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
@@ -86,7 +86,7 @@ def test_a_failed_lift_that_is_not_a_drop_asks_for_help() -> None:
 
 
 def test_dropped_is_an_outcome_only_where_the_hold_is_checked() -> None:
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
 
     lift = default_registry().get("lift")
     assert "dropped" not in lift.alphabet({})

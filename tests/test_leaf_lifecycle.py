@@ -10,10 +10,10 @@ from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext, WallClock
+from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.watchdog.telemetry import Telemetry
 

@@ -179,7 +179,7 @@ def test_a_run_fed_to_the_view_shows_a_leaf_running_across_ticks(tmp_path):
     out = io.StringIO()
     view = TerminalView(out, mode="lines", env={})
     from bt_grasp.context import EpisodeLimits, RunContext
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
     from bt_grasp.runner import Runner
 
     spec = tree(BUSY)
@@ -205,7 +205,7 @@ def live_run(text: str, robot) -> tuple[list[tuple[int, dict, dict | None, str]]
     """Run `text` on a fake streaming robot, folding the runner's records into a LiveState; per
     tick (tick, running leaves, last event, compact line)."""
     from bt_grasp.context import EpisodeLimits, RunContext
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
     from bt_grasp.runner import Runner
 
     seen: list[tuple[int, dict, dict | None, str]] = []

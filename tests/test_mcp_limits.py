@@ -12,8 +12,9 @@ import pytest
 from helpers import ROOT
 
 from bt_grasp.context import EpisodeLimits
+from bt_grasp.mcp_server.inputs import LIFT_HEIGHT, MAX_TEXT, PUSH_DIRECTIONS, PUSH_DISTANCE
 from bt_grasp.mcp_server.server import build_server
-from bt_grasp.mcp_server.session import LIFT_HEIGHT, MAX_TEXT, PUSH_DIRECTIONS, PUSH_DISTANCE, ToolSession
+from bt_grasp.mcp_server.session import ToolSession
 
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 from run_corpus import _StubWorld  # noqa: E402

@@ -14,17 +14,11 @@ import pytest
 
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.drivers.base import Execution
-from bt_grasp.mcp_server.session import (
-    _STEPS,
-    CALL_FAILED,
-    CALL_OK,
-    ToolSession,
-    tool_registry,
-    tool_tree_text,
-)
+from bt_grasp.mcp_server.session import ToolSession
+from bt_grasp.mcp_server.tool_trees import CALL_FAILED, CALL_OK, STEPS, tool_registry, tool_tree_text
 from bt_grasp.outcomes import LABELS, ExecStatus
 from bt_grasp.profile import load_profile
-from bt_grasp.spec import load_tree_text
+from bt_grasp.spec.loader import load_tree_text
 from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.world import World, make_services
 
@@ -53,7 +47,7 @@ def assert_jsonable(result: dict) -> None:
 
 # -- the trees ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(_STEPS))
+@pytest.mark.parametrize("name", sorted(STEPS))
 def test_every_tool_tree_is_proven_and_small(name: str) -> None:
     from bt_grasp.verify import verify_tree
 
@@ -71,8 +65,8 @@ def test_every_tool_tree_is_proven_and_small(name: str) -> None:
 def test_mobile_leaves_stay_out_of_the_shared_registry() -> None:
     """The server's nav_to/gaze_at live in a private registry copy: they win there (so the tool
     trees keep their ports) and never replace a core type of the same name in the default."""
+    from bt_grasp.default_registry import default_registry
     from bt_grasp.mcp_server.mobile import MOBILE_TYPES
-    from bt_grasp.registry import default_registry
 
     reg = tool_registry()
     for nt in MOBILE_TYPES:

@@ -145,10 +145,10 @@ def test_a_most_visible_pick_takes_the_distractor_the_request_does_not(world, sc
     visible, and the request (qualifiers included) picks out the target or says it is ambiguous."""
     import numpy as np
 
+    from bt_grasp.goal_text import goal_object
     from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher
     from bt_grasp.mobile.target import select
     from bt_grasp.perception.backends import make_perceiver
-    from bt_grasp.runner import goal_object
 
     setup = SCENARIOS[scenario](np.random.default_rng(1))
     d = world.driver

@@ -121,7 +121,7 @@ def test_stale_and_unknown_markers_are_outcomes_not_exceptions() -> None:
                                   "trees/mobile/fetch_no_watchdog.yaml", "trees/mobile/fetch_no_conditioning.yaml",
                                   "trees/mobile/fetch_no_retry.yaml"])
 def test_mobile_trees_are_proven(tree: str) -> None:
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
     from bt_grasp.verify import verify_tree
 
     report = verify_tree(load_tree(str(ROOT / tree)))
@@ -134,7 +134,7 @@ def test_mobile_trees_are_proven(tree: str) -> None:
 
 
 def test_pick_declares_stale_marker_in_its_alphabet() -> None:
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
 
     reg = default_registry()
     for name in ("gaze_at", "pick", "place_on", "open", "close"):

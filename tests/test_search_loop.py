@@ -11,12 +11,12 @@ from helpers import ROOT, run_oracle
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.nodes.perception import LocateObject
 from bt_grasp.nodes.search import PickHider, hide_score
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.perception.types import Located, SceneGraph, SceneObject
-from bt_grasp.registry import default_registry
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 
 FOUND_AND_HELD = {"is_occluded": ["failure"] * 8, "watchdog": ["SUCCESS"] * 8, "watchdog#semantic": ["ok"] * 8}
 

@@ -15,7 +15,7 @@ from helpers import start_endless_run, tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.registry import default_registry
+from bt_grasp.default_registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.trace import TraceWriter, read_trace
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bt_grasp.errors import UserError
-from bt_grasp.spec import load_tree, load_tree_text, validate_paths
+from bt_grasp.spec.loader import load_tree, load_tree_text
+from bt_grasp.validate_files import validate_paths
 
 BAD = Path(__file__).parent / "data" / "trees" / "bad"
 

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.errors import UserError
-from bt_grasp.registry import NodeType, Port, default_registry
-from bt_grasp.spec import Budgets, Pos, load_tree, load_tree_text, ref_key
+from bt_grasp.registry import NodeType, Port
+from bt_grasp.spec.loader import load_tree, load_tree_text
+from bt_grasp.spec.model import Budgets, Pos, ref_key
 
 GOOD = Path(__file__).parent / "data" / "trees" / "good"
 

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from bt_grasp import builtin_types
 from bt_grasp.outcomes import LABELS
 from bt_grasp.registry import Registry
-from bt_grasp.spec import TreeSpec, dump_tree, load_tree, load_tree_text
+from bt_grasp.spec.dump import dump_tree
+from bt_grasp.spec.loader import load_tree, load_tree_text
+from bt_grasp.spec.model import TreeSpec
 
 GOOD = Path(__file__).parent / "data" / "trees" / "good"
 SHIPPED = Path(__file__).resolve().parent.parent / "trees"

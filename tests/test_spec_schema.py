@@ -13,9 +13,8 @@ from pydantic import ValidationError
 from test_spec_roundtrip import REG, TREES, _number_ids
 
 from bt_grasp.registry import NodeType, Port
-from bt_grasp.spec import tree_json_schema
 from bt_grasp.spec.loader import copy_registry
-from bt_grasp.spec.schema import build_models
+from bt_grasp.spec.schema import build_models, tree_json_schema
 from bt_grasp.spec.yaml_pos import load_positioned, plain
 
 GOOD = Path(__file__).parent / "data" / "trees" / "good"

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from bt_grasp.drivers.base import Fault, GraspPose
-from bt_grasp.drivers.stretch.driver import StretchDriver, make_stretch_driver
+from bt_grasp.drivers.stretch.driver import StretchDriver
+from bt_grasp.drivers.stretch.factory import make_stretch_driver
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.profile import load_profile
 

@@ -14,7 +14,7 @@ pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not install
 
 from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth, MobileBase  # noqa: E402
 from bt_grasp.drivers.stretch.camera import head_camera_pose  # noqa: E402
-from bt_grasp.drivers.stretch.sim import make_sim_stretch_driver  # noqa: E402
+from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
 from bt_grasp.watchdog.thresholds import thresholds_from_profile  # noqa: E402
@@ -271,7 +271,7 @@ def test_clutter_tree_episode_on_sim_stretch(drv, profile, tmp_path) -> None:
         from bt_grasp.perception.grasps import plan_grasps
         from bt_grasp.perception.push import plan_push
         from bt_grasp.runner import Runner
-        from bt_grasp.spec import load_tree
+        from bt_grasp.spec.loader import load_tree
         from bt_grasp.watchdog.classify import classify
     except ImportError as exc:
         pytest.skip(f"runner stack not importable: {exc}")

@@ -103,7 +103,7 @@ def _arm_world() -> World:
 
 def _stretch_world() -> World:
     pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
-    from bt_grasp.drivers.stretch.sim import make_sim_stretch_driver
+    from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver
     from bt_grasp.perception.backends import make_perceiver
 
     profile = load_profile("robots/stretch3.yaml")

@@ -10,9 +10,9 @@ from helpers import run_oracle, tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.outcomes import Label
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes, read_trace
 

@@ -10,7 +10,7 @@ from helpers import run_oracle
 
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.registry import Registry
-from bt_grasp.spec import load_tree_text
+from bt_grasp.spec.loader import load_tree_text
 from bt_grasp.verify import verify_tree
 
 PLUGIN = textwrap.dedent('''

@@ -9,7 +9,7 @@ from helpers import ROOT, run_oracle, tree
 
 from bt_grasp.cli import main
 from bt_grasp.oracles import ScriptedOracle
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 from bt_grasp.verify import verify_tree
 
 SMALL = """

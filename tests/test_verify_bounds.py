@@ -19,7 +19,7 @@ import pytest
 from helpers import ROOT, tree
 
 from bt_grasp.oracles import ScriptedOracle
-from bt_grasp.spec import load_tree, load_tree_text
+from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.summary_witness import play, run_costs
 

@@ -26,10 +26,10 @@ from bt_strategies import diff_tree_texts, load_text, profile_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.oracles import RandomOracle, ScriptedOracle
-from bt_grasp.registry import default_registry
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.summary_witness import play, run_costs
 from bt_grasp.verify import verify_tree

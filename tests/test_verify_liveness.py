@@ -16,9 +16,9 @@ import pytest
 from helpers import run_oracle, tree
 
 from bt_grasp.context import EpisodeLimits
+from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
-from bt_grasp.registry import default_registry
-from bt_grasp.verifier import verify_tree
+from bt_grasp.verifier.core import verify_tree
 from bt_grasp.verifier.search import Machine, distinct_outcomes
 from bt_grasp.verifier.static import keys_read
 

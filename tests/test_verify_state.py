@@ -24,13 +24,12 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.cli import main
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.interop import import_btcpp
+from bt_grasp.interop.btcpp_import import import_btcpp
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.runner import Runner
-from bt_grasp.spec import load_tree
+from bt_grasp.spec.loader import load_tree
 from bt_grasp.verifier import search as search_mod
-from bt_grasp.verifier import verify_tree
-from bt_grasp.verifier.core import run_costs
+from bt_grasp.verifier.core import run_costs, verify_tree
 from bt_grasp.verifier.state import RunState
 
 NAV2 = ROOT / "tests" / "data" / "nav2"

@@ -1,7 +1,7 @@
 """Watchdog against traces recorded from the PyBullet simulator (tests/data/watchdog).
 
 The set was made with `bt-grasp watchdog record --robot ur5e_robotiq --n 48 --seed 2026
--o tests/data/watchdog`; labels are the simulator's ground truth (see bt_grasp/watchdog/record.py).
+-o tests/data/watchdog`; labels are the simulator's ground truth (see bt_grasp/watchdog/ground_truth.py).
 Its telemetry carries the wrist load. Targets: EMPTY recall >= 0.96, successes called EMPTY <= 2 %,
 macro-F1 >= 0.9, no success called SLIP. (Held-out accuracy is measured on larger sets from other
 seeds: docs/watchdog.md.)

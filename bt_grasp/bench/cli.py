@@ -47,7 +47,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from bt_grasp.resources import tree_path
 
     from .report import markdown, write_report
-    from .runner import load_records, make_tasks, run_bench
+    from .results import load_records
+    from .runner import run_bench
+    from .tasks import make_tasks
 
     out = Path(args.out)
     results = out / "results.jsonl"
@@ -55,7 +57,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.report_only:
         records = load_records(results)
     else:
-        from bt_grasp.spec import load_tree
+        from bt_grasp.spec.loader import load_tree
 
         for t in args.trees:  # fail fast, before any worker starts, on a broken tree
             load_tree(t)

@@ -255,7 +255,7 @@ def export_spec(spec: Any, registry: Registry | None = None) -> str:
 
 def export_btcpp(tree_yaml_path: str | Path, registry: Registry | None = None) -> str:
     """Load a bt_grasp tree file (includes expanded, validated) and return BT.CPP v4 XML text."""
-    from bt_grasp.spec import load_tree
+    from bt_grasp.spec.loader import load_tree
 
     reg = interop_registry(registry)
     return export_spec(load_tree(tree_yaml_path, reg), reg)

@@ -6,8 +6,9 @@ table lives here once.
 
 from __future__ import annotations
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.nodes import register_interop_types
-from bt_grasp.registry import Registry, default_registry
+from bt_grasp.registry import Registry
 
 # The importer reads bt_grasp metadata from these attributes. BT.CPP keeps attributes starting with
 # "_" that are not reserved as "other attributes" and never reads them as ports, but its XSD refuses

@@ -2,9 +2,5 @@
 
 `session.ToolSession` is the transport-free core (one persistent episode, one small tree per
 tool call); `server.build_server` wires it to the `mcp` SDK; `cli.add_serve_parser` adds
-`bt-grasp serve`. Importing this package does not import `mcp`.
+`bt-grasp serve`. Importing this package does not import `mcp` (nor anything else).
 """
-
-from bt_grasp.mcp_server.session import ToolSession, tool_tree_text
-
-__all__ = ["ToolSession", "tool_tree_text"]

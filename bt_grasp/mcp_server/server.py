@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from bt_grasp.errors import BackendUnavailable
-from bt_grasp.mcp_server.session import LIFT_HEIGHT, MAX_TEXT, PUSH_DISTANCE, force_limit
+from bt_grasp.mcp_server.inputs import LIFT_HEIGHT, MAX_TEXT, PUSH_DISTANCE, force_limit
 
 INSTRUCTIONS = (
     "Robot grasping tools inside one bt_grasp episode. Every result carries actions_used / "

@@ -379,7 +379,7 @@ class Listen(Leaf):
     SUCCESS_OUTCOMES = frozenset({"same"})
 
     def execute(self) -> LeafResult:
-        from bt_grasp.runner import goal_object
+        from bt_grasp.goal_text import goal_object
 
         user = _user(self.ctx)
         new = user.poll() if hasattr(user, "poll") else None

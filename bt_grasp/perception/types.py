@@ -66,10 +66,18 @@ class Located:
 
 @runtime_checkable
 class Perceiver(Protocol):
-    """A perception backend: `sim` (simulator annotator) or `geometric` (RGB-D only)."""
+    """What the perception leaves call (ctx.perceiver): the built-in `geometric` (RGB-D only) and
+    `sim` (the simulator's annotator) backends, or one of your own (docs/python-api.md), passed
+    to bt_grasp.api.run or installed as a `bt_grasp.perceivers` plug-in.
 
-    name: str
+    An optional `min_pixels: int` attribute is the smallest visible mask worth grasping."""
 
-    def survey(self, obs: Observation) -> SceneGraph: ...
+    name: str  # recorded in the trace header
 
-    def locate(self, obs: Observation, text: str, scene: SceneGraph | None) -> Located | None: ...
+    def survey(self, obs: Observation) -> SceneGraph:
+        """Every object in the frame, with names ("red mug"), masks, attributes and relations."""
+        ...
+
+    def locate(self, obs: Observation, text: str, scene: SceneGraph | None) -> Located | None:
+        """The object `text` refers to (grounded in `scene` when it is this frame's), or None."""
+        ...

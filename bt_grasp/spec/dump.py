@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from bt_grasp.registry import Registry, default_registry
+from bt_grasp.default_registry import default_registry
+from bt_grasp.registry import Registry
 from bt_grasp.spec.model import Budgets, NodeSpec, TreeSpec
 
 

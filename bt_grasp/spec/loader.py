@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.errors import UserError, did_you_mean, excerpt
-from bt_grasp.registry import Registry, default_registry
+from bt_grasp.registry import Registry
 from bt_grasp.spec.includes import (
     MAX_INCLUDES,
     ParamValue,
@@ -48,7 +49,8 @@ def copy_registry(reg: Registry) -> Registry:
     return new
 
 
-def _read(path: Path, display: str, pos: Pos | None = None) -> str:
+def read_tree_file(path: Path, display: str, pos: Pos | None = None) -> str:
+    """The file's text, or one error at `pos` (the include naming it) or in the file."""
     try:
         size = path.stat().st_size
         if size > MAX_BYTES and path.is_file():
@@ -190,7 +192,7 @@ class _Loader:
             if not isinstance(value, str) or not value.strip():
                 raise fail(f"id must be a non-empty string, got {kind_name(value)}", fields.val_pos["id"])
             node.id, node.id_given, node.id_pos = value, True, fields.val_pos["id"]
-        text = _read(path, display, fields.val_pos["file"])
+        text = read_tree_file(path, display, fields.val_pos["file"])
         self.stack.append((path, display))
         try:
             doc = self.load_doc(text, display, Path(display).parent, given, key_pos, pos)
@@ -288,7 +290,7 @@ def load_tree(path: str | Path, registry: Registry | None = None,
     """
     display = str(path)
     p = Path(path)
-    text = _read(p, display)
+    text = read_tree_file(p, display)
     loader = _Loader(registry or default_registry())
     loader.roots = include_roots(p.parent, include_paths)
     loader.stack.append((p.resolve(), display))
@@ -308,29 +310,3 @@ def load_tree_text(text: str, file: str = "<string>", registry: Registry | None 
         loader.stack.append((Path(file).resolve(), file))
     return loader.load_top(text, file, Path(base_dir), params)
 
-
-def validate_paths(paths: list[str], registry: Registry | None = None) -> list[UserError]:
-    """Load every file and collect its first error (an empty list: all valid).
-
-    A robot profile (a mapping with `driver:` or `camera:` and no `root:`) is checked as one.
-    """
-    from bt_grasp.profile import validate_profile
-
-    errors: list[UserError] = []
-    for path in paths:
-        try:
-            if _looks_like_profile(Path(path)):
-                validate_profile(Path(path))
-            else:
-                load_tree(path, registry)
-        except UserError as exc:
-            errors.append(exc)
-    return errors
-
-
-def _looks_like_profile(path: Path) -> bool:
-    try:
-        data = load_positioned(_read(path, str(path)), str(path))
-    except UserError:
-        return False  # load_tree reports it
-    return isinstance(data, dict) and "root" not in data and ("driver" in data or "camera" in data)

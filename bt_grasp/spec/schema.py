@@ -14,8 +14,9 @@ from typing import Annotated, Any, Literal, Optional, Union  # dynamic unions ne
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.outcomes import LABELS
-from bt_grasp.registry import NodeType, Port, Registry, default_registry
+from bt_grasp.registry import NodeType, Port, Registry
 from bt_grasp.spec.model import KEY_PATTERN, Budgets
 
 _REF = Annotated[str, Field(pattern=rf"^\{{{KEY_PATTERN}\}}$", description="blackboard reference")]

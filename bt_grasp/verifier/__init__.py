@@ -1,7 +1,5 @@
-"""The verifier: explicit run states, exhaustive search, compositional bounds and the report."""
+"""The verifier: explicit run states, exhaustive search, compositional bounds and the report.
 
-from bt_grasp.verifier.core import verify_tree
-from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
-
-__all__ = ["VerifyResult", "keys_read", "static_bounds", "unrouted_labels", "verify_tree"]
+`core.verify_tree` is the entry point (also importable from bt_grasp.verify with the report
+type and the static checks). This file imports nothing, so no submodule imports its package back.
+"""

@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.nodes import register_interop_types
-from bt_grasp.registry import Registry, default_registry
+from bt_grasp.registry import Registry
 from bt_grasp.verifier.summary_rules import TICKS, Rules
 from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search

@@ -12,8 +12,9 @@ from typing import Any
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
-from bt_grasp.registry import Registry, default_registry
+from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll

@@ -763,14 +763,3 @@ def _delay(tel: Telemetry, seconds: float) -> Telemetry:
         cols[c] = cols[c][idx]
     return Telemetry(**cols)
 
-
-def make_stretch_driver(profile: RobotProfile, dry_run: bool = False, gui: bool = False) -> StretchDriver:
-    """The Stretch driver the profile selects: driver_options.backend 'sim' (default) or 'hardware'."""
-    backend = profile.driver_options.get("backend", "sim")
-    if backend == "hardware":
-        return StretchDriver(profile, dry_run=dry_run)
-    if backend == "sim":
-        from bt_grasp.drivers.stretch.sim import make_sim_stretch_driver
-
-        return make_sim_stretch_driver(profile, gui=gui, dry_run=dry_run)
-    raise UserError(f"driver_options.backend must be 'sim' or 'hardware', not {backend!r}", file=profile.source)

@@ -32,8 +32,8 @@ import numpy as np
 
 from bt_grasp.bench.objects import ObjectSpec
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.stretch.sim import SimHeadCamera, SimStretchDriver
 from bt_grasp.drivers.stretch.sim.body import SimStretchRobot
+from bt_grasp.drivers.stretch.sim.driver import SimHeadCamera, SimStretchDriver
 from bt_grasp.drivers.stretch.sim.world import TABLE_HEIGHT, StretchWorld, object_pool
 from bt_grasp.mobile.nav import NavPlan, OccupancyGrid, Rect, plan_to, standoff_candidates
 from bt_grasp.profile import RobotProfile

@@ -1,0 +1,30 @@
+"""The built-in driver plug-ins (entry point group bt_grasp.drivers, declared in pyproject.toml).
+
+Each is a factory `(profile, gui=, lighting=, image_size=, dry_run=) -> Driver`, the signature
+every driver plug-in has; the driver modules are imported only when one is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bt_grasp.errors import BackendUnavailable
+
+
+def pybullet_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
+                 dry_run: bool = False) -> Any:
+    """The simulated UR5e (dry_run is meaningless in simulation and ignored)."""
+    from bt_grasp.drivers.pybullet_arm import PyBulletArm
+
+    return PyBulletArm(profile, gui=gui, lighting=lighting, image_size=image_size)
+
+
+def stretch(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
+            dry_run: bool = False) -> Any:
+    """A Stretch: real (stretch_body) or simulated, as the profile's driver_options.backend says."""
+    try:
+        from bt_grasp.drivers.stretch.factory import make_stretch_driver
+    except ImportError as exc:
+        raise BackendUnavailable(f"Stretch driver unavailable: {exc} "
+                                 "(pip install 'bt_grasp[stretch-sim]')") from None
+    return make_stretch_driver(profile, dry_run=dry_run, gui=gui)
