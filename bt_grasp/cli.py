@@ -54,10 +54,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.episode import run_episode
     from bt_grasp.resources import tree_path
 
+    view = None
+    if args.live:
+        from bt_grasp.live.view import TerminalView
+
+        view = TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live)
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                         dry_run=args.dry_run, driver=args.driver)
+                         dry_run=args.dry_run, driver=args.driver, on_record=view)
+    if view is not None:
+        view.close()
     total = process_wall()
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
@@ -198,6 +205,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, help="write a JSONL trace here")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--live", nargs="?", const="auto", default=None, choices=("auto", "frames", "lines"),
+                   help="draw the tree each tick: --live redraws in place on a terminal, one line per "
+                        "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
     p.add_argument("--perception", default=None, metavar="NAME",
                    help="perceiver plug-in (default: the profile's, geometric): geometric, RGB-D only; "
                         "sim, the simulator's annotator, an upper bound for scoring; or an installed one")
@@ -267,6 +277,8 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
      {"serve": "serve the robot's tools over the Model Context Protocol"}),
     ("bt_grasp.mobile.cli", "add_scenarios_parser",
      {"scenarios": "mobile fetch-and-place recovery scenarios (simulated Stretch)"}),
+    ("bt_grasp.live.watch", "add_watch_parser",
+     {"watch": "follow a trace another run is writing: the tree, live"}),
 ]
 # Commands that drive a simulator: pybullet is imported up front, without its banner.
 _SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}

@@ -11,14 +11,16 @@ from typing import Any
 import pydot
 
 from bt_grasp.errors import UserError
+from bt_grasp.live.state import state_at
 from bt_grasp.structure import iter_structure
 from bt_grasp.trace import Trace
 
+RUNNING_LEAF = "RUNNING leaf"  # a leaf whose work goes on across ticks (a motion under way)
 STATUS_COLOURS = {"SUCCESS": "#8fd18f", "FAILURE": "#f08c8c", "RUNNING": "#f5e27a",
-                  "INVALID": "#d9d9d9", None: "#d9d9d9"}
+                  RUNNING_LEAF: "#f5a142", "INVALID": "#d9d9d9", None: "#d9d9d9"}
 # What the legend says of each colour (INVALID and None share grey: the node was not ticked).
 LEGEND = (("SUCCESS", "SUCCESS"), ("FAILURE", "FAILURE"), ("RUNNING", "RUNNING"),
-          (None, "not ticked"))
+          (RUNNING_LEAF, "RUNNING leaf (running for: in its label)"), (None, "not ticked"))
 LEGEND_NODE = "status legend"
 SHAPES = {"sequence": ("box", "→"), "selector": ("octagon", "?"), "parallel": ("parallelogram", "⇉"),
           "switch": ("diamond", "switch")}
@@ -96,8 +98,15 @@ def tick_graph(trace: Trace, tick: int) -> pydot.Dot:
         last = max(ticks) if ticks else 0
         raise UserError(f"tick {tick} is not in this trace (it has ticks 1..{last}; use --tick N)")
     rec = ticks[tick]
-    status = dict(rec["visited"])
+    state = state_at(trace.header, trace.ticks, tick)
+    status = dict(state.status)  # as visited, but a leaf halted in this tick is not RUNNING
     notes = {k: f"label: {v}" for k, v in _labels_in(rec).items()}
+    for node, reason in state.halted.items():
+        notes[node] = f"{notes[node]}\\nhalted: {reason}" if node in notes else f"halted: {reason}"
+    for node, (seconds, n) in state.running_leaves().items():
+        status[node] = RUNNING_LEAF
+        running = f"running {seconds:.2f} s, {n} tick{'s' if n != 1 else ''}"
+        notes[node] = f"{notes[node]}\\n{running}" if node in notes else running
     return build_graph(trace.header["structure"], status, notes,
                        title=f"{trace.header.get('tree')} tick {tick} (clock {rec['clock']:.2f} s)")
 

@@ -99,7 +99,8 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 perception: str | None = None, lighting: str = "easy", image_size: int | None = None,
                 handle_signals: bool = False, world: Any = None, dry_run: bool = False,
                 driver: str | None = None, on_event: Iterable[EventCallback] = (),
-                on_tick: Iterable[TickCallback] = ()) -> EpisodeResult:
+                on_tick: Iterable[TickCallback] = (),
+                on_record: Callable[[dict[str, Any]], None] | None = None) -> EpisodeResult:
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";
     the trace's header is written before set-up, so even SIGKILL leaves a readable file.
@@ -107,7 +108,8 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
     `tree`: a tree file or an already validated TreeSpec; `robot`: a profile name, file or
     RobotProfile. `perception` and `driver` name plug-ins (default: the profile's). `world`
     replaces the whole set-up (driver, perceiver, services). `on_event` callbacks get each
-    OutcomeEvent at the end of its tick, `on_tick` callbacks a Tick after every tick."""
+    OutcomeEvent at the end of its tick, `on_tick` callbacks a Tick after every tick;
+    `on_record` receives every trace record (header, ticks, final) as it is made (the live view)."""
     spec = tree if isinstance(tree, TreeSpec) else _load(tree)
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
     chosen = perception or profile.perception
@@ -127,7 +129,7 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 ctx.subscribers.extend(on_event)
                 if on_tick:
                     writer = _TickTap(writer, on_tick, ctx)
-                runner = Runner(spec, ctx, header_extra=header, trace=writer)
+                runner = Runner(spec, ctx, header_extra=header, trace=writer, on_record=on_record)
             except Interrupted as exc:
                 stop_driver(getattr(world, "driver", None))
                 return _interrupted(spec, exc, writer, time.perf_counter() - start)

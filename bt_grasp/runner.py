@@ -11,7 +11,7 @@ import platform
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +23,7 @@ from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.structure import structure
-from bt_grasp.trace import TraceWriter, jsonable
+from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
 
 
 class Interrupted(BaseException):
@@ -106,13 +106,19 @@ class Runner:
     """Runs one episode of a compiled tree in a RunContext."""
 
     def __init__(self, tree_spec: Any, ctx: RunContext, trace_path: str | None = None,
-                 header_extra: dict[str, Any] | None = None, trace: TraceWriter | None = None) -> None:
-        """`trace`: an open writer (e.g. one that already holds an early header) instead of a path."""
+                 header_extra: dict[str, Any] | None = None, trace: TraceWriter | None = None,
+                 on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """`trace`: an open writer (e.g. one that already holds an early header) instead of a path.
+        `on_record`: called with every trace record (header, each tick, final) as it is made,
+        whether or not a trace file is written — the live view's feed."""
         self.spec = tree_spec
         self.ctx = ctx
         self.root = compile_tree(tree_spec, ctx)
         self.trace = trace or (TraceWriter(trace_path) if trace_path else None)
         self.header_extra = header_extra or {}
+        self.on_record = on_record
+        self._recording = self.trace is not None or on_record is not None
+        self._ledger_seen: dict[str, Any] = {}
 
     def _header(self) -> dict[str, Any]:
         return {"type": "header", "tree": self.spec.name, "file": getattr(self.spec, "file", None),
@@ -128,23 +134,43 @@ class Runner:
         ctx = self.ctx
         ctx.tick += 1
         tick_start = ctx.clock.now
-        if self.trace is None:
+        if not self._recording:
             for _ in self.root.tick():
                 pass
             ctx.clock.end_tick(tick_start)
             return []
-        visited = [(node.name, node.status.value) for node in self.root.tick()]
+        # `_value_` is the member's plain attribute; `.value` goes through a descriptor per node.
+        visited = [(node.name, node.status._value_) for node in self.root.tick()]
         ctx.clock.end_tick(tick_start)
         return visited
 
+    def _ledger_changes(self) -> dict[str, Any]:
+        """The ledger counters that changed since the last tick record (what budgets are left)."""
+        led, seen, out = self.ctx.ledger, self._ledger_seen, {}
+        for key in ("actions", "perception_streak", "retry_starts", "scoped_actions"):
+            value = getattr(led, key)
+            if seen.get(key) != value:
+                seen[key] = out[key] = dict(value) if type(value) is dict else value
+        return out
+
     def _record_tick(self, visited: list[tuple[str, str]], events: list[OutcomeEvent]) -> None:
-        if self.trace is None:
-            self.ctx.blackboard.drain_changes()
+        ctx = self.ctx
+        if not self._recording:
+            ctx.blackboard.drain_changes()
             return
-        self.trace.write({"type": "tick", "tick": self.ctx.tick, "clock": round(self.ctx.clock.now, 6),
-                          "visited": visited,
-                          "blackboard": jsonable(self.ctx.blackboard.drain_changes()),
-                          "events": [e.model_dump(mode="json") for e in events]})
+        record = {"type": "tick", "tick": ctx.tick, "clock": round(ctx.clock.now, 6), "visited": visited,
+                  "blackboard": jsonable_changes(ctx.blackboard.drain_changes()),
+                  "events": [e.model_dump(mode="json") for e in events] if events else []}
+        ledger = self._ledger_changes()
+        if ledger:
+            record["ledger"] = ledger
+        self._emit(record)
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        if self.trace is not None:
+            self.trace.write(record)
+        if self.on_record is not None:
+            self.on_record(record)
 
     def run(self, handle_signals: bool = False) -> EpisodeResult:
         ctx = self.ctx
@@ -152,8 +178,8 @@ class Runner:
         exit_code = 0
         with interrupts(handle_signals):
             try:
-                if self.trace:
-                    self.trace.write(self._header())
+                if self._recording:
+                    self._emit(self._header())
                 while ctx.decision is None:
                     if ctx.tick >= ctx.limits.max_ticks:
                         ctx.decide(Decision.WAIT_CLARIFY, f"tick cap ({ctx.limits.max_ticks} ticks)")
@@ -174,15 +200,20 @@ class Runner:
             clock=ctx.clock.now, wall=time.perf_counter() - start, actions=ctx.ledger.actions,
             action_budget=ctx.limits.actions, counters=ctx.ledger.snapshot(),
             events=list(ctx.all_events), exit_code=exit_code)
-        if self.trace:
-            write_final(self.trace, result)
+        if self._recording:
+            write_final(self.trace, result, self.on_record)
         return result
 
 
-def write_final(trace: TraceWriter, result: EpisodeResult) -> None:
+def write_final(trace: TraceWriter | None, result: EpisodeResult,
+                on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
     """The trace's last line (the decision), then close it."""
-    trace.write({"type": "final", **{k: v for k, v in result.to_json().items() if k != "events"}})
-    trace.close()
+    record = {"type": "final", **{k: v for k, v in result.to_json().items() if k != "events"}}
+    if trace is not None:
+        trace.write(record)
+        trace.close()
+    if on_record is not None:
+        on_record(record)
 
 
 def print_err(msg: str) -> None:

@@ -1,11 +1,12 @@
 """Trace files: JSONL with a header, one line per tick, and a final line; flushed per tick so a
-killed run leaves a readable trace up to its last tick."""
+killed run (and `bt-grasp watch`) sees every whole tick, synced to disk at most once a second."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+import time
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from pathlib import Path
@@ -14,6 +15,16 @@ from typing import IO, Any
 import numpy as np
 
 from bt_grasp.errors import UserError
+
+_PLAIN = frozenset((str, int, bool, type(None)))  # exact types JSON takes as they are
+
+
+def jsonable_changes(changes: dict[str, Any]) -> dict[str, Any]:
+    """`jsonable` of a flat dict of blackboard changes, skipping the walk for plain values (the
+    common case: labels, flags, counts), so tracing a tick costs little more than the tick."""
+    if all(type(v) in _PLAIN for v in changes.values()) and all(type(k) is str for k in changes):
+        return changes
+    return {str(k): v if type(v) in _PLAIN else jsonable(v, 1) for k, v in changes.items()}
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -53,22 +64,41 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return f"<{cls}>"
 
 
-class TraceWriter:
-    """Writes one JSON object per line and flushes (and fsyncs) after each tick."""
+# One encoder for every line: the stdlib's C encoder, without the per-call set-up of json.dumps.
+# Output is byte for byte what json.dumps(record, separators=(",", ":")) gives.
+_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
-    def __init__(self, path: str | Path) -> None:
+
+class TraceWriter:
+    """Writes one JSON object per line. Each record is flushed to the OS as a whole line, so a
+    killed run leaves every finished tick and a reader following the file never sees half a
+    record it must wait for; the file is fsynced at most once per `sync_interval` seconds and on
+    close (a per-tick fsync costs milliseconds, more than the tick itself)."""
+
+    def __init__(self, path: str | Path, sync_interval: float = 1.0) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = self.path.open("w", encoding="utf-8")
+        self.sync_interval = sync_interval
+        self._synced = time.monotonic()
 
     def write(self, record: dict[str, Any], sync: bool = True) -> None:
-        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        """Append `record` as one line; `sync=False` never fsyncs this record."""
+        fh = self._fh
+        fh.write(_ENCODE(record) + "\n")
+        fh.flush()
+        if sync and time.monotonic() - self._synced >= self.sync_interval:
+            self.sync()
+
+    def sync(self) -> None:
+        """Flush and fsync now (the header, the final record)."""
         self._fh.flush()
-        if sync:
-            os.fsync(self._fh.fileno())
+        os.fsync(self._fh.fileno())
+        self._synced = time.monotonic()
 
     def close(self) -> None:
         if not self._fh.closed:
+            self.sync()
             self._fh.close()
 
 
@@ -139,9 +169,42 @@ def _check_record(kind: str, rec: dict[str, Any]) -> None:
         _need(isinstance(events, list) and all(isinstance(e, dict) for e in events),
               "tick 'events' must be a list of objects")
         _need(isinstance(rec.get("blackboard", {}), dict), "tick 'blackboard' must be an object")
+        _need(isinstance(rec.get("ledger", {}), dict), "tick 'ledger' must be an object")
     else:
         for key in ("decision", "reason"):
             _need(isinstance(rec.get(key, ""), (str, type(None))), f"final '{key}' must be a string")
+
+
+class TornLine(UserError):
+    """A line that is not (yet) whole JSON: an error, unless it is the last line of a file that a
+    run is still writing or was killed while writing."""
+
+
+def parse_record(raw: bytes, display: str, lineno: int) -> dict[str, Any]:
+    """One trace line -> its checked record; UserError (TornLine if not JSON) naming the line."""
+    try:
+        rec = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TornLine(f"not a bt_grasp trace line (not UTF-8 text, byte 0x{raw[exc.start]:02x})",
+                       display, lineno, exc.start + 1) from None
+    except json.JSONDecodeError as exc:
+        raise TornLine("not a bt_grasp trace line (invalid JSON)", display, lineno, exc.colno) from None
+    except RecursionError:
+        raise UserError("not a bt_grasp trace line (JSON nested too deeply)", display, lineno, 1) from None
+    kind = rec.get("type") if isinstance(rec, dict) else None
+    if kind not in ("header", "tick", "final"):
+        raise UserError("not a bt_grasp trace line (expected an object with type header|tick|final)",
+                        display, lineno, 1)
+    try:
+        _check_record(kind, rec)
+    except _Bad as exc:
+        raise UserError(f"bad trace record: {exc}", display, lineno, 1) from None
+    return rec
+
+
+def no_header_error(display: str) -> UserError:
+    return UserError("not a bt_grasp trace (no header line; write one with `bt-grasp run --trace`)",
+                     display, 1, 1)
 
 
 def read_trace(path: str | Path) -> Trace:
@@ -174,28 +237,13 @@ def read_trace(path: str | Path) -> Trace:
     for lineno, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        last = lineno == len(lines)
         try:
-            rec = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            if last:
-                break
-            raise UserError(f"not a bt_grasp trace line (not UTF-8 text, byte 0x{raw[exc.start]:02x})",
-                            display, lineno, exc.start + 1) from None
-        except json.JSONDecodeError as exc:
-            if last:
+            rec = parse_record(raw, display, lineno)
+        except TornLine:
+            if lineno == len(lines):
                 break  # torn final write of a killed run
-            raise UserError("not a bt_grasp trace line (invalid JSON)", display, lineno, exc.colno) from None
-        except RecursionError:
-            raise UserError("not a bt_grasp trace line (JSON nested too deeply)", display, lineno, 1) from None
-        kind = rec.get("type") if isinstance(rec, dict) else None
-        if kind not in ("header", "tick", "final"):
-            raise UserError("not a bt_grasp trace line (expected an object with type header|tick|final)",
-                            display, lineno, 1)
-        try:
-            _check_record(kind, rec)
-        except _Bad as exc:
-            raise UserError(f"bad trace record: {exc}", display, lineno, 1) from None
+            raise
+        kind = rec["type"]
         if kind == "header":
             header = rec if header is None or ticks else {**header, **rec}
             header_line = lineno
@@ -204,8 +252,7 @@ def read_trace(path: str | Path) -> Trace:
         else:
             final = rec
     if header is None:
-        raise UserError("not a bt_grasp trace (no header line; write one with `bt-grasp run --trace`)",
-                        display, 1, 1)
+        raise no_header_error(display)
     if "structure" not in header:
         raise UserError("bad trace record: the header has no 'structure' (the tree's nodes); "
                         "record the run again with `bt-grasp run --trace`", display, header_line, 1)
