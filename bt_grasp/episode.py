@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import EpisodeLimits, LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.goal_text import goal_object
 from bt_grasp.outcomes import Decision, OutcomeEvent
@@ -42,12 +42,26 @@ def goal_blackboard(goal_text: str | None, tree_goal: dict[str, Any], task: str 
     return {}
 
 
+def episode_clock(driver: Any) -> LogicalClock:
+    """Logical time, unless the driver moves in real time: then its own clock (now/sleep), read as
+    a wall clock."""
+    if not getattr(driver, "realtime", False):
+        return LogicalClock()
+    source = getattr(driver, "clock", None)
+    if callable(getattr(source, "now", None)) and callable(getattr(source, "sleep", None)):
+        return WallClock(now=source.now, sleep=source.sleep)
+    return WallClock()
+
+
 def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
+    """The episode's context. A driver that moves in real time (`realtime`: a real robot) gets a
+    wall clock, so timeouts preempt at wall-clock deadlines and ticks poll it at a steady rate."""
     b = spec.budgets
+    clock = episode_clock(world.driver)
     return RunContext(registry=getattr(spec, "registry", None) or default_registry(),
                       limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
                       driver=world.driver, perceiver=world.perceiver, profile=world.profile,
-                      blackboard=Blackboard(goal), services=dict(world.services))
+                      blackboard=Blackboard(goal), services=dict(world.services), clock=clock)
 
 
 @dataclass(frozen=True)

@@ -210,3 +210,30 @@ def test_on_a_wall_clock_a_tick_waits_out_its_period_and_timeouts_use_wall_time(
     assert result.decision == Decision.FINALIZE
     assert len(slept) == result.ticks and all(dt == pytest.approx(0.05) for dt in slept)
     assert result.clock == pytest.approx(0.05 * result.ticks)
+
+
+def test_an_episode_on_a_real_time_driver_runs_on_that_drivers_clock():
+    from bt_grasp.episode import episode_clock
+
+    class Clock:
+        def __init__(self) -> None:
+            self.t = 7.0
+
+        def now(self) -> float:
+            return self.t
+
+        def sleep(self, dt: float) -> None:
+            self.t += dt
+
+    class RealRobot:
+        realtime = True
+
+        def __init__(self) -> None:
+            self.clock = Clock()
+
+    robot = RealRobot()
+    clock = episode_clock(robot)
+    assert isinstance(clock, WallClock) and clock.now == 0.0
+    clock.end_tick(0.0)
+    assert robot.clock.t == pytest.approx(7.05) and clock.now == pytest.approx(0.05)
+    assert not isinstance(episode_clock(FakeStreamingRobot({})), WallClock)

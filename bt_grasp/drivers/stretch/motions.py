@@ -142,6 +142,11 @@ class StretchMotions:
     def _simulated_time(self) -> bool:
         return bool(getattr(self.clock, "simulated", False))
 
+    @property
+    def realtime(self) -> bool:
+        """A real robot: its motions take wall time, so its episodes run on a wall clock."""
+        return not self._simulated_time()
+
     def _deadline(self, timeout: float | None) -> float:
         return self.clock.now() + (timeout if timeout is not None else self.opts.primitive_timeout_s)
 
