@@ -1,10 +1,16 @@
-"""Low-level control of the arm and gripper and the per-physics-step runtime of a primitive
-(telemetry recording, deadline and stop())."""
+"""Low-level control of the arm and gripper, and the steps primitives are made of.
+
+A primitive's body is a generator: every physics step (`_tick`: telemetry when due, deadline and
+stop()) is followed by one `yield`, so motions.py can pause it between any two steps and group
+the steps into control periods. Helpers here (`_wait`, `_move_line`, `_stall_forever`) are such
+generators; bodies chain them with `yield from`.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, NamedTuple
 
 import numpy as np
 import pybullet as pb
@@ -23,7 +29,7 @@ from bt_grasp.drivers.pybullet_arm.params import (
 )
 from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
-from bt_grasp.watchdog.telemetry import Phase
+from bt_grasp.watchdog.telemetry import Phase, Telemetry
 
 
 class _Abort(Exception):
@@ -34,9 +40,20 @@ class _Abort(Exception):
         self.fault = fault
 
 
+Steps = Generator[None, None, None]  # a primitive body: yields once after every physics step
+
+
+class Planned(NamedTuple):
+    """A primitive that passed its checks: its first telemetry phase, its body (given the faults
+    taken for this call) and the info dict the body fills in."""
+
+    phase: Phase
+    body: Callable[[list[Fault]], Steps]
+    info: dict[str, Any]
+
 
 class ControlMixin:
-    """Joint and finger commands, state read-back, and the step loop primitives are made of."""
+    """Joint and finger commands, state read-back, and the step loops primitives are made of."""
 
     def _hold_arm(self, q: np.ndarray) -> None:
         pb.setJointMotorControlArray(self.robot, self.arm_j, pb.POSITION_CONTROL, targetPositions=list(q),
@@ -111,11 +128,12 @@ class ControlMixin:
         if self._deadline is not None and self.clock >= self._deadline - 1e-9:
             raise _Abort("timeout")
 
-    def _wait(self, seconds: float) -> None:
+    def _wait(self, seconds: float) -> Steps:
         for _ in range(max(1, round(seconds / scene.TIMESTEP))):
             self._tick()
+            yield
 
-    def _stall_forever(self) -> None:
+    def _stall_forever(self) -> Steps:
         """never_finish: hold everything where it is until the timeout (or the cap) ends it."""
         q = self._q()
         self._hold_arm(q)
@@ -126,13 +144,14 @@ class ControlMixin:
             self._deadline = self._t0 + NEVER_FINISH_CAP_S
         while True:
             self._tick()
+            yield
 
     def _solve(self, pos: np.ndarray, orn: np.ndarray, seed_q: np.ndarray | None = None,
                iters: int = 20) -> tuple[np.ndarray, float, float]:
         return self.ik.solve(np.asarray(pos, float), np.asarray(orn, float), seed_q=seed_q, iters=iters)
 
     def _move_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase,
-                   stop_after_m: float | None = None) -> None:
+                   stop_after_m: float | None = None) -> Steps:
         """Straight line of the tcp to (pos, orn); joint targets interpolated between 1 cm IK points.
 
         stop_after_m (block_lift): the arm stops progressing after that distance but the command
@@ -159,33 +178,24 @@ class ControlMixin:
                 self.q_cmd = q_prev + (q_next - q_prev) * s / steps_per_way
                 self._hold_arm(self.q_cmd)
                 self._tick()
+                yield
             q_prev = q_next
         # converge at the end point
         for _ in range(120):
             if np.max(np.abs(self._q() - self.q_cmd)) < 2e-3:
                 break
             self._tick()
+            yield
 
-    def _execution(self, fault: str | None, info: dict[str, Any], faults: list[Fault]) -> Execution:
-        tel = self._rec.telemetry()
+    def _faulted(self, tel: Telemetry, faults: list[Fault]) -> Telemetry:
+        """Telemetry as the injected telemetry faults (NaN, latency) make it look."""
         for f in faults:
             if f.kind == "nan_telemetry":
                 tel = with_nan(tel, float(f.params.get("from_frac", 0.5)))
             elif f.kind == "latency":
                 tel = with_latency(tel, float(f.params.get("seconds", 0.1)))
-        return Execution(telemetry=tel, duration=self.clock - self._t0, fault=fault, info=info)
+        return tel
 
-    def _run(self, primitive: str, timeout: float | None, phase: Phase, body, info: dict[str, Any]) -> Execution:
-        """Run `body(faults)` with timeout/stop handling and telemetry faults applied afterwards."""
-        faults = self.faults.take(primitive)
-        if any(f.kind == "driver_exception" for f in faults):
-            raise RuntimeError(f"injected driver exception in {primitive}")
-        self._begin(timeout, phase)
-        fault: str | None = None
-        try:
-            body(faults)
-        except _Abort as exc:
-            fault = exc.fault
-            self._hold_arm(self._q())
-            self.q_cmd = self._q()
-        return self._execution(fault, info, faults)
+    def _execution(self, fault: str | None, info: dict[str, Any], faults: list[Fault]) -> Execution:
+        return Execution(telemetry=self._faulted(self._rec.telemetry(), faults),
+                         duration=self.clock - self._t0, fault=fault, info=info)

@@ -1,6 +1,10 @@
 """PyBulletArm: a UR5e with an 85 mm parallel gripper over a cluttered table, headless by default.
 
-Implements the Driver, GroundTruth and FaultInjectable protocols of bt_grasp.drivers.base.
+Implements the Driver, GroundTruth and FaultInjectable protocols of bt_grasp.drivers.base and
+Streaming of bt_grasp.drivers.motion (primitives run across ticks, one control period per poll:
+motions.py). The class is assembled from one module per job: world.py (building, scenes,
+camera), control.py (joint/finger commands, the per-step runtime), checks.py (feasibility),
+primitives.py, motions.py and truth.py (ground truth, for scoring only).
 Motions are Cartesian straight lines sampled every centimetre, solved by iterated IK on a private
 kinematic copy (ik.py) and tracked with joint position control at 240 Hz. Simplifications: the
 gripper is prismatic (gripper.py explains why), the arm's joint motors are stronger than a real
@@ -32,6 +36,7 @@ from bt_grasp.drivers.pybullet_arm.episodes import (
 )
 from bt_grasp.drivers.pybullet_arm.faults import FaultBook
 from bt_grasp.drivers.pybullet_arm.ik import IkSolver
+from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin
 from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: F401  (re-exported: callers import it from here)
 from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
@@ -40,7 +45,7 @@ from bt_grasp.drivers.pybullet_arm.world import WorldMixin
 from bt_grasp.profile import RobotProfile
 
 
-class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, GroundTruthMixin):
+class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin, GroundTruthMixin):
     """UR5e + Robotiq-class gripper in PyBullet: primitives with telemetry, scenes, ground truth, faults."""
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
@@ -68,6 +73,7 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, G
         self._stop = False
         self._world_builds = 0
         self._last_frame: tuple[tuple, Observation] | None = None
+        self._init_motions(profile.control_period_s)
         self._build_world()
         self.clock = 0.0
 

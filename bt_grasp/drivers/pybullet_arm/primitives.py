@@ -1,4 +1,10 @@
-"""The arm's primitives: grasp, lift, place, open_gripper, push."""
+"""The arm's primitives: grasp, lift, place, open_gripper, push.
+
+Each primitive has a `_prepare_<name>` that makes its checks without moving (a refused call returns
+its Execution at once, consuming the call's faults) and otherwise returns a `Planned` body: a
+generator that yields after every physics step. motions.py runs that body across ticks
+(`start`); the blocking methods here are `run_to_end(self.start(...))`, the same code path.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,9 @@ import numpy as np
 import pybullet as pb
 
 from bt_grasp.drivers.base import Execution, Fault, GraspPose
+from bt_grasp.drivers.motion import run_to_end
 from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.control import Planned, Steps
 from bt_grasp.drivers.pybullet_arm.gripper import (
     STROKE_M,
     TCP_FROM_TIP_M,
@@ -27,8 +35,8 @@ from bt_grasp.watchdog.telemetry import Phase, Telemetry
 class PrimitivesMixin:
     """Primitive bodies built from ControlMixin moves, refused up front by FeasibilityMixin checks."""
 
-    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
-        """Pre-grasp above along the approach axis, descend, close with `force`, settle, micro-lift, hold."""
+    def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
+        """Checks and body of grasp()."""
         plan = self._grasp_plan(pose, width, self.faults.peek("grasp"))
         pos, orn, pre, gap_open, target_body = plan["pos"], plan["orn"], plan["pre"], plan["gap"], plan["target"]
         info: dict[str, Any] = {"width": float(width), "force": float(force)}
@@ -42,7 +50,7 @@ class PrimitivesMixin:
             self.faults.take("grasp")  # the attempt is consumed even though nothing moved
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
 
-        def body(faults: list[Fault]) -> None:
+        def body(faults: list[Fault]) -> Steps:
             kinds = {f.kind: f for f in faults}
             if target_body is not None:
                 if "friction" in kinds:
@@ -56,26 +64,26 @@ class PrimitivesMixin:
             self._command_fingers(gap_open, force)
             above = self.tcp_pose()[0]
             if above[2] < pre[2] + 0.05:  # leave the current spot upwards first
-                self._move_line(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
-                                FREE_TRANSIT_MPS, Phase.APPROACH)
-            self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
-            self._move_line(pos, orn, 0.15, Phase.APPROACH)
-            self._close(force, kinds, target_body, info)
+                yield from self._move_line(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
+                                           FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
+            yield from self._close(force, kinds, target_body, info)
             self._phase = Phase.SETTLE
-            self._wait(0.3)
-            self._lift_phase(0.015, orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.05)
+            yield from self._wait(0.3)
+            yield from self._lift_phase(0.015, orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.05)
             self._phase = Phase.HOLD
-            self._wait(0.2)
+            yield from self._wait(0.2)
             info["held"] = self.held_object()
 
-        return self._run("grasp", timeout, Phase.APPROACH, body, info)
+        return Planned(Phase.APPROACH, body, info)
 
-    def _close(self, force: float, kinds: dict[str, Fault], target: int | None, info: dict[str, Any]) -> None:
+    def _close(self, force: float, kinds: dict[str, Fault], target: int | None, info: dict[str, Any]) -> Steps:
         """CLOSE phase: drive the fingers shut with `force` until they stop (object, stop, or limit)."""
         self._phase = Phase.CLOSE
         if "never_finish" in kinds:
             self.gap_cmd = 0.0
-            self._stall_forever()
+            yield from self._stall_forever()
         if "block_fingers" in kinds:
             at = float(kinds["block_fingers"].params.get("at_norm", 0.5)) * STROKE_M
             info["blocked_at_m"] = at
@@ -87,6 +95,7 @@ class PrimitivesMixin:
         n = 0
         while n * scene.TIMESTEP < 2.0:
             self._tick()
+            yield
             n += 1
             if "remove_target_on_close" in kinds and not removed and n >= 6:  # just after the close starts
                 if target is not None and target in self.bodies:
@@ -99,23 +108,23 @@ class PrimitivesMixin:
             if still >= 12:
                 break
 
-    def _lift_phase(self, dz: float, orn: np.ndarray, block: Fault | None, phase: Phase, speed: float) -> None:
+    def _lift_phase(self, dz: float, orn: np.ndarray, block: Fault | None, phase: Phase, speed: float) -> Steps:
         p, _ = self.tcp_pose()
         stop_after = float(block.params.get("after_m", 0.0)) if block is not None else None
-        self._move_line(p + np.array([0, 0, dz]), orn, speed, phase, stop_after_m=stop_after)
+        yield from self._move_line(p + np.array([0, 0, dz]), orn, speed, phase, stop_after_m=stop_after)
 
-    def lift(self, dz: float, timeout: float | None = None) -> Execution:
-        """Raise the tcp by dz (m) keeping orientation and grip; telemetry phase MICRO_LIFT then HOLD."""
+    def _prepare_lift(self, dz: float) -> Execution | Planned:
+        """Checks and body of lift()."""
         _, orn = self.tcp_pose()
         info: dict[str, Any] = {"dz": float(dz)}
 
-        def body(faults: list[Fault]) -> None:
+        def body(faults: list[Fault]) -> Steps:
             kinds = {f.kind: f for f in faults}
             if "never_finish" in kinds:
-                self._stall_forever()
-            self._lift_phase(float(dz), orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.15)
+                yield from self._stall_forever()
+            yield from self._lift_phase(float(dz), orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.15)
             self._phase = Phase.HOLD
-            self._wait(0.1)
+            yield from self._wait(0.1)
             info["held"] = self.held_object()
 
         p, _ = self.tcp_pose()
@@ -123,61 +132,59 @@ class PrimitivesMixin:
         if not ok:
             self.faults.take("lift")
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
-        return self._run("lift", timeout, Phase.MICRO_LIFT, body, info)
+        return Planned(Phase.MICRO_LIFT, body, info)
 
-    def place(self, target: str = "basket", timeout: float | None = None) -> Execution:
-        """Carry whatever is held over the basket at a safe height and open the gripper.
-
-        Phases: APPROACH for the transit, SETTLE for the release (commanded_aperture shows the opening).
-        """
+    def _prepare_place(self, target: str = "basket") -> Execution | Planned:
+        """Checks and body of place()."""
         if target != "basket":
             return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown place target {target!r}", {})
         bx, by = scene.BASKET_DROP_XY
         above = np.array([bx, by, 0.25])
         info: dict[str, Any] = {"target": target, "object": self.held_object()}
 
-        def body(faults: list[Fault]) -> None:
+        def body(faults: list[Fault]) -> Steps:
             kinds = {f.kind: f for f in faults}
             if "never_finish" in kinds:
-                self._stall_forever()
+                yield from self._stall_forever()
             p, orn = self.tcp_pose()
             if p[2] < SAFE_Z:
-                self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
-                                stop_after_m=float(kinds["block_lift"].params.get("after_m", 0.0))
-                                if "block_lift" in kinds else None)
-            self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, CARRY_TRANSIT_MPS, Phase.APPROACH)
-            self._move_line(above, DOWN, 0.2, Phase.APPROACH)
+                yield from self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
+                                           stop_after_m=float(kinds["block_lift"].params.get("after_m", 0.0))
+                                           if "block_lift" in kinds else None)
+            yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, CARRY_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(above, DOWN, 0.2, Phase.APPROACH)
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
-            self._wait(0.6)
+            yield from self._wait(0.6)
             info["in_basket"] = self.object_in_basket(info["object"]) if info["object"] else False
 
         ok, why = self.feasible([above], check_objects=False)
         if not ok:
             self.faults.take("place")
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
-        return self._run("place", timeout, Phase.APPROACH, body, info)
+        return Planned(Phase.APPROACH, body, info)
 
-    def open_gripper(self, timeout: float | None = None) -> Execution:
-        """Open fully and wait until the fingers stop."""
-        def body(faults: list[Fault]) -> None:
+    def _prepare_open_gripper(self) -> Execution | Planned:
+        """Checks and body of open_gripper()."""
+        def body(faults: list[Fault]) -> Steps:
             if any(f.kind == "never_finish" for f in faults):
                 self.gap_cmd = STROKE_M
-                self._stall_forever()
+                yield from self._stall_forever()
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
             for _ in range(int(1.5 / scene.TIMESTEP)):
                 self._tick()
+                yield
                 if self._finger_state()[0] > STROKE_M - 0.001:
                     break
-            self._wait(0.05)
+            yield from self._wait(0.05)
 
-        return self._run("open_gripper", timeout, Phase.SETTLE, body, {})
+        return Planned(Phase.SETTLE, body, {})
 
-    def push(self, start: np.ndarray, end: np.ndarray, height: float, timeout: float | None = None) -> Execution:
-        """Closed gripper, top-down, moves start -> end (base frame xy) with the grasp point at `height`."""
+    def _prepare_push(self, start: np.ndarray, end: np.ndarray, height: float) -> Execution | Planned:
+        """Checks and body of push()."""
         start = np.asarray(start, float)[:2]
         end = np.asarray(end, float)[:2]
         d = end - start
@@ -199,17 +206,41 @@ class PrimitivesMixin:
             self.faults.take("push")
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
 
-        def body(faults: list[Fault]) -> None:
+        def body(faults: list[Fault]) -> Steps:
             if any(f.kind == "never_finish" for f in faults):
-                self._stall_forever()
+                yield from self._stall_forever()
             self.gap_cmd = 0.0
             self._command_fingers(0.0, self.grip_force)
             cur = self.tcp_pose()[0]
             if cur[2] < above[2]:
-                self._move_line(np.array([cur[0], cur[1], above[2]]), orn, FREE_TRANSIT_MPS, Phase.APPROACH)
-            self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
-            self._move_line(p0, orn, 0.15, Phase.APPROACH)
-            self._move_line(p1, orn, 0.1, Phase.APPROACH)
-            self._move_line(p1 + np.array([0, 0, 0.12]), orn, 0.2, Phase.APPROACH)
+                yield from self._move_line(np.array([cur[0], cur[1], above[2]]), orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(p0, orn, 0.15, Phase.APPROACH)
+            yield from self._move_line(p1, orn, 0.1, Phase.APPROACH)
+            yield from self._move_line(p1 + np.array([0, 0, 0.12]), orn, 0.2, Phase.APPROACH)
 
-        return self._run("push", timeout, Phase.APPROACH, body, info)
+        return Planned(Phase.APPROACH, body, info)
+
+    # ------------------------------------------------------------------ blocking calls: start + poll to the end
+    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
+        """Pre-grasp above along the approach axis, descend, close with `force`, settle, micro-lift, hold."""
+        return run_to_end(self.start("grasp", pose=pose, width=width, force=force, timeout=timeout))
+
+    def lift(self, dz: float, timeout: float | None = None) -> Execution:
+        """Raise the tcp by dz (m) keeping orientation and grip; telemetry phase MICRO_LIFT then HOLD."""
+        return run_to_end(self.start("lift", dz=dz, timeout=timeout))
+
+    def place(self, target: str = "basket", timeout: float | None = None) -> Execution:
+        """Carry whatever is held over the basket at a safe height and open the gripper.
+
+        Phases: APPROACH for the transit, SETTLE for the release (commanded_aperture shows the opening).
+        """
+        return run_to_end(self.start("place", target=target, timeout=timeout))
+
+    def open_gripper(self, timeout: float | None = None) -> Execution:
+        """Open fully and wait until the fingers stop."""
+        return run_to_end(self.start("open_gripper", timeout=timeout))
+
+    def push(self, start: np.ndarray, end: np.ndarray, height: float, timeout: float | None = None) -> Execution:
+        """Closed gripper, top-down, moves start -> end (base frame xy) with the grasp point at `height`."""
+        return run_to_end(self.start("push", start=start, end=end, height=height, timeout=timeout))

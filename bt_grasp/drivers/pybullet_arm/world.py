@@ -28,6 +28,7 @@ class WorldMixin:
     """The simulated world of PyBulletArm: building it and looking at it."""
 
     def _build_world(self) -> None:
+        self._cancel_active()  # a motion still running belongs to the old world
         c = self.client
         self._world_builds += 1  # part of every frame key: a rebuilt world is a new scene
         self._last_frame = None
