@@ -21,6 +21,7 @@ class Recorder:
         self.samples: list[Sample] = []
         self._next = t0
         self._last: tuple[float, float] | None = None  # (t, aperture)
+        self._cached: tuple[int, Telemetry] | None = None
 
     def due(self, clock: float) -> bool:
         return clock + 1e-9 >= self._next
@@ -44,7 +45,11 @@ class Recorder:
                                    overload=bool(effort > 1.05), load=load))
 
     def telemetry(self) -> Telemetry:
-        return Telemetry.from_samples(self.samples)
+        """The samples so far as columns; kept until the next sample, since a polled motion is
+        asked for its telemetry on every poll."""
+        if self._cached is None or self._cached[0] != len(self.samples):
+            self._cached = (len(self.samples), Telemetry.from_samples(self.samples))
+        return self._cached[1]
 
 
 _SIGNALS = ("aperture_m", "aperture_norm", "commanded_aperture", "effort", "velocity", "ee_height")
