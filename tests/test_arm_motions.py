@@ -215,3 +215,24 @@ def test_a_refused_primitive_is_a_motion_that_ends_on_its_first_poll(arm):
 def test_an_unknown_primitive_is_refused(arm):
     with pytest.raises(AttributeError, match="no primitive 'nav_to'"):
         arm.start("nav_to", place="kitchen")
+
+
+def test_a_step_that_fails_leaves_the_arm_held_and_the_error_raised(arm, monkeypatch):
+    _scene(arm)
+    motion = _start_grasp(arm)
+    for _ in range(3):
+        assert motion.poll() is None
+    calls = []
+
+    def failing_tick() -> None:
+        calls.append(1)
+        raise ValueError("sensor read failed")
+
+    monkeypatch.setattr(arm, "_tick", failing_tick)
+    with pytest.raises(ValueError, match="sensor read failed"):
+        motion.poll()
+    monkeypatch.undo()
+    assert np.array_equal(arm.q_cmd, arm._q()) and arm.gap_cmd == arm.gap_ref
+    _physics(arm, arm.steps_per_period)
+    assert _tcp_speed(arm) < STILL_MPS
+    assert arm.open_gripper().fault is None

@@ -104,6 +104,12 @@ class MotionsMixin:
             fault = exc.fault
         except MotionHalted as exc:
             fault = exc.fault
+        except Exception:  # a failing step still leaves the arm safe, then the error goes on
+            try:
+                self._hold_safe()
+            except pb.error:  # the physics client itself is gone: nothing left to hold
+                pass
+            raise
         finally:
             body.close()
             self._active = None
