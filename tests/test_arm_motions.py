@@ -171,6 +171,10 @@ def test_the_deadline_and_stop_end_a_polled_motion(arm):
     arm.stop()
     stopped = motion.poll()
     assert stopped is not None and stopped.fault == "stopped" and arm.clock == clock
+    motion = _start_grasp(arm)
+    arm.stop()  # before the first poll
+    stopped = motion.poll()
+    assert stopped.fault == "stopped" and len(stopped.telemetry) == 0 and arm.clock == clock
 
 
 def test_starting_a_primitive_cancels_the_one_still_running(arm):

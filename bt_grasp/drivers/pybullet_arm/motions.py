@@ -92,14 +92,14 @@ class MotionsMixin:
         fault: str | None = None
         try:
             yield
+            self._check_stop()
             n = 0
             for _ in body:
                 n += 1
                 if n == self.steps_per_period:
                     n = 0
                     yield
-                    if self._stop:  # stop() between two polls: no further step
-                        raise _Abort("stopped")
+                    self._check_stop()
         except _Abort as exc:  # raised by _tick (deadline, stop()) or above
             fault = exc.fault
         except MotionHalted as exc:
@@ -116,6 +116,11 @@ class MotionsMixin:
         if fault is not None:
             self._hold_safe()
         return self._execution(fault, planned.info, faults)
+
+    def _check_stop(self) -> None:
+        """stop() called between two polls ends the motion before any further step."""
+        if self._stop:
+            raise _Abort("stopped")
 
     def _hold_safe(self) -> None:
         """The safe state of the module docstring: arm held at its current joints, fingers stopped
