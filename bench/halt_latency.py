@@ -10,7 +10,8 @@ Halts: each trial picks grasp, lift or push at random and cancels it at a random
 - whether the finger command stayed frozen over that period.
 Cost: the same primitive in the same scene run blocking (grasp() etc.) and polled (start() + one
 poll per loop turn reading telemetry and elapsed, as a leaf does), interleaved; wall ratio
-polled / blocking per primitive (target <= 1.05).
+polled / blocking per primitive (target <= 1.05), of the fastest runs (other processes on the
+machine only ever add time, as timeit assumes) and of the medians.
 
     python bench/halt_latency.py [--halts 60] [--repeats 5] [--seed 0]
 """
@@ -161,18 +162,21 @@ def main(argv: list[str] | None = None) -> int:
               f"(95% CI {lo:.3f}-{hi:.3f}); worst steps-to-still / period "
               f"{max(r['steps_to_still'] for r in rows) / period:.3f} (target <= 1.0)")
         print(f"\npolling cost ({args.repeats} blocking/polled pairs per primitive, interleaved)")
-        print("| primitive | blocking s (median) | polled s (median) | polled / blocking |")
+        print("| primitive | blocking s (min, median) | polled s (min, median) | polled / blocking (min, median) |")
         print("|---|---|---|---|")
-        worst = 0.0
+        worst, worst_med = 0.0, 0.0
         for prim in PRIMITIVES:
             times: dict[bool, list[float]] = {False: [], True: []}
             for i in range(args.repeats):
                 for polled in ((False, True) if i % 2 == 0 else (True, False)):
                     times[polled].append(wall(arm, prim, polled))
-            ratio = float(np.median(times[True]) / np.median(times[False]))
-            worst = max(worst, ratio)
-            print(f"| {prim} | {np.median(times[False]):.4f} | {np.median(times[True]):.4f} | {ratio:.3f} |")
-        print(f"\npolled / blocking wall ratio, worst primitive: {worst:.3f} (target <= 1.05)")
+            ratio = min(times[True]) / min(times[False])
+            ratio_med = float(np.median(times[True]) / np.median(times[False]))
+            worst, worst_med = max(worst, ratio), max(worst_med, ratio_med)
+            print(f"| {prim} | {min(times[False]):.4f}, {np.median(times[False]):.4f} | "
+                  f"{min(times[True]):.4f}, {np.median(times[True]):.4f} | {ratio:.3f}, {ratio_med:.3f} |")
+        print(f"\npolled / blocking wall ratio, worst primitive: {worst:.3f} of the fastest runs, "
+              f"{worst_med:.3f} of the medians (target <= 1.05)")
     finally:
         arm.close()
     return 0

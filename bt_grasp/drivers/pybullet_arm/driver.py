@@ -78,7 +78,10 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
         self.clock = 0.0
 
     def reset(self, episode: int = 0, seed: int = 0, target: str | None = None) -> Observation:
-        """Build episode `episode` of base seed `seed` (episode seed = seed + 1000 × episode)."""
+        """Build episode `episode` of base seed `seed` (episode seed = seed + 1000 × episode).
+
+        It lives in this module because bench/runner.py memoises scenes by replacing this
+        module's `generate_episode`."""
         ep_seed = episode_seed(seed, episode)
         rng = np.random.default_rng(ep_seed + 99991)
         self.camera.lighting = Lighting.sample(self.lighting_mode, rng)
@@ -96,7 +99,7 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
         return self.observe()
 
     def stop(self) -> None:
-        """Ask the running primitive to stop at its next step (fault "stopped"); hold position."""
+        """Ask the running primitive to stop at its next step or poll (fault "stopped"); hold position."""
         self._stop = True
         try:
             self._hold_arm(self._q())
