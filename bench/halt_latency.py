@@ -9,9 +9,9 @@ Halts: each trial picks grasp, lift or push at random and cancels it at a random
   later (mm);
 - whether the finger command stayed frozen over that period.
 Cost: the same primitive in the same scene run blocking (grasp() etc.) and polled (start() + one
-poll per loop turn reading telemetry and elapsed, as a leaf does), interleaved; wall ratio
-polled / blocking per primitive (target <= 1.05), of the fastest runs (other processes on the
-machine only ever add time, as timeit assumes) and of the medians.
+poll per loop turn reading telemetry and elapsed, as a leaf does), in pairs run back to back;
+the geometric mean of the paired wall ratios polled / blocking per primitive with its 95 % CI
+(target <= 1.05), and the same for process CPU time.
 
     python bench/halt_latency.py [--halts 60] [--repeats 5] [--seed 0]
 """
@@ -121,6 +121,15 @@ def timed(arm: PyBulletArm, primitive: str, polled: bool) -> tuple[float, float]
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+def geo_ci(ratios: list[float]) -> tuple[float, float, float]:
+    """Geometric mean of paired ratios and its 95 % CI (normal interval on the log ratios): pairs
+    run back to back see the same load, so their ratio cancels most of the machine's noise."""
+    logs = np.log(ratios)
+    half = 1.96 * float(np.std(logs, ddof=1)) / np.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+    m = float(np.mean(logs))
+    return float(np.exp(m)), float(np.exp(m - half)), float(np.exp(m + half))
+
+
 def pct(xs: list[float], q: float) -> float:
     return float(np.percentile(xs, q)) if xs else float("nan")
 
@@ -162,27 +171,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nhalts still within one control period: {ok}/{len(rows)} = {ok / len(rows):.3f} "
               f"(95% CI {lo:.3f}-{hi:.3f}); worst steps-to-still / period "
               f"{max(r['steps_to_still'] for r in rows) / period:.3f} (target <= 1.0)")
-        print(f"\npolling cost ({args.repeats} blocking/polled pairs per primitive, interleaved)")
-        print("| primitive | blocking wall s (min, median) | polled wall s (min, median) | "
-              "polled / blocking wall (min, median) | CPU (median) |")
+        print(f"\npolling cost ({args.repeats} blocking/polled pairs per primitive, run back to back, "
+              "order alternating)")
+        print("| primitive | blocking wall s (median) | polled wall s (median) | "
+              "polled / blocking wall, paired: geometric mean [95% CI] | CPU, paired |")
         print("|---|---|---|---|---|")
-        worst = {"min": 0.0, "median": 0.0, "cpu": 0.0}
+        worst = 0.0
         for prim in PRIMITIVES:
-            times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+            pairs = []
             for i in range(args.repeats):
-                for polled in ((False, True) if i % 2 == 0 else (True, False)):
-                    times[polled].append(timed(arm, prim, polled))
-            w = {k: [x[0] for x in v] for k, v in times.items()}
-            c = {k: [x[1] for x in v] for k, v in times.items()}
-            ratios = {"min": min(w[True]) / min(w[False]),
-                      "median": float(np.median(w[True]) / np.median(w[False])),
-                      "cpu": float(np.median(c[True]) / np.median(c[False]))}
-            worst = {k: max(worst[k], ratios[k]) for k in worst}
-            print(f"| {prim} | {min(w[False]):.4f}, {np.median(w[False]):.4f} | "
-                  f"{min(w[True]):.4f}, {np.median(w[True]):.4f} | {ratios['min']:.3f}, "
-                  f"{ratios['median']:.3f} | {ratios['cpu']:.3f} |")
-        print(f"\npolled / blocking wall ratio, worst primitive: {worst['min']:.3f} of the fastest runs, "
-              f"{worst['median']:.3f} of the medians, CPU {worst['cpu']:.3f} (target <= 1.05)")
+                order = (False, True) if i % 2 == 0 else (True, False)
+                run = {polled: timed(arm, prim, polled) for polled in order}
+                pairs.append((run[False], run[True]))
+            wall_r = [p[1][0] / p[0][0] for p in pairs]
+            cpu_r = [p[1][1] / p[0][1] for p in pairs]
+            g, lo, hi = geo_ci(wall_r)
+            gc, _, _ = geo_ci(cpu_r)
+            worst = max(worst, g)
+            print(f"| {prim} | {np.median([p[0][0] for p in pairs]):.4f} | "
+                  f"{np.median([p[1][0] for p in pairs]):.4f} | {g:.3f} [{lo:.3f}, {hi:.3f}] | {gc:.3f} |")
+        print(f"\npolled / blocking wall ratio, worst primitive: {worst:.3f} (target <= 1.05)")
     finally:
         arm.close()
     return 0
