@@ -86,6 +86,10 @@ class RobotProfile(BaseModel):
     gripper: GripperSpec = GripperSpec()
     watchdog: dict[str, Any] = Field(default_factory=dict, description="Watchdog thresholds")
     driver_options: dict[str, Any] = Field(default_factory=dict)
+    control_period_s: float = Field(
+        0.05, gt=0, le=1.0,
+        description="seconds one poll of a running primitive advances a simulated motion (a simulator "
+                    "rounds it to whole physics steps)")
     source: str | None = Field(default=None, exclude=True)
 
     @field_validator("driver")

@@ -122,12 +122,14 @@ def test_resting_objects_sleep_until_the_gripper_touches_them(options):
     try:
         arm.reset_scene([BOX], [(0.5, 0.0, 0.03)], target="red box")
         arm._begin(None, Phase.APPROACH)
-        arm._wait(0.5)
+        for _ in arm._wait(0.5):  # physics steps with nothing commanded
+            pass
         (body,) = arm.bodies
         lin, ang = pb.getBaseVelocity(body, physicsClientId=arm.client)
         pose = pb.getBasePositionAndOrientation(body, physicsClientId=arm.client)
         assert lin == (0.0, 0.0, 0.0) and ang == (0.0, 0.0, 0.0)   # asleep: zeroed and not integrated
-        arm._wait(0.3)
+        for _ in arm._wait(0.3):
+            pass
         assert pb.getBasePositionAndOrientation(body, physicsClientId=arm.client) == pose
         from bt_grasp.drivers.base import GraspPose
 

@@ -4,21 +4,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from bt_grasp.watchdog.telemetry import Sample, Telemetry
+from bt_grasp.watchdog.telemetry import Telemetry
 
 STALL_VELOCITY = 0.002      # m/s: fingers count as not moving below this
 STALL_COMMAND_GAP = 0.05    # normalised: the command is this far from the aperture
 STALL_EFFORT = 0.08         # ... and the fingers are not pressing on anything
 
 
+# Telemetry's columns and their dtypes (watchdog/telemetry.py); load is NaN when not measured.
+_COLUMNS: dict[str, type] = {
+    "t": np.float64, "aperture_m": np.float64, "aperture_norm": np.float64,
+    "commanded_aperture": np.float64, "effort": np.float64, "velocity": np.float64,
+    "ee_height": np.float64, "phase": np.int8, "stalled": np.bool_, "overload": np.bool_,
+    "load": np.float64,
+}
+
+
 class Recorder:
-    """Collects Samples at a fixed rate; times are seconds since the primitive started."""
+    """Collects samples at a fixed rate; times are seconds since the primitive started.
+
+    Samples go straight into growing column arrays, so `telemetry()` (asked for on every poll of a
+    running motion) is a view of the rows so far rather than a rebuild of every sample.
+    """
 
     def __init__(self, t0: float, period: float, stroke: float) -> None:
         self.t0 = t0
         self.period = period
         self.stroke = stroke
-        self.samples: list[Sample] = []
+        self._n = 0
+        self._cols = {k: np.empty(256, dtype=d) for k, d in _COLUMNS.items()}
         self._next = t0
         self._last: tuple[float, float] | None = None  # (t, aperture)
 
@@ -38,13 +52,22 @@ class Recorder:
         norm = float(np.clip(aperture_m / self.stroke, 0.0, 1.0))
         stalled = (abs(vel) < STALL_VELOCITY and abs(commanded_norm - norm) > STALL_COMMAND_GAP
                    and effort < STALL_EFFORT)
-        self.samples.append(Sample(t=t, aperture_m=aperture_m, aperture_norm=norm,
-                                   commanded_aperture=float(commanded_norm), effort=effort, velocity=vel,
-                                   ee_height=ee_height, phase=int(phase), stalled=bool(stalled),
-                                   overload=bool(effort > 1.05), load=load))
+        if self._n == len(self._cols["t"]):
+            self._cols = {k: np.concatenate([c, np.empty_like(c)]) for k, c in self._cols.items()}
+        row = {"t": t, "aperture_m": aperture_m, "aperture_norm": norm, "commanded_aperture": commanded_norm,
+               "effort": effort, "velocity": vel, "ee_height": ee_height, "phase": int(phase),
+               "stalled": bool(stalled), "overload": bool(effort > 1.05),
+               "load": np.nan if load is None else load}
+        for k, v in row.items():
+            self._cols[k][self._n] = v
+        self._n += 1
+
+    def __len__(self) -> int:
+        return self._n
 
     def telemetry(self) -> Telemetry:
-        return Telemetry.from_samples(self.samples)
+        """The rows so far (views: later samples are written past them, never into them)."""
+        return Telemetry(**{k: c[:self._n] for k, c in self._cols.items()})
 
 
 _SIGNALS = ("aperture_m", "aperture_norm", "commanded_aperture", "effort", "velocity", "ee_height")

@@ -1,0 +1,201 @@
+"""Low-level control of the arm and gripper, and the steps primitives are made of.
+
+A primitive's body is a generator: every physics step (`_tick`: telemetry when due, deadline and
+stop()) is followed by one `yield`, so motions.py can pause it between any two steps and group
+the steps into control periods. Helpers here (`_wait`, `_move_line`, `_stall_forever`) are such
+generators; bodies chain them with `yield from`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator
+from typing import Any, NamedTuple
+
+import numpy as np
+import pybullet as pb
+
+from bt_grasp.drivers.base import Execution, Fault
+from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.gripper import (
+    FINGER_SPEED_MPS,
+    FINGER_TRAVEL_M,
+    STROKE_M,
+)
+from bt_grasp.drivers.pybullet_arm.params import (
+    ARM_FORCES,
+    NEVER_FINISH_CAP_S,
+    REST_EVERY,
+)
+from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
+from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
+from bt_grasp.watchdog.telemetry import Phase, Telemetry
+
+
+class _Abort(Exception):
+    """Internal: ends a running primitive with a fault string (timeout, stopped)."""
+
+    def __init__(self, fault: str) -> None:
+        super().__init__(fault)
+        self.fault = fault
+
+
+Steps = Generator[None, None, None]  # a primitive body: yields once after every physics step
+
+
+class Planned(NamedTuple):
+    """A primitive that passed its checks: its first telemetry phase, its body (given the faults
+    taken for this call) and the info dict the body fills in."""
+
+    phase: Phase
+    body: Callable[[list[Fault]], Steps]
+    info: dict[str, Any]
+
+
+class ControlMixin:
+    """Joint and finger commands, state read-back, and the step loops primitives are made of."""
+
+    def _hold_arm(self, q: np.ndarray) -> None:
+        pb.setJointMotorControlArray(self.robot, self.arm_j, pb.POSITION_CONTROL, targetPositions=list(q),
+                                     forces=list(ARM_FORCES), positionGains=[0.3] * 6,
+                                     physicsClientId=self.client)
+
+    def _command_fingers(self, gap: float, force: float) -> None:
+        """Set the finger goal; _tick moves the position reference toward it at the finger speed.
+
+        A moving reference instead of pybullet's maxVelocity: with maxVelocity the motor never
+        reaches its force limit against an object (measured ~47 N of 80 N), with the reference it
+        saturates at `force` when blocked and relaxes to ~0 at the closed stop when empty.
+        """
+        self.gap_cmd = float(np.clip(gap, 0.0, STROKE_M))
+        self.grip_force = float(force)
+        self._apply_fingers()
+
+    def _apply_fingers(self) -> None:
+        q = float(np.clip(self.gap_ref / 2, 0.0, FINGER_TRAVEL_M))
+        for j in self.finger_j:
+            pb.setJointMotorControl2(self.robot, j, pb.POSITION_CONTROL, targetPosition=q,
+                                     force=self.grip_force, positionGain=0.2, physicsClientId=self.client)
+
+    def _advance_fingers(self) -> None:
+        if self._fingers_frozen:
+            return
+        step = 2 * FINGER_SPEED_MPS * scene.TIMESTEP
+        d = self.gap_cmd - self.gap_ref
+        self.gap_ref = max(self.gap_ref + float(np.clip(d, -step, step)), min(self._gap_floor, self.gap_ref))
+        self._apply_fingers()
+
+    def _finger_state(self) -> tuple[float, float]:
+        """(gap in metres, mean |motor force| / max force)."""
+        st = pb.getJointStates(self.robot, self.finger_j, physicsClientId=self.client)
+        gap = sum(s[0] for s in st)
+        effort = float(np.mean([abs(s[3]) for s in st])) / self.max_force
+        return float(gap), effort
+
+    def tcp_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        st = pb.getLinkState(self.robot, self.tcp_link, computeForwardKinematics=True,
+                             physicsClientId=self.client)
+        return np.array(st[4]), np.array(st[5])
+
+    def _q(self) -> np.ndarray:
+        return np.array([s[0] for s in pb.getJointStates(self.robot, self.arm_j, physicsClientId=self.client)])
+
+    # ------------------------------------------------------------------ primitive runtime
+    def _begin(self, timeout: float | None, phase: Phase) -> None:
+        self._t0 = self.clock
+        self._deadline = None if timeout is None else self.clock + float(timeout)
+        self._rec = Recorder(self.clock, self.telemetry_period, STROKE_M)
+        self._phase = phase
+        self._stop = False
+        self._fingers_frozen = False
+        self._gap_floor = 0.0  # block_fingers: the finger reference cannot close past this gap
+
+    def _tick(self) -> None:
+        """One physics step: record telemetry when due, enforce timeout and stop()."""
+        self._advance_fingers()
+        pb.stepSimulation(physicsClientId=self.client)
+        self.clock += scene.TIMESTEP
+        self._steps += 1
+        if OPTIONS.sleep_resting and self._steps % REST_EVERY == 0:
+            self._sleep_resting()
+        if self._rec.due(self.clock):
+            gap, effort = self._finger_state()
+            z = float(self.tcp_pose()[0][2])
+            self._rec.add(self.clock, gap, self.gap_cmd / STROKE_M, effort, z, self._phase,
+                          load=self.wrist.read())
+        if self._stop:
+            raise _Abort("stopped")
+        if self._deadline is not None and self.clock >= self._deadline - 1e-9:
+            raise _Abort("timeout")
+
+    def _wait(self, seconds: float) -> Steps:
+        for _ in range(max(1, round(seconds / scene.TIMESTEP))):
+            self._tick()
+            yield
+
+    def _stall_forever(self) -> Steps:
+        """never_finish: hold everything where it is until the timeout (or the cap) ends it."""
+        q = self._q()
+        self._hold_arm(q)
+        self.gap_ref = self._finger_state()[0]
+        self._fingers_frozen = True
+        self._apply_fingers()
+        if self._deadline is None:
+            self._deadline = self._t0 + NEVER_FINISH_CAP_S
+        while True:
+            self._tick()
+            yield
+
+    def _solve(self, pos: np.ndarray, orn: np.ndarray, seed_q: np.ndarray | None = None,
+               iters: int = 20) -> tuple[np.ndarray, float, float]:
+        return self.ik.solve(np.asarray(pos, float), np.asarray(orn, float), seed_q=seed_q, iters=iters)
+
+    def _move_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase,
+                   stop_after_m: float | None = None) -> Steps:
+        """Straight line of the tcp to (pos, orn); joint targets interpolated between 1 cm IK points.
+
+        stop_after_m (block_lift): the arm stops progressing after that distance but the command
+        runs its nominal time, as when a lift is blocked.
+        """
+        self._phase = phase
+        start, _ = self.tcp_pose()
+        dist = float(np.linalg.norm(pos - start))
+        n_way = max(1, math.ceil(dist / 0.01))
+        q_prev = self.q_cmd.copy()
+        steps_per_way = max(1, round(dist / n_way / speed / scene.TIMESTEP))
+        travelled = 0.0
+        frozen = False
+        for k in range(1, n_way + 1):
+            p = start + (pos - start) * k / n_way
+            travelled = dist * k / n_way
+            if stop_after_m is not None and travelled > stop_after_m:
+                frozen = True
+            if not frozen:
+                q_next, _, _ = self._solve(p, orn, seed_q=q_prev, iters=6)
+            else:
+                q_next = q_prev
+            for s in range(1, steps_per_way + 1):
+                self.q_cmd = q_prev + (q_next - q_prev) * s / steps_per_way
+                self._hold_arm(self.q_cmd)
+                self._tick()
+                yield
+            q_prev = q_next
+        # converge at the end point
+        for _ in range(120):
+            if np.max(np.abs(self._q() - self.q_cmd)) < 2e-3:
+                break
+            self._tick()
+            yield
+
+    def _faulted(self, tel: Telemetry, faults: list[Fault]) -> Telemetry:
+        """Telemetry as the injected telemetry faults (NaN, latency) make it look."""
+        for f in faults:
+            if f.kind == "nan_telemetry":
+                tel = with_nan(tel, float(f.params.get("from_frac", 0.5)))
+            elif f.kind == "latency":
+                tel = with_latency(tel, float(f.params.get("seconds", 0.1)))
+        return tel
+
+    def _execution(self, fault: str | None, info: dict[str, Any], faults: list[Fault]) -> Execution:
+        return Execution(telemetry=self._faulted(self._rec.telemetry(), faults),
+                         duration=self.clock - self._t0, fault=fault, info=info)

@@ -1,0 +1,27 @@
+"""Numbers the arm's motions and checks share: speeds, tolerances, heights, motor forces."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pybullet as pb
+
+DOWN = np.array(pb.getQuaternionFromEuler([math.pi, 0.0, 0.0]))  # approach -z, closing along +x
+ARM_FORCES = np.array([600.0, 600.0, 400.0, 150.0, 150.0, 150.0])
+REACH_TOL_M = 0.004
+PREGRASP_M = 0.12
+SAFE_Z = 0.30
+TABLE_CLEARANCE_M = 0.003   # fingertips may come this close to the table top
+PALM_TOL_M = 0.005          # penetration of the palm into an object tolerated at a waypoint
+FINGER_TOL_M = 0.015        # fingers may brush/push neighbours this deep (they move them aside)
+NEVER_FINISH_CAP_S = 30.0
+# Tcp speeds (m/s). Moves in free space with nothing held run at FREE_TRANSIT (a UR5e moves its
+# tool at up to 1 m/s); moves that carry an object, descend to it or push it stay slow, because
+# there the speed changes what the contact does. Every move costs ~0.3 ms of physics per 1/240 s
+# step, so free transit at 0.8 rather than 0.4 m/s is ~15 % of an episode's wall time.
+FREE_TRANSIT_MPS = 0.8
+CARRY_TRANSIT_MPS = 0.4
+REST_EVERY = 24   # steps between at-rest checks (0.1 s)
+REST_CHECKS = 3   # consecutive at-rest checks before an object is put to sleep (0.3 s)
+BASKET_HALF_FRAC = 0.5  # the scaled traybox is 0.3 m square

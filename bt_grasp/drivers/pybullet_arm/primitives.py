@@ -1,0 +1,246 @@
+"""The arm's primitives: grasp, lift, place, open_gripper, push.
+
+Each primitive has a `_prepare_<name>` that makes its checks without moving (a refused call returns
+its Execution at once, consuming the call's faults) and otherwise returns a `Planned` body: a
+generator that yields after every physics step. motions.py runs that body across ticks
+(`start`); the blocking methods here are `run_to_end(self.start(...))`, the same code path.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pybullet as pb
+
+from bt_grasp.drivers.base import Execution, Fault, GraspPose
+from bt_grasp.drivers.motion import run_to_end
+from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.control import Planned, Steps
+from bt_grasp.drivers.pybullet_arm.gripper import (
+    STROKE_M,
+    TCP_FROM_TIP_M,
+)
+from bt_grasp.drivers.pybullet_arm.params import (
+    CARRY_TRANSIT_MPS,
+    DOWN,
+    FREE_TRANSIT_MPS,
+    SAFE_Z,
+    TABLE_CLEARANCE_M,
+)
+from bt_grasp.watchdog.telemetry import Phase, Telemetry
+
+
+class PrimitivesMixin:
+    """Primitive bodies built from ControlMixin moves, refused up front by FeasibilityMixin checks."""
+
+    def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
+        """Checks and body of grasp()."""
+        plan = self._grasp_plan(pose, width, self.faults.peek("grasp"))
+        pos, orn, pre, gap_open, target_body = plan["pos"], plan["orn"], plan["pre"], plan["gap"], plan["target"]
+        info: dict[str, Any] = {"width": float(width), "force": float(force)}
+        if "height_clamped_m" in plan:
+            info["height_clamped_m"] = plan["height_clamped_m"]
+        force = float(np.clip(force, 0.0, self.max_force))
+        info.update(position=pos.tolist(), orientation=orn.tolist(), pregrasp=pre.tolist())
+        info["object"] = self._body_name(target_body) if target_body is not None else None
+        ok, why = self._grasp_checks(plan)
+        if not ok:
+            self.faults.take("grasp")  # the attempt is consumed even though nothing moved
+            return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
+
+        def body(faults: list[Fault]) -> Steps:
+            kinds = {f.kind: f for f in faults}
+            if target_body is not None:
+                if "friction" in kinds:
+                    pb.changeDynamics(target_body, -1, lateralFriction=float(kinds["friction"].params.get("value", 0.1)),
+                                      physicsClientId=self.client)
+                if "mass" in kinds:
+                    pb.changeDynamics(target_body, -1, mass=float(kinds["mass"].params.get("value", 2.0)),
+                                      physicsClientId=self.client)
+            self.grip_force = force
+            self.gap_cmd = gap_open
+            self._command_fingers(gap_open, force)
+            above = self.tcp_pose()[0]
+            if above[2] < pre[2] + 0.05:  # leave the current spot upwards first
+                yield from self._move_line(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
+                                           FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
+            yield from self._close(force, kinds, target_body, info)
+            self._phase = Phase.SETTLE
+            yield from self._wait(0.3)
+            yield from self._lift_phase(0.015, orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.05)
+            self._phase = Phase.HOLD
+            yield from self._wait(0.2)
+            info["held"] = self.held_object()
+
+        return Planned(Phase.APPROACH, body, info)
+
+    def _close(self, force: float, kinds: dict[str, Fault], target: int | None, info: dict[str, Any]) -> Steps:
+        """CLOSE phase: drive the fingers shut with `force` until they stop (object, stop, or limit)."""
+        self._phase = Phase.CLOSE
+        if "never_finish" in kinds:
+            self.gap_cmd = 0.0
+            yield from self._stall_forever()
+        if "block_fingers" in kinds:
+            at = float(kinds["block_fingers"].params.get("at_norm", 0.5)) * STROKE_M
+            info["blocked_at_m"] = at
+            self._gap_floor = at  # jammed part-way: the fingers stop there and stop pushing (no grip)
+        self.gap_cmd = 0.0
+        self._command_fingers(0.0, force)
+        removed = False
+        still = 0
+        n = 0
+        while n * scene.TIMESTEP < 2.0:
+            self._tick()
+            yield
+            n += 1
+            if "remove_target_on_close" in kinds and not removed and n >= 6:  # just after the close starts
+                if target is not None and target in self.bodies:
+                    pb.removeBody(target, physicsClientId=self.client)
+                    info["removed"] = self.bodies.pop(target).name
+                removed = True
+            vel = np.mean([abs(s[1]) for s in pb.getJointStates(self.robot, self.finger_j,
+                                                                physicsClientId=self.client)])
+            still = still + 1 if vel < 0.002 and n > 24 else 0
+            if still >= 12:
+                break
+
+    def _lift_phase(self, dz: float, orn: np.ndarray, block: Fault | None, phase: Phase, speed: float) -> Steps:
+        p, _ = self.tcp_pose()
+        stop_after = float(block.params.get("after_m", 0.0)) if block is not None else None
+        yield from self._move_line(p + np.array([0, 0, dz]), orn, speed, phase, stop_after_m=stop_after)
+
+    def _prepare_lift(self, dz: float) -> Execution | Planned:
+        """Checks and body of lift()."""
+        _, orn = self.tcp_pose()
+        info: dict[str, Any] = {"dz": float(dz)}
+
+        def body(faults: list[Fault]) -> Steps:
+            kinds = {f.kind: f for f in faults}
+            if "never_finish" in kinds:
+                yield from self._stall_forever()
+            yield from self._lift_phase(float(dz), orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.15)
+            self._phase = Phase.HOLD
+            yield from self._wait(0.1)
+            info["held"] = self.held_object()
+
+        p, _ = self.tcp_pose()
+        ok, why = self.feasible([np.concatenate([p + np.array([0.0, 0.0, dz]), orn])], check_objects=False)
+        if not ok:
+            self.faults.take("lift")
+            return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
+        return Planned(Phase.MICRO_LIFT, body, info)
+
+    def _prepare_place(self, target: str = "basket") -> Execution | Planned:
+        """Checks and body of place()."""
+        if target != "basket":
+            return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown place target {target!r}", {})
+        bx, by = scene.BASKET_DROP_XY
+        above = np.array([bx, by, 0.25])
+        info: dict[str, Any] = {"target": target, "object": self.held_object()}
+
+        def body(faults: list[Fault]) -> Steps:
+            kinds = {f.kind: f for f in faults}
+            if "never_finish" in kinds:
+                yield from self._stall_forever()
+            p, orn = self.tcp_pose()
+            if p[2] < SAFE_Z:
+                yield from self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
+                                           stop_after_m=float(kinds["block_lift"].params.get("after_m", 0.0))
+                                           if "block_lift" in kinds else None)
+            yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, CARRY_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(above, DOWN, 0.2, Phase.APPROACH)
+            self._phase = Phase.SETTLE
+            self.gap_cmd = STROKE_M
+            self._command_fingers(STROKE_M, self.grip_force)
+            yield from self._wait(0.6)
+            info["in_basket"] = self.object_in_basket(info["object"]) if info["object"] else False
+
+        ok, why = self.feasible([above], check_objects=False)
+        if not ok:
+            self.faults.take("place")
+            return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
+        return Planned(Phase.APPROACH, body, info)
+
+    def _prepare_open_gripper(self) -> Execution | Planned:
+        """Checks and body of open_gripper()."""
+        def body(faults: list[Fault]) -> Steps:
+            if any(f.kind == "never_finish" for f in faults):
+                self.gap_cmd = STROKE_M
+                yield from self._stall_forever()
+            self._phase = Phase.SETTLE
+            self.gap_cmd = STROKE_M
+            self._command_fingers(STROKE_M, self.grip_force)
+            for _ in range(int(1.5 / scene.TIMESTEP)):
+                self._tick()
+                yield
+                if self._finger_state()[0] > STROKE_M - 0.001:
+                    break
+            yield from self._wait(0.05)
+
+        return Planned(Phase.SETTLE, body, {})
+
+    def _prepare_push(self, start: np.ndarray, end: np.ndarray, height: float) -> Execution | Planned:
+        """Checks and body of push()."""
+        start = np.asarray(start, float)[:2]
+        end = np.asarray(end, float)[:2]
+        d = end - start
+        yaw = math.atan2(d[1], d[0]) + math.pi / 2  # closing axis across the push: the fingers' flat sides lead
+        orn = np.array(pb.getQuaternionFromEuler([math.pi, 0.0, -yaw]))
+        h = max(float(height), TABLE_CLEARANCE_M - 0.0 + TCP_FROM_TIP_M)
+        p0 = np.array([start[0], start[1], h])
+        p1 = np.array([end[0], end[1], h])
+        above = p0 + np.array([0, 0, 0.12])
+        info: dict[str, Any] = {"start": p0.tolist(), "end": p1.tolist(), "height": h}
+        ok, why = self.feasible([above], gap=0.0, check_objects=True)
+        if ok:
+            ok, why = self.feasible([p0, p1], gap=0.0, check_objects=False)
+        if ok:
+            hit = self._collisions(p0, orn, 0.0, True)
+            if hit:
+                ok, why = False, f"collision: {hit} at the push start"
+        if not ok:
+            self.faults.take("push")
+            return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
+
+        def body(faults: list[Fault]) -> Steps:
+            if any(f.kind == "never_finish" for f in faults):
+                yield from self._stall_forever()
+            self.gap_cmd = 0.0
+            self._command_fingers(0.0, self.grip_force)
+            cur = self.tcp_pose()[0]
+            if cur[2] < above[2]:
+                yield from self._move_line(np.array([cur[0], cur[1], above[2]]), orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(p0, orn, 0.15, Phase.APPROACH)
+            yield from self._move_line(p1, orn, 0.1, Phase.APPROACH)
+            yield from self._move_line(p1 + np.array([0, 0, 0.12]), orn, 0.2, Phase.APPROACH)
+
+        return Planned(Phase.APPROACH, body, info)
+
+    # ------------------------------------------------------------------ blocking calls: start + poll to the end
+    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
+        """Pre-grasp above along the approach axis, descend, close with `force`, settle, micro-lift, hold."""
+        return run_to_end(self.start("grasp", pose=pose, width=width, force=force, timeout=timeout))
+
+    def lift(self, dz: float, timeout: float | None = None) -> Execution:
+        """Raise the tcp by dz (m) keeping orientation and grip; telemetry phase MICRO_LIFT then HOLD."""
+        return run_to_end(self.start("lift", dz=dz, timeout=timeout))
+
+    def place(self, target: str = "basket", timeout: float | None = None) -> Execution:
+        """Carry whatever is held over the basket at a safe height and open the gripper.
+
+        Phases: APPROACH for the transit, SETTLE for the release (commanded_aperture shows the opening).
+        """
+        return run_to_end(self.start("place", target=target, timeout=timeout))
+
+    def open_gripper(self, timeout: float | None = None) -> Execution:
+        """Open fully and wait until the fingers stop."""
+        return run_to_end(self.start("open_gripper", timeout=timeout))
+
+    def push(self, start: np.ndarray, end: np.ndarray, height: float, timeout: float | None = None) -> Execution:
+        """Closed gripper, top-down, moves start -> end (base frame xy) with the grasp point at `height`."""
+        return run_to_end(self.start("push", start=start, end=end, height=height, timeout=timeout))

@@ -1,0 +1,61 @@
+"""Simulator ground truth: object poses, what is held, what is in the basket (scores runs only)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet as pb
+
+from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.params import BASKET_HALF_FRAC
+
+
+class GroundTruthMixin:
+    """GroundTruth protocol queries; never used to drive a run."""
+
+    def place_region(self, target: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The basket's box in the base frame: the fixture place() drops into (Receptacles)."""
+        if target != "basket":
+            return None
+        half = 0.3 * BASKET_HALF_FRAC
+        bx, by, bz = scene.BASKET_POS
+        return np.array([bx - half, by - half, bz]), np.array([bx + half, by + half, bz + 0.2])
+
+    def object_names(self) -> dict[int, str]:
+        return {b: s.name for b, s in self.bodies.items()}
+
+    def task(self) -> str | None:
+        return self.spec.target if self.spec else None
+
+    def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        for b, s in self.bodies.items():
+            if s.name == name:
+                p, o = pb.getBasePositionAndOrientation(b, physicsClientId=self.client)
+                return np.array(p), np.array(o)
+        return None
+
+    def _touching_fingers(self, b: int) -> bool:
+        return all(pb.getContactPoints(self.robot, b, j, -1, physicsClientId=self.client) for j in self.finger_j)
+
+    def _held_body(self) -> int | None:
+        for b in self.bodies:
+            lo, _ = pb.getAABB(b, -1, physicsClientId=self.client)
+            if lo[2] > 0.002 and self._touching_fingers(b) and \
+                    not pb.getContactPoints(b, self.table_id, physicsClientId=self.client):
+                return b
+        return None
+
+    def held_object(self) -> str | None:
+        """The object above the table (not touching it) that touches both fingers."""
+        b = self._held_body()
+        return self.bodies[b].name if b is not None else None
+
+    def object_in_basket(self, name: str) -> bool:
+        """Inside the basket's footprint, low, and not held."""
+        pose = self.object_pose(name)
+        if pose is None:
+            return False
+        p = pose[0]
+        half = 0.3 * BASKET_HALF_FRAC
+        bx, by, _ = scene.BASKET_POS
+        inside = abs(p[0] - bx) < half and abs(p[1] - by) < half and p[2] < 0.2
+        return bool(inside and self.held_object() != name)
