@@ -98,3 +98,10 @@ def test_cancelling_a_blocking_motion_before_its_poll_moves_nothing():
 def test_an_unknown_primitive_names_the_driver():
     with pytest.raises(AttributeError, match="'blocking' has no primitive 'fly'"):
         start_motion(_BlockingDriver(), "fly")
+
+
+def test_cancelling_a_stepped_motion_before_its_first_poll_moves_nothing():
+    log: list[str] = []
+    motion = _motion(3, log)
+    end = motion.cancel()
+    assert end.fault == "halted" and end.duration == 0.0 and log == []

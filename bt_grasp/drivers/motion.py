@@ -116,9 +116,11 @@ class SteppedMotion:
         self._telemetry = telemetry
         self._elapsed = elapsed
         self._result: Execution | None = None
+        self._started = False
 
     def poll(self) -> Execution | None:
         if self._result is None:
+            self._started = True
             try:
                 next(self._steps)
             except StopIteration as stop:
@@ -127,6 +129,10 @@ class SteppedMotion:
 
     def cancel(self, fault: str = HALTED) -> Execution:
         if self._result is not None:
+            return self._result
+        if not self._started:  # the generator never ran: nothing was commanded, nothing moved
+            self._steps.close()
+            self._result = Execution(Telemetry.empty(), 0.0, fault)
             return self._result
         try:
             self._steps.throw(MotionHalted(fault))
