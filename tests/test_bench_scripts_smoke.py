@@ -13,9 +13,10 @@ CASES = {
     "watchdog": ["--n", "20", "--repeat", "1"],
     "episode_perf": ["--perception", "sim", "--episodes", "1", "--image-size", "256"],
     "ablation_watchdog": ["--n", "1"],
+    "watchdog_live": ["--n", "3", "--repeat", "1"],
 }
 EXPECT = {"tick_overhead": "overhead x", "watchdog": "samples/s", "episode_perf": "median",
-          "ablation_watchdog": "clutter"}
+          "ablation_watchdog": "clutter", "watchdog_live": "naive / incremental"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
