@@ -31,9 +31,9 @@ class FakeMobileRobot:
     name = "fake_mobile"
     control_period = PERIOD
 
-    def __init__(self, periods: int, user: SimulatedUser) -> None:
+    def __init__(self, periods: int) -> None:
         self.periods = periods
-        self.user = user
+        self.user: SimulatedUser | None = None
         self.t = 0.0
         self.log: list[str] = []
 
@@ -89,10 +89,10 @@ def _run(robot: FakeMobileRobot, trace: str, goal: str = "red can"):
 
 
 def test_a_revision_while_driving_halts_the_drive_at_the_tick_it_is_heard(tmp_path) -> None:
-    user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
-                         Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=0.5))
-    robot = FakeMobileRobot(periods=40, user=user)  # a 2 s drive; the user speaks 0.5 s into it
-    user.clock = lambda: robot.t
+    robot = FakeMobileRobot(periods=40)  # a 2 s drive; the user speaks 0.5 s into it
+    robot.user = user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
+                                      Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=0.5),
+                                      clock=lambda: robot.t)
     trace = tmp_path / "t.jsonl"
     result, ctx = _run(robot, str(trace))
     assert result.decision == Decision.FINALIZE and result.reason == "arrived for the revised request"
@@ -113,8 +113,8 @@ def test_a_revision_while_driving_halts_the_drive_at_the_tick_it_is_heard(tmp_pa
 
 
 def test_without_a_revision_the_guard_lets_the_drive_run_to_its_end(tmp_path) -> None:
-    user = SimulatedUser("Bring me the blue can", frozenset({"small blue can"}))
-    robot = FakeMobileRobot(periods=40, user=user)
+    robot = FakeMobileRobot(periods=40)
+    robot.user = SimulatedUser("Bring me the blue can", frozenset({"small blue can"}))
     result, _ = _run(robot, str(tmp_path / "t.jsonl"), goal="blue can")
     assert result.decision == Decision.FINALIZE
     assert robot.log == ["start nav_to at 0.00"]
@@ -127,9 +127,33 @@ def test_the_user_speaks_its_revision_after_the_delay_on_its_clock_and_once() ->
     user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
                          Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=2.0),
                          clock=lambda: now[0])
-    assert user.poll() is None  # the delay counts from the first time the robot listens
+    assert user.poll() is None  # the delay counts from the start (the user was created at 10.0)
     now[0] = 11.9
     assert user.poll() is None and user.goal == "Bring me the red can"
     now[0] = 12.3
     assert user.poll() == "Bring me the blue can" and user.poll() is None
     assert user.revised_at == pytest.approx(12.0) and user.targets == frozenset({"small blue can"})
+
+
+def test_the_user_revises_on_time_even_when_nobody_listens() -> None:
+    now = [0.0]
+    user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
+                         Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=3.0),
+                         clock=lambda: now[0])
+    now[0] = 7.5
+    user.speak_if_due()  # what a harness asks at the end of a run of a tree without `listen`
+    assert user.goal == "Bring me the blue can" and user.revised_at == pytest.approx(3.0)
+
+
+def test_a_delayed_revision_after_a_report_counts_from_that_report() -> None:
+    now = [0.0]
+    user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
+                         Revision(1, "Bring me the blue can", frozenset({"small blue can"}), delay_s=1.0),
+                         clock=lambda: now[0])
+    now[0] = 5.0
+    assert user.poll() is None
+    user.report_seen([])
+    now[0] = 5.5
+    assert user.poll() is None
+    now[0] = 6.0
+    assert user.poll() == "Bring me the blue can" and user.revised_at == pytest.approx(6.0)

@@ -221,6 +221,8 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
         delattr(driver, hook)
         driver.clear_faults()
     user = user_box.get("u")
+    if user is not None:
+        user.speak_if_due()  # a user whose time to revise came while the robot was not listening
     if user is not None and user.revision is not None and user.goal == user.revision.instruction:
         final_targets = {b for b in world.objects if world.objects[b].spec.name in user.revision.targets}
         revised = True

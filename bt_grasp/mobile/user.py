@@ -98,6 +98,11 @@ class SimulatedUser:
     _pending: str | None = None
     _due: float | None = None  # when the revision will be spoken
 
+    def __post_init__(self) -> None:
+        rv = self.revision
+        if rv is not None and rv.after_reports == 0 and rv.delay_s is not None and self.clock is not None:
+            self._due = self._now() + rv.delay_s  # counted from the start: the user needs no report
+
     def instruction(self) -> str:
         return self.goal
 
@@ -106,12 +111,14 @@ class SimulatedUser:
         self.reports += 1
         if any(self.is_target(s) for s in seen):
             self.saw_target = True
-        self._maybe_revise()
+        self.speak_if_due()
 
     def _now(self) -> float:
         return float(self.clock()) if self.clock is not None else 0.0
 
-    def _maybe_revise(self) -> None:
+    def speak_if_due(self) -> None:
+        """Revise now if its time has come. The user speaks whether or not the robot listens:
+        a harness calls this at the end of a run to know what the user wanted by then."""
         rv = self.revision
         if rv is None or self.reports < rv.after_reports or self.goal == rv.instruction:
             return
@@ -133,7 +140,7 @@ class SimulatedUser:
 
     def poll(self) -> str | None:
         """The revised instruction, once (at the first poll after the user spoke); None otherwise."""
-        self._maybe_revise()
+        self.speak_if_due()
         out, self._pending = self._pending, None
         return out
 
