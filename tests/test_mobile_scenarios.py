@@ -118,7 +118,7 @@ def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
     halted = [e for e in t.events if e["metadata"].get("halted")]
     if isinstance(world.driver, Streaming):
         [event] = halted
-        assert event["node"] == "go_large" and event["metadata"]["halted"] == "halted"
+        assert event["node"] == "go_large" and event["metadata"]["halted"] in ("halted", "preempted")
         assert [e["node"] for e in heard[0]["events"]] == ["go_large"]  # in the tick the user was heard
         assert event["metadata"]["duration"] < 7.0  # the drive to the table takes about 7.5 s
     else:
