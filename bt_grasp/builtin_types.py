@@ -289,12 +289,15 @@ def _before(*suffixes: str) -> tuple[KeyUse, ...]:
 
 
 REASON = KeyUse("reason", "{id}.reason", "output", "why the leaf chose its outcome")
+# A grasp's streaming Watchdog while it runs (None until a label is final): for reactive conditions.
+LABEL_SO_FAR = (KeyUse("label_so_far", "{id}.label_so_far", "output", "the Watchdog's label so far"),
+                KeyUse("label_so_far_confidence", "{id}.label_so_far.confidence", "output", "its confidence"))
 LOCATED = ("name", "occluder", "query", "bbox")
 KEY_USES: dict[str, tuple[KeyUse, ...]] = {
     "survey_scene": _sub("result", "count"),
     "locate_object": (KeyUse("scene", "scene", "output", "the scene graph perceived"),
                       *_sub("result", *LOCATED, "frame", "alternatives", "ambiguity")),
-    "grasp": (REASON,),
+    "grasp": (REASON, *LABEL_SO_FAR),
     "push": (REASON,),
     "lift": (REASON,),
     "place": (REASON,),
@@ -315,7 +318,7 @@ KEY_USES: dict[str, tuple[KeyUse, ...]] = {
     "check_target": _sub("result", "reason"),
     "show_receptacles": _sub("result", "marks", "best", "image"),
     "gaze_at": (REASON,),
-    "pick": (*_sub("outcome", "target"), REASON),
+    "pick": (*_sub("outcome", "target"), REASON, *LABEL_SO_FAR),
     "place_on": (REASON,),
     "open": (REASON,),
     "close": (REASON,),

@@ -14,9 +14,11 @@ CASES = {
     "episode_perf": ["--perception", "sim", "--episodes", "1", "--image-size", "256"],
     "ablation_watchdog": ["--n", "1"],
     "halt_latency": ["--halts", "3", "--repeats", "1"],
+    "watchdog_live": ["--n", "3", "--repeat", "1"],
 }
 EXPECT = {"tick_overhead": "overhead x", "watchdog": "samples/s", "episode_perf": "median",
-          "ablation_watchdog": "clutter", "halt_latency": "polled / blocking wall ratio"}
+          "ablation_watchdog": "clutter", "halt_latency": "polled / blocking wall ratio",
+          "watchdog_live": "naive / incremental"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

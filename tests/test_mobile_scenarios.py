@@ -101,12 +101,28 @@ def test_open_loop_is_fooled_where_the_agent_is_not(world) -> None:
 
 
 def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
+    """The user revises while the robot drives to the first table; the revised object is delivered.
+    A streaming robot halts the drive in the tick the guard hears the user; a robot whose motions
+    block hears it at the first guard after the drive."""
+    from bt_grasp.drivers.motion import Streaming
+
     trace = tmp_path / "rev.jsonl"
     t = run_trial(world, "goal_revision", "agentic", seed=0, trace=str(trace))
-    assert t.success and t.revised
-    changes = [json.loads(line) for line in trace.read_text().splitlines()]
-    text = json.dumps(changes)
+    assert t.success and t.revised and t.wrong_picks == 0, (t.decision, t.reason)
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    text = json.dumps(records)
     assert '"goal.object": "blue can"' in text and "revised" in text
+    ticks = [r for r in records if r["type"] == "tick"]
+    heard = [r for r in ticks if any(node.startswith("guard") and status == "FAILURE" for node, status in r["visited"])]
+    assert len(heard) == 1
+    halted = [e for e in t.events if e["metadata"].get("halted")]
+    if isinstance(world.driver, Streaming):
+        [event] = halted
+        assert event["node"] == "go_large" and event["metadata"]["halted"] in ("halted", "preempted")
+        assert [e["node"] for e in heard[0]["events"]] == ["go_large"]  # in the tick the user was heard
+        assert event["metadata"]["duration"] < 7.0  # the drive to the table takes about 7.5 s
+    else:
+        assert not halted
 
 
 def test_walk_around_and_drawer_through_the_tree(world, tmp_path: Path) -> None:

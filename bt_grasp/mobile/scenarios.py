@@ -21,6 +21,7 @@ import numpy as np
 
 from bt_grasp.drivers.base import Fault
 from bt_grasp.drivers.stretch.sim.household import HouseholdWorld, Placement
+from bt_grasp.mobile.groundtruth import body_receptacle, count_picks, held_body
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.resources import shipped_dir
 
@@ -104,10 +105,13 @@ def no_target(rng: np.random.Generator) -> Setup:
 
 
 def revision(rng: np.random.Generator) -> Setup:
+    """The user changes its mind while the robot drives to the first table (the drive takes about
+    7.5 s): a streaming robot halts the drive at once, a blocking one hears it after the drive."""
     a, _ = _two_slots(rng)
     return Setup([Placement("small red can", "large table", a), Placement("small blue can", "small table", a)],
                  "Bring me the red can", frozenset({"small red can"}),
-                 revision=Revision(1, "Bring me the blue can", frozenset({"small blue can"})))
+                 revision=Revision(0, "Bring me the blue can", frozenset({"small blue can"}),
+                                   delay_s=float(rng.uniform(2.0, 5.0))))
 
 
 # The scenarios below put a distractor of similar description *nearer* the head camera than the
@@ -171,25 +175,9 @@ class Trial:
     wall: float
     valid: bool = True
     revised: bool = False
+    revised_at: float | None = None  # the user's time (world seconds) when it revised the request
     perception: str = "sim"
     events: list[dict[str, Any]] = field(default_factory=list)
-
-
-def held_body(world: HouseholdWorld) -> int | None:
-    """Ground truth: the body both fingers touch, lifted off its rest height."""
-    for b, o in world.objects.items():
-        links = {c[3] for c in world.pb.getContactPoints(world.robot, b, physicsClientId=world.cid)}
-        if links & world.left_links and links & world.right_links and world.object_position(b)[2] > o.rest_z + 0.005:
-            return b
-    return None
-
-
-def body_receptacle(world: HouseholdWorld, body: int) -> str | None:
-    x, y, z = world.object_position(body)
-    for r in world.receptacles.values():
-        if r.rect.contains(x, y) and r.height - 0.02 <= z <= r.height + 0.15:
-            return r.name
-    return None
 
 
 def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str | None = None,
@@ -215,20 +203,14 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
         else:
             target_bodies = {b for b in bodies if w.objects[b].spec.name in setup.targets}
         u = SimulatedUser(setup.instruction, setup.targets, setup.revision,
-                          frozenset(target_bodies) if setup.target_slots is not None else None)
+                          frozenset(target_bodies) if setup.target_slots is not None else None,
+                          clock=lambda: w.t)
         user_box["u"] = u
         return u
 
     driver.user_factory = make_user
-    picks: list[int | None] = []
-    original = type(driver).grasp
-
-    def grasp(*a: Any, **k: Any) -> Any:  # ground-truth instrumentation, invisible to the tree
-        ex = original(driver, *a, **k)
-        picks.append(held_body(world))
-        return ex
-
-    driver.grasp = grasp  # type: ignore[method-assign]
+    picks: list[int | None] = []  # ground truth after each grasp that ran to its end (halted ones excluded)
+    hook = count_picks(driver, lambda: picks.append(held_body(world)))
     driver.clear_faults()
     if setup.fault is not None:
         driver.inject(setup.fault)
@@ -236,9 +218,11 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
     try:
         res = run_episode(str(VARIANTS[variant]), world=world_obj, seed=seed, goal=setup.instruction, trace=trace)
     finally:
-        del driver.grasp
+        delattr(driver, hook)
         driver.clear_faults()
     user = user_box.get("u")
+    if user is not None:
+        user.speak_if_due()  # a user whose time to revise came while the robot was not listening
     if user is not None and user.revision is not None and user.goal == user.revision.instruction:
         final_targets = {b for b in world.objects if world.objects[b].spec.name in user.revision.targets}
         revised = True
@@ -253,7 +237,8 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
     else:
         success = res.decision.value == "FINALIZE" and delivered and wrong == 0
     return Trial(scenario, variant, seed, res.decision.value, res.reason, success, len(picks), wrong, empty,
-                 round(res.clock, 2), round(time.time() - t0, 2), world.valid, revised, perception,
+                 round(res.clock, 2), round(time.time() - t0, 2), world.valid, revised,
+                 None if user is None or user.revised_at is None else round(user.revised_at, 3), perception,
                  [e.model_dump(mode="json") for e in res.events])
 
 

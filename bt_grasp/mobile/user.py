@@ -6,8 +6,10 @@ only succeed by perceiving and asking, never by being handed the answer:
 - it never reveals where the target is (no receptacle names, no coordinates);
 - it names or describes the target only after the robot has reported seeing it;
 - it never speaks the robot's internal marker ids (answers carry no digits);
-- it may revise the instruction mid-run (`revise_after` robot reports), delivered once through
-  `poll()`, which the tree's reactive guard (`listen`) reads.
+- it may revise the instruction mid-run: once it has seen `after_reports` robot reports and then
+  `delay_s` more seconds pass on its clock (the world's time: a person speaks whenever they
+  like, also while the robot is moving), delivered once through `poll()`, which the tree's
+  reactive guard (`listen`) reads every tick.
 The user judges which listed item is its target from ground truth (the simulator's names), as
 a person looking at the robot's numbered overlay would.
 """
@@ -15,6 +17,7 @@ a person looking at the robot's numbered overlay would.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -70,9 +73,13 @@ class User(Protocol):
 
 @dataclass
 class Revision:
+    """The user changes its mind: `delay_s` seconds (of the user's clock) after the robot's
+    `after_reports`-th report of what it sees; without a delay, at that report."""
+
     after_reports: int
     instruction: str
     targets: frozenset[str]
+    delay_s: float | None = None
 
 
 @dataclass
@@ -86,7 +93,15 @@ class SimulatedUser:
     reports: int = 0
     saw_target: bool = False
     log: list[tuple[str, str]] = field(default_factory=list)  # (speaker, text)
+    clock: Callable[[], float] | None = None  # the user's time (the simulated world's); needed by delay_s
+    revised_at: float | None = None  # the user's time when it spoke the revision
     _pending: str | None = None
+    _due: float | None = None  # when the revision will be spoken
+
+    def __post_init__(self) -> None:
+        rv = self.revision
+        if rv is not None and rv.after_reports == 0 and rv.delay_s is not None and self.clock is not None:
+            self._due = self._now() + rv.delay_s  # counted from the start: the user needs no report
 
     def instruction(self) -> str:
         return self.goal
@@ -96,12 +111,27 @@ class SimulatedUser:
         self.reports += 1
         if any(self.is_target(s) for s in seen):
             self.saw_target = True
+        self.speak_if_due()
+
+    def _now(self) -> float:
+        return float(self.clock()) if self.clock is not None else 0.0
+
+    def speak_if_due(self) -> None:
+        """Revise now if its time has come. The user speaks whether or not the robot listens:
+        a harness calls this at the end of a run to know what the user wanted by then."""
         rv = self.revision
-        if rv is not None and self.reports >= rv.after_reports and self._pending is None and self.goal != rv.instruction:
-            self.goal, self.targets, self.saw_target = rv.instruction, rv.targets, False
-            self.target_bodies = None
-            self._pending = rv.instruction
-            self.log.append(("user", f"Actually, {rv.instruction}"))
+        if rv is None or self.reports < rv.after_reports or self.goal == rv.instruction:
+            return
+        if rv.delay_s is not None:
+            if self._due is None:
+                self._due = self._now() + rv.delay_s
+            if self._now() < self._due:
+                return
+        self.goal, self.targets, self.saw_target = rv.instruction, rv.targets, False
+        self.target_bodies = None
+        self._pending = rv.instruction
+        self.revised_at = self._due if self._due is not None else self._now()  # when it spoke
+        self.log.append(("user", f"Actually, {rv.instruction}"))
 
     def is_target(self, s: SeenItem) -> bool:
         if self.target_bodies is not None and s.body is not None:
@@ -109,7 +139,8 @@ class SimulatedUser:
         return s.true_name in self.targets
 
     def poll(self) -> str | None:
-        """The revised instruction, once; None otherwise."""
+        """The revised instruction, once (at the first poll after the user spoke); None otherwise."""
+        self.speak_if_due()
         out, self._pending = self._pending, None
         return out
 

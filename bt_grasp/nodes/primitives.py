@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import start_motion
+from bt_grasp.drivers.motion import Motion, start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
+from bt_grasp.nodes.watchdog import WatchedMotion
+from bt_grasp.watchdog.live import LiveWatchdog
 
 
 def _outcome_of(execution: Execution) -> str:
@@ -52,9 +54,11 @@ class Grasp(Leaf):
     TYPE = "grasp"
     SUCCESS_OUTCOMES = frozenset({"done"})
     MAX_CANDIDATES = 8
+    live: WatchedMotion | None = None  # the running attempt under its streaming Watchdog
 
-    def execute(self) -> LeafResult:
+    def execute(self) -> LeafResult | Pending:
         ctx = self.ctx
+        self.live = None
         located = self.port("target")
         exec_key = self.out_key("execution")
         if located is None or isinstance(located, str):
@@ -68,8 +72,8 @@ class Grasp(Leaf):
             if not ok:
                 reasons.append(reason)
                 continue
-            motion = start_motion(ctx.driver, "grasp", pose=pose, width=pose.width,
-                                  force=float(self.port("force")), timeout=ctx.remaining_time())
+            motion = self.watched(start_motion(ctx.driver, "grasp", pose=pose, width=pose.width,
+                                               force=float(self.port("force")), timeout=ctx.remaining_time()))
             about = {"target": located.name, "width": round(float(pose.width), 4), "candidates": len(candidates),
                      "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])]}
 
@@ -81,6 +85,16 @@ class Grasp(Leaf):
         reason = "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}"
         return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
                            event_meta={"reason": reason, "target": located.name})
+
+    def watched(self, motion: Motion) -> WatchedMotion:
+        """The grasp motion under a streaming Watchdog: `{id}.label_so_far` while it runs."""
+        live = LiveWatchdog(self.ctx.services.get("thresholds"))
+        self.live = WatchedMotion(motion, live, self.node_id, self.ctx.blackboard.set)
+        return self.live
+
+    def halt_label(self, execution: Execution | None) -> str | None:
+        """A preempted grasp is labelled with what its Watchdog had decided (None: nothing yet)."""
+        return self.live.label if self.live is not None else None
 
 
 class Push(Leaf):

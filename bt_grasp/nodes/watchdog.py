@@ -1,11 +1,20 @@
-"""The evaluate_grasp leaf: the Watchdog's label for the last grasp, written where trees route."""
+"""The Watchdog in the tree: evaluate_grasp (the label of the last grasp, written where trees
+route) and WatchedMotion (the label so far of a grasp still running, for reactive conditions)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from py_trees.common import Status
 
+from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.motion import HALTED, Motion
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.outcomes import ExecStatus, Label
+from bt_grasp.watchdog.live import LiveWatchdog
+from bt_grasp.watchdog.telemetry import Telemetry
+from bt_grasp.watchdog.verdict import Verdict
 
 SEMANTIC_OUTCOMES = ("ok", "mismatch", "unknown")
 
@@ -79,3 +88,61 @@ class EvaluateGrasp(Leaf):
         else:
             ctx.emit(self.node_id, "evaluate_grasp", status, label, round(confidence, 4),
                      {"watchdog": evidence})
+
+
+def label_of(verdict: Verdict | None) -> str | None:
+    if verdict is None:
+        return None
+    return verdict.label.value if hasattr(verdict.label, "value") else str(verdict.label)
+
+
+class WatchedMotion:
+    """A grasp motion read by a LiveWatchdog at every poll.
+
+    Each poll feeds the new telemetry samples; the label so far (None until one is final) and
+    its confidence are published as `{key}.label_so_far` / `{key}.label_so_far.confidence`, so a
+    condition in a reactive parent can stop the grasp the tick after the Watchdog has decided.
+    A finished attempt publishes its final verdict, which equals the batch classifier's.
+    """
+
+    def __init__(self, motion: Motion, watchdog: LiveWatchdog, key: str,
+                 publish: Callable[[str, Any], None]) -> None:
+        self.motion = motion
+        self.primitive = motion.primitive
+        self.watchdog = watchdog
+        self.key = f"{key}.label_so_far"
+        self._publish = publish
+        self._shown: tuple[str | None, float | None] | None = None
+        self._show(None)
+
+    def poll(self) -> Execution | None:
+        execution = self.motion.poll()
+        if execution is None:
+            self._show(self.watchdog.update(self.motion.telemetry()))
+        else:
+            self._show(self.watchdog.final(execution.telemetry))
+        return execution
+
+    def cancel(self, fault: str = HALTED) -> Execution:
+        execution = self.motion.cancel(fault)
+        self._show(self.watchdog.update(execution.telemetry))
+        return execution
+
+    def telemetry(self) -> Telemetry:
+        return self.motion.telemetry()
+
+    @property
+    def elapsed(self) -> float:
+        return self.motion.elapsed
+
+    @property
+    def label(self) -> str | None:
+        """The label reached so far (None: nothing final yet)."""
+        return label_of(self.watchdog.verdict)
+
+    def _show(self, verdict: Verdict | None) -> None:
+        shown = (label_of(verdict), round(float(verdict.confidence), 4) if verdict is not None else None)
+        if shown != self._shown:  # write only on change: the trace logs every blackboard write
+            self._shown = shown
+            self._publish(self.key, shown[0])
+            self._publish(f"{self.key}.confidence", shown[1])
