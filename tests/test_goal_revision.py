@@ -14,11 +14,11 @@ from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion, run_to_end
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.outcomes import Decision
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.watchdog.telemetry import Telemetry
 
@@ -58,6 +58,9 @@ class FakeMobileRobot:
 
     def nav_to(self, place, timeout: float | None = None) -> Execution:
         return run_to_end(self.start("nav_to", place=place, timeout=timeout))
+
+    def gaze_at(self, point, timeout: float | None = None) -> Execution:  # MobileBase has both
+        return run_to_end(self.start("gaze_at", point=point, timeout=timeout))
 
 
 GUARDED_DRIVE = """

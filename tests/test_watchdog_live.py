@@ -16,11 +16,11 @@ from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision, Label
 from bt_grasp.profile import load_profile
-from bt_grasp.registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.watchdog.classify import classify
 from bt_grasp.watchdog.dataset import load_dataset
