@@ -209,6 +209,64 @@ def load_shipped(name: str):
     return load_tree(str(Path(ROOT / "trees" / name)))
 
 
+# -- calls that span ticks ------------------------------------------------------------------------
+
+def blocking_registry() -> Any:
+    """The default registry with every call ending in the tick that starts it (max_ticks 1), as
+    with a blocking driver: for tests that specify what happens between calls."""
+    from dataclasses import replace
+
+    from bt_grasp.registry import Registry
+
+    reg = Registry()
+    for nt in default_registry():
+        reg.add(replace(nt, max_ticks=1))
+    return reg
+
+
+class RunningOracle:
+    """Wraps an outcome oracle and answers `<id>#running` (RunContext.explore_running): each call
+    of a leaf runs for a number of ticks drawn at its first tick from `lengths(max_ticks)` (1:
+    it ends in the tick that starts it; max_ticks: its longest). Other questions go to `inner`."""
+
+    def __init__(self, inner: Any, spec: Any, lengths: Callable[[int], int]) -> None:
+        registry = getattr(spec, "registry", None) or default_registry()
+        self.inner, self.lengths = inner, lengths
+        self.max_ticks = {n.id: registry.require(n.type).max_ticks for n in spec.root.walk()
+                          if registry.get(n.type) is not None}
+        self.asked: dict[str, int] = {}   # leaf id -> "running" answers in its current call
+        self.length: dict[str, int] = {}  # leaf id -> ticks its current call runs
+        self.choices: list[tuple[str, str]] = []
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        if not node_id.endswith("#running"):
+            out = self.inner.choose(node_id, alphabet)
+            self.choices.append((node_id, out))
+            return out
+        leaf = node_id[:-len("#running")]
+        top = self.max_ticks.get(leaf, 1)
+        asked = self.asked.get(leaf, 0)
+        if asked == 0 or asked >= top - 1:  # a new call (the last one ran to its maximum)
+            asked, self.length[leaf] = 0, max(1, min(top, self.lengths(top)))
+        out = "running" if asked + 1 < self.length[leaf] else "ends"
+        self.asked[leaf] = asked + 1 if out == "running" else 0
+        self.choices.append((node_id, out))
+        return out
+
+
+def random_lengths(seed: int) -> Callable[[int], int]:
+    """Call lengths leaning to the extremes (1 tick, the maximum) with some in between."""
+    import random
+
+    rng = random.Random(seed)
+
+    def draw(top: int) -> int:
+        r = rng.random()
+        return 1 if r < 0.35 else top if r < 0.7 else rng.randint(1, top)
+
+    return draw
+
+
 # -- running with a ledger that remembers the longest perception streak --------------------------
 
 class TrackingLedger(Ledger):
@@ -223,12 +281,14 @@ class TrackingLedger(Ledger):
 
 
 def run_tracked(spec: Any, oracle: Any, trace: str | None = None) -> tuple[EpisodeResult, TrackingLedger]:
-    """tests/helpers.run_oracle with a TrackingLedger in the context."""
+    """tests/helpers.run_oracle with a TrackingLedger in the context (a RunningOracle is also
+    asked how long each call runs)."""
     b = spec.budgets
     ledger = TrackingLedger()
     ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
-                     blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger)
+                     blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger,
+                     explore_running=isinstance(oracle, RunningOracle))
     return Runner(spec, ctx, trace_path=trace).run(), ledger
 
 

@@ -16,7 +16,7 @@ from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
 from bt_grasp.registry import Registry, default_registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.search import ANY, Machine, Step, search, unroll
+from bt_grasp.verifier.search import ANY, Machine, Step, expand_steps, search, unroll
 from bt_grasp.verifier.state import COUNTER
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 from bt_grasp.verifier.summary_witness import run_costs
@@ -40,7 +40,7 @@ class _Setup:
 
     def replay(self, oracle: Any) -> EpisodeResult:
         ctx = RunContext(registry=self.registry, limits=self.limits, oracle=oracle,
-                         blackboard=Blackboard(dict(self.initial)))
+                         blackboard=Blackboard(dict(self.initial)), explore_running=True)
         return Runner(self.spec, ctx).run()
 
 
@@ -82,6 +82,8 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
                           "every run was checked: incomplete, not proven")
         return result
     if found.problem is not None:
+        found.prefix = expand_steps(found.prefix, machine.max_ticks)
+        found.cycle = expand_steps(found.cycle, machine.max_ticks)
         _counterexample(setup, found, result)
         return result
     bounds = {k: v for k, (v, _) in found.summary.items() if k != ANY and not k.startswith(COUNTER)}
@@ -89,7 +91,8 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
         bounds.setdefault(key, 0)
     result.bounds = dict(sorted(bounds.items()))
     any_run = found.summary[ANY][1]
-    result.witnesses = {k: _as_steps(unroll(found.summary.get(k, (0, any_run))[1])) for k in result.bounds}
+    result.witnesses = {k: _as_steps(expand_steps(unroll(found.summary.get(k, (0, any_run))[1]),
+                                                  machine.max_ticks)) for k in result.bounds}
     result.proven = True
     for key, steps in result.witnesses.items():
         choices = [(s["node"], s["outcome"]) for s in steps]
