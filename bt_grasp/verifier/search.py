@@ -165,6 +165,8 @@ class Point:
 class Machine:
     """The compiled tree in its context, driven as the Runner drives it, one advance at a time."""
 
+    fast_forward = True  # False: an unobserved call's idle ticks are run one by one (tests compare)
+
     def __init__(self, spec: Any, registry: Registry, limits: EpisodeLimits, initial: dict[str, Any],
                  read_keys: set[str]) -> None:
         self.limits = limits
@@ -186,7 +188,6 @@ class Machine:
                     scopes.append(cur.scope)
                 cur = cur.parent
         self.to_max: Leaf | None = None  # an unobserved leaf that chose RUNS_TO_MAX this tick
-        self.fast_forward = True  # False: the idle ticks are run one by one (tests compare)
         self.state.track_changes()
         self.script: list[int] = []
         self.pos = 0
