@@ -63,6 +63,13 @@ SWITCH_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+GUARDS: tuple[Node, ...] = (
+    {"label_is": {"key": "{grasp.outcome}", "label": "done"}},
+    {"inverter": {"child": {"label_is": {"key": "{lift.outcome}", "label": "fault"}}}},
+    {"locate_object": {"target": "{goal.object}"}},
+)
+
+
 def leaves() -> st.SearchStrategy[Node]:
     return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(DECISION_LEAVES))
 
@@ -86,6 +93,12 @@ def _extend(children: st.SearchStrategy[Node], *, reactive: bool, repeat: bool, 
     if timeouts_anywhere:
         options.append(st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}},
                                  st.sampled_from([0.5, 3.0, 8.0]), children))
+    if reactive:
+        # a guard re-checked every tick before a child that may run across ticks: a label some
+        # leaf writes, or a perception call whose outcome may change at any tick (a halt)
+        options.append(st.builds(lambda t, g, c: {t: {"children": [g, *c]}},
+                                 st.sampled_from(["reactive_sequence", "reactive_selector"]),
+                                 st.sampled_from(GUARDS), kids))
     if repeat:
         times = st.one_of(st.integers(1, 3), st.none()) if unbounded else st.integers(1, 3)
         options.append(st.builds(lambda n, c: {"repeat": ({"times": n} if n is not None else {}) | {"child": c}},
@@ -121,12 +134,14 @@ def wrap(body: Node) -> Node:
 
 
 @st.composite
-def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, **grammar: bool) -> str:
-    """YAML text of a valid tree built from the grammar, with literal budgets."""
+def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, max_ticks: int = 100_000,
+               **grammar: bool) -> str:
+    """YAML text of a valid tree built from the grammar, with literal budgets (a tick cap room
+    enough for primitives that each run their max_ticks, unless told)."""
     body = draw(bodies(max_leaves, **grammar))
     doc = {"tree": "generated",
            "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": 200},
+                       "max_ticks": max_ticks},
            "root": wrap(body) if wrapped else body}
     return yaml.safe_dump(doc, sort_keys=False)
 
@@ -280,15 +295,17 @@ class TrackingLedger(Ledger):
         object.__setattr__(self, name, value)
 
 
-def run_tracked(spec: Any, oracle: Any, trace: str | None = None) -> tuple[EpisodeResult, TrackingLedger]:
-    """tests/helpers.run_oracle with a TrackingLedger in the context (a RunningOracle is also
-    asked how long each call runs)."""
+def run_tracked(spec: Any, oracle: Any, trace: str | None = None,
+                explore_running: bool | None = None) -> tuple[EpisodeResult, TrackingLedger]:
+    """tests/helpers.run_oracle with a TrackingLedger in the context. `explore_running`: the
+    oracle is asked `<id>#running` each tick a call may go on (default: for a RunningOracle)."""
     b = spec.budgets
     ledger = TrackingLedger()
     ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
                      blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger,
-                     explore_running=isinstance(oracle, RunningOracle))
+                     explore_running=isinstance(oracle, RunningOracle) if explore_running is None
+                     else explore_running)
     return Runner(spec, ctx, trace_path=trace).run(), ledger
 
 
