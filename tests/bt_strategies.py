@@ -201,11 +201,12 @@ def _extend_diff(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
 @st.composite
 def diff_tree_texts(draw: Callable, max_leaves: int = 10) -> str:
     """YAML of a tree from the differential grammar, wrapped so that it normally decides; the tick
-    cap is small (1..60) so that runs also end on it."""
+    cap is often small (1..60) so that runs also end on it, else room for a few calls that run
+    their max_ticks."""
     body = draw(st.recursive(diff_leaves(), _extend_diff, max_leaves=max_leaves))
     doc = {"tree": "generated",
            "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60]))},
+                       "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60, 700, 3000]))},
            "root": wrap(body) if draw(st.integers(0, 3)) else body}
     return yaml.safe_dump(doc, sort_keys=False)
 
