@@ -227,16 +227,17 @@ def load_shipped(name: str):
 
 # -- calls that span ticks ------------------------------------------------------------------------
 
-def blocking_registry() -> Any:
-    """The default registry with every call ending in the tick that starts it (max_ticks 1), as
-    with a blocking driver: for tests that specify what happens between calls."""
+def blocking_registry(cap: int = 1) -> Any:
+    """The default registry with every call spanning at most `cap` ticks (1: it ends in the tick
+    that starts it, as with a blocking driver): for tests that specify what happens between
+    calls, or that explore every length of short calls."""
     from dataclasses import replace
 
     from bt_grasp.registry import Registry
 
     reg = Registry()
     for nt in default_registry():
-        reg.add(replace(nt, max_ticks=1))
+        reg.add(replace(nt, max_ticks=min(nt.max_ticks, cap)))
     return reg
 
 

@@ -13,8 +13,17 @@
 from __future__ import annotations
 
 import pytest
-from bt_strategies import RunningOracle, random_lengths, run_tracked
+from bt_strategies import (
+    RunningOracle,
+    blocking_registry,
+    load_text,
+    profile_settings,
+    random_lengths,
+    run_tracked,
+    tree_texts,
+)
 from helpers import tree
+from hypothesis import given
 
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.registry import default_registry
@@ -73,6 +82,24 @@ def test_unobserved_calls_are_tried_shortest_and_longest_only_and_that_changes_n
     slow = verify_tree(spec)
     assert (quick.proven, quick.bounds, quick.endings) == (slow.proven, slow.bounds, slow.endings)
     assert quick.witnesses["ticks"] == slow.witnesses["ticks"]
+
+
+@profile_settings(multiplier=5)
+@given(text=tree_texts(max_leaves=8, max_ticks=400, reactive=True, repeat=True, timeouts_anywhere=True))
+def test_the_extremes_of_unobserved_calls_give_the_verdict_of_every_length_on_generated_trees(text):
+    # calls of at most 4 ticks, so that every length of every call can be explored too
+    spec = load_text(text)
+    spec.registry = blocking_registry(cap=4)
+    quick = verify_tree(spec, max_runs=50_000)
+    verdicts = [quick]
+    for attr in ("fast_forward", "extremes"):  # idle ticks one by one; then every length
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Machine, attr, False)
+            verdicts.append(verify_tree(spec, max_runs=50_000))
+    for other in verdicts[1:]:
+        assert other.complete and quick.complete
+        assert (quick.proven, quick.bounds, set(quick.endings)) == (
+            other.proven, other.bounds, set(other.endings)), text
 
 
 @pytest.mark.parametrize("wrapper, observed", [

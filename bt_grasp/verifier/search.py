@@ -166,6 +166,7 @@ class Machine:
     """The compiled tree in its context, driven as the Runner drives it, one advance at a time."""
 
     fast_forward = True  # False: an unobserved call's idle ticks are run one by one (tests compare)
+    extremes = True  # False: every call is explored tick by tick, observed or not (tests compare)
 
     def __init__(self, spec: Any, registry: Registry, limits: EpisodeLimits, initial: dict[str, Any],
                  read_keys: set[str]) -> None:
@@ -176,7 +177,7 @@ class Machine:
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
         self.outcomes = distinct_outcomes(self.state.nodes, read_keys)
-        self.unobserved = unobserved_leaves(self.state.nodes)
+        self.unobserved = unobserved_leaves(self.state.nodes) if self.extremes else set()
         self.max_ticks = {n.node_id: n.max_ticks for n in self.state.nodes if isinstance(n, Leaf)}
         # retry scopes above each unobserved leaf, once per retry: each counts 2 per idle tick
         self.retries_above: dict[str, list[str]] = {}
