@@ -244,7 +244,9 @@ def blocking_registry(cap: int = 1) -> Any:
 class RunningOracle:
     """Wraps an outcome oracle and answers `<id>#running` (RunContext.explore_running): each call
     of a leaf runs for a number of ticks drawn at its first tick from `lengths(max_ticks)` (1:
-    it ends in the tick that starts it; max_ticks: its longest). Other questions go to `inner`."""
+    it ends in the tick that starts it; max_ticks: its longest). The oracle does not see halts:
+    a call halted early leaves the rest of its length to the leaf's next call, which is still a
+    length within max_ticks. Other questions go to `inner`."""
 
     def __init__(self, inner: Any, spec: Any, lengths: Callable[[int], int]) -> None:
         registry = getattr(spec, "registry", None) or default_registry()
