@@ -27,11 +27,12 @@ from hypothesis import given
 
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.registry import default_registry
-from bt_grasp.verifier import search as search_mod
+from bt_grasp.verifier import running as running_mod
 from bt_grasp.verifier import verify_tree
 from bt_grasp.verifier.bounds import summary_bounds
 from bt_grasp.verifier.core import run_costs
-from bt_grasp.verifier.search import Machine, unobserved_leaves
+from bt_grasp.verifier.running import unobserved_leaves
+from bt_grasp.verifier.search import Machine
 from bt_grasp.verifier.static import keys_read
 
 MAX = {name: default_registry().require(name).max_ticks for name in ("grasp", "lift", "open_gripper")}
@@ -202,5 +203,5 @@ def test_a_reactive_guard_that_perceives_each_tick_is_bounded_by_the_perception_
     assert any("perception loop" in e for e in res.endings)
 
 
-def test_search_module_documents_the_extremes():
-    assert "RUNS_TO_MAX" in search_mod.__doc__ and "observe" in search_mod.__doc__
+def test_the_running_module_documents_the_extremes():
+    assert "RUNS_TO_MAX" in running_mod.__doc__ and "observe" in running_mod.__doc__

@@ -9,25 +9,8 @@ future per cost, and a run reaching it, are reused. A key met again on the curre
 loop. A run must end in a decision; ending without one, reaching `max_ticks` or looping is a
 counterexample.
 
-Calls that span ticks. A primitive's call may run for up to its NodeType's `max_ticks` ticks:
-under the oracle, each tick it asks `<id>#running` whether it goes on ("running") or ends now.
-How long it ran matters only to something that looks while it runs (`observers`): a `timeout`
-above it (the clock moves one tick period per tick), a reactive or parallel composite above it
-that ticks other children meanwhile, or anything not known to pass RUNNING straight through.
-A leaf with no observer is *unobserved*: while it runs, a tick of the tree changes nothing but
-the tick count, the clock and the leaf's own `ticks_running` (its ancestors pass RUNNING up; a
-reactive ancestor's earlier children are pure `label_is` conditions that read a blackboard no
-one writes meanwhile). Its call ending after k ticks leads to the same state as ending after
-k' ticks, with k' - k more ticks spent; the state key ignores the clock (only time left before a
-deadline counts, and none is running) and the tick count (checked against the cap separately).
-So every cost but ticks is the same for every k, and ticks are largest for the longest call:
-the two extremes, "ends" at once and RUNS_TO_MAX, cover every run's costs and every way it can
-reach the tick cap. RUNS_TO_MAX answers "running" and the Machine then skips the idle ticks in
-one step (`_fast_forward`: tick count, clock tick by tick, `ticks_running` and the retry
-counters move exactly as that many real ticks would move them) to the call's last tick, where
-the leaf picks its outcome. Observed leaves are explored tick by tick: "ends" or "running" at
-every tick. In witnesses and counterexamples, a RUNS_TO_MAX step stands for `max_ticks - 1`
-"running" answers (`expand_steps`), which is what the Runner's oracle is asked.
+Calls that span ticks are explored as bt_grasp/verifier/running.py explains: tick by tick where
+something observes how long they run, else only their shortest and longest call.
 """
 
 from __future__ import annotations
@@ -41,67 +24,26 @@ from py_trees.common import Status
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
-from bt_grasp.composites import ActionBudget, BudgetedRetry, Repeat, Switch
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING, Leaf
-from bt_grasp.nodes.conditions import LabelIs
 from bt_grasp.registry import Registry
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
+from bt_grasp.verifier.running import (
+    RUNNING_ID,
+    RUNS_TO_MAX,
+    expand_steps,
+    retry_scopes_above,
+    skip_idle_ticks,
+    unobserved_leaves,
+)
 from bt_grasp.verifier.state import COUNTER, REFUSED, RETRY_TICKS, STREAK, RunState, Snapshot
+
+__all__ = ["ANY", "Machine", "Step", "expand_steps", "search", "unroll"]
 
 Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
 Summary = dict[str, tuple[int, Any]]   # cost key -> (worst future value, a suffix reaching it)
 ANY = ""                               # Summary key of some complete suffix (value 0)
 _MAX_DIVE = 10_000                     # new choices one advance may pass before it stops
-
-
-RUNNING_ID = "#running"                # suffix of the choice a running call asks each tick
-RUNS_TO_MAX = "runs to its maximum"    # an unobserved call's choice: it runs max_ticks ticks
-# Nodes that, while a child runs, tick only that child and pass its RUNNING up unchanged.
-_PASS_THROUGH = (BudgetedRetry, Repeat, ActionBudget, Switch, Inverter, ForceSuccess, ForceFailure)
-
-
-def _pure(node: Any) -> bool:
-    """A subtree whose ticks read the blackboard only (label_is conditions under plain controls):
-    ticked again while nothing writes, it returns the same status and changes nothing."""
-    if isinstance(node, Leaf):
-        return isinstance(node, LabelIs)
-    if not isinstance(node, (Sequence, Selector, Inverter, ForceSuccess, ForceFailure)):
-        return False
-    return all(_pure(c) for c in node.children)
-
-
-def unobserved_leaves(nodes: list[Any]) -> set[str]:
-    """Ids of the leaves whose calls may span ticks and whose ticks_running nothing observes
-    (see the module docstring): the search tries only their shortest and longest calls."""
-    out = set()
-    for node in nodes:
-        if not isinstance(node, Leaf) or node.max_ticks <= 1 or not node.alphabet or \
-                type(node).update is not Leaf.update or type(node)._oracle_tick is not Leaf._oracle_tick:
-            continue
-        child, cur, seen = node, node.parent, True
-        while cur is not None and seen:
-            if isinstance(cur, (Sequence, Selector)):
-                seen = cur.memory or all(_pure(c) for c in cur.children[:cur.children.index(child)])
-            else:
-                seen = isinstance(cur, _PASS_THROUGH)
-            child, cur = cur, cur.parent
-        if seen:
-            out.add(node.node_id)
-    return out
-
-
-def expand_steps(steps: list[Step], max_ticks: dict[str, int]) -> list[Step]:
-    """The steps as the Runner's oracle is asked them: a RUNS_TO_MAX step becomes the
-    `max_ticks - 1` "running" answers of a call that spans its maximum."""
-    out: list[Step] = []
-    for node_id, outcome in steps:
-        if outcome == RUNS_TO_MAX:
-            out.extend([(node_id, STILL_RUNNING)] * (max_ticks[node_id[:-len(RUNNING_ID)]] - 1))
-        else:
-            out.append((node_id, outcome))
-    return out
 
 
 def unroll(cons: Any) -> list[Step]:
@@ -179,15 +121,7 @@ class Machine:
         self.outcomes = distinct_outcomes(self.state.nodes, read_keys)
         self.unobserved = unobserved_leaves(self.state.nodes) if self.extremes else set()
         self.max_ticks = {n.node_id: n.max_ticks for n in self.state.nodes if isinstance(n, Leaf)}
-        # retry scopes above each unobserved leaf, once per retry: each counts 2 per idle tick
-        self.retries_above: dict[str, list[str]] = {}
-        for leaf_id in self.unobserved:
-            cur = self.state.by_name[leaf_id].parent
-            scopes = self.retries_above.setdefault(leaf_id, [])
-            while cur is not None:
-                if isinstance(cur, BudgetedRetry):
-                    scopes.append(cur.scope)
-                cur = cur.parent
+        self.retries_above = {i: retry_scopes_above(self.state.by_name[i]) for i in self.unobserved}
         self.to_max: Leaf | None = None  # an unobserved leaf that chose RUNS_TO_MAX this tick
         self.state.track_changes()
         self.script: list[int] = []
@@ -271,24 +205,8 @@ class Machine:
                          text=f"root ended {self.root.status.value} without a decision")
         leaf = self.to_max
         if leaf is not None and leaf.status is Status.RUNNING and self.fast_forward:
-            self._skip_idle_ticks(leaf)
+            skip_idle_ticks(st, leaf, self.limits.max_ticks, self.retries_above[leaf.node_id])
         return Point("tick", st.costs(), ctx.tick, key=st.key(), snap=st.save(), path=path)
-
-    def _skip_idle_ticks(self, leaf: Leaf) -> None:
-        """An unobserved call that runs to its maximum: move to the tick before its last one,
-        as the idle ticks in between would (no further than the tick cap)."""
-        st, ctx = self.state, self.ctx
-        n = min(leaf.max_ticks - 1 - leaf.ticks_running, self.limits.max_ticks - ctx.tick)
-        if n <= 0:
-            return
-        for _ in range(n):  # tick by tick, so the clock's float sums are the Runner's
-            ctx.clock.end_tick(ctx.clock.now)
-        ctx.tick += n
-        leaf.ticks_running += n
-        for scope in self.retries_above[leaf.node_id]:  # each idle tick: its tick and update
-            st.retry_ticks[scope] = st.retry_ticks.get(scope, 0) + 2 * n
-        st.dirty.add(st.index[leaf.name])
-
 
 @dataclass
 class _Frame:
