@@ -188,7 +188,7 @@ def test_bounds_are_sound_and_tight_against_exhaustive_enumeration(text: str) ->
 def test_unbounded_repeat_around_a_failing_lift_is_a_counterexample() -> None:
     spec = tree("""
         tree: forever
-        budgets: {max_ticks: 50}
+        budgets: {max_ticks: 2000}
         root:
           sequence:
             children:
@@ -209,7 +209,7 @@ def test_unbounded_repeat_around_a_failing_lift_is_a_counterexample() -> None:
     assert verdict.static_bounds["primitive:lift"] is None  # the structure alone does not bound it
     res = run_oracle(spec, ScriptedOracle({}, fallback="fault"))  # the lift fails every time
     assert res.decision == Decision.WAIT_CLARIFY and res.reason.startswith("tick cap")
-    assert res.counters["primitive_calls"]["lift"] == 50
+    assert res.counters["primitive_calls"]["lift"] == 2000
 
 
 def test_clutter_bounds_hold_for_many_random_runs() -> None:

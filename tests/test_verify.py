@@ -126,7 +126,7 @@ def test_verify_json_has_the_documented_stable_keys(capsys):
 
 def test_verify_cli_prints_counterexample_and_exits_1(tmp_path, capsys):
     path = tmp_path / "loop.yaml"
-    path.write_text("tree: loop\nbudgets: {max_ticks: 20}\nroot:\n  repeat:\n    child:\n"
+    path.write_text("tree: loop\nbudgets: {max_ticks: 2000}\nroot:\n  repeat:\n    child:\n"
                     "      force_success: {child: {lift: {id: up}}}\n")
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out

@@ -10,16 +10,22 @@ A leaf with no observer is *unobserved*: while it runs, a tick of the tree chang
 the tick count, the clock and the leaf's own `ticks_running` (its ancestors pass RUNNING up; a
 reactive ancestor's earlier children are pure `label_is` conditions that read a blackboard no
 one writes meanwhile). Its call ending after k ticks leads to the same state as ending after
-k' ticks, with k' - k more ticks spent; the state key ignores the clock (only time left before a
+k' > k ticks, k' - k ticks later: the state key ignores the clock (only time left before a
 deadline counts, and none is running) and the tick count (checked against the cap separately).
-So every cost but ticks is the same for every k, and ticks are largest for the longest call:
-the two extremes, "ends" at once and RUNS_TO_MAX, cover every run's costs and every way it can
-reach the tick cap. RUNS_TO_MAX answers "running" and the Machine then skips the idle ticks in
-one step (`skip_idle_ticks`: the tick count, the clock tick by tick, `ticks_running` and the
-retry counters move exactly as that many real ticks would move them) to the call's last tick, where
-the leaf picks its outcome. Observed leaves are explored tick by tick: "ends" or "running" at
-every tick. In witnesses and counterexamples, a RUNS_TO_MAX step stands for `max_ticks - 1`
-"running" answers (`expand_steps`), which is what the Runner's oracle is asked.
+So a run with a shorter call has a twin with the longest call: the same choices, the same
+costs but more ticks, the same ending — or, if the twin meets the tick cap first, a
+counterexample that is itself a real run. Every bound, ending and counterexample is therefore
+found among runs whose unobserved calls all run to their maximum, and the search explores
+only those (a one-way choice, RUNS_TO_MAX, kept so that witnesses show it); "ends at once", what
+a blocking driver does, adds nothing. RUNS_TO_MAX answers "running", and the Machine then skips
+the idle ticks in one step (`skip_idle_ticks`: the tick count, the clock tick by tick,
+`ticks_running` and the retry counters move exactly as that many real ticks would move them) to
+the call's last tick, where the leaf picks its outcome. Observed leaves are explored tick by
+tick: "ends" or "running" at every tick (under a deadline that halts the call before its cap,
+`ticks_running` leaves the merge key: state.py). In witnesses and counterexamples a
+RUNS_TO_MAX step stands for the `max_ticks - 1` "running" answers the Runner's oracle is asked
+(`expand_steps`). tests/test_verify_running.py checks, on generated trees with short calls, that
+this gives the verdict, bounds and endings of exploring every length of every call.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Se
 
 Step = tuple[str, str]  # (choice id, outcome)
 RUNNING_ID = "#running"                # suffix of the choice a running call asks each tick
-RUNS_TO_MAX = "runs to its maximum"    # an unobserved call's choice: it runs max_ticks ticks
+RUNS_TO_MAX = "runs to its maximum"    # an unobserved call's only choice: it runs max_ticks ticks
 # Nodes that, while a child runs, tick only that child and pass its RUNNING up unchanged.
 _PASS_THROUGH = (BudgetedRetry, Repeat, ActionBudget, Switch, Inverter, ForceSuccess, ForceFailure)
 
@@ -50,7 +56,7 @@ def _pure(node: Any) -> bool:
 
 def unobserved_leaves(nodes: list[Any]) -> set[str]:
     """Ids of the leaves whose calls may span ticks and whose ticks_running nothing observes
-    (see the module docstring): the search tries only their shortest and longest calls."""
+    (see the module docstring): the search tries only their longest calls."""
     out = set()
     for node in nodes:
         if not isinstance(node, Leaf) or node.max_ticks <= 1 or not node.alphabet or \

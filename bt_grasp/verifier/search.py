@@ -10,7 +10,7 @@ loop. A run must end in a decision; ending without one, reaching `max_ticks` or 
 counterexample.
 
 Calls that span ticks are explored as bt_grasp/verifier/running.py explains: tick by tick where
-something observes how long they run, else only their shortest and longest call.
+something observes how long they run, else only their longest call.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from py_trees.common import Status
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING, Leaf
+from bt_grasp.nodes.base import STILL_RUNNING, Leaf
 from bt_grasp.registry import Registry
 from bt_grasp.verifier.running import (
     RUNNING_ID,
@@ -147,7 +147,7 @@ class Machine:
                 leaf = self.state.by_name[leaf_id]
                 if leaf.ticks_running > 0:  # only reached with fast_forward off: idle ticks
                     return STILL_RUNNING
-                alphabet = (ENDS_NOW, RUNS_TO_MAX)
+                alphabet = (RUNS_TO_MAX,)  # the longest call stands for every length
         if self.pos >= len(self.script):
             key = self.state.key(node_id, self.pending)
             stop = self.stop_at
