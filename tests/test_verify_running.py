@@ -2,8 +2,8 @@
 
 - a primitive's call may run up to its max_ticks: the bounds count those ticks, and the witness
   for `ticks` replays on the Runner (explore_running) to exactly that many;
-- where nothing observes how long a call runs, trying its shortest and longest call gives the
-  same verdict, bounds and endings as trying every length tick by tick;
+- where nothing observes how long a call runs, trying only its longest call gives the same
+  verdict, bounds and endings as trying every length tick by tick;
 - a timeout, a reactive composite and a parallel observe a running call: it is explored tick by
   tick, and a halt at any tick is among the runs;
 - a tick cap too small for the longest call is a counterexample whose replay reaches the cap;
@@ -76,7 +76,7 @@ def test_the_tick_bound_counts_every_call_running_to_its_maximum_and_its_witness
     assert res.bounds["actions"] == 2 and res.bounds["primitive:grasp"] == 2
 
 
-def test_unobserved_calls_are_tried_shortest_and_longest_only_and_that_changes_no_result(monkeypatch):
+def test_skipping_the_idle_ticks_of_a_longest_call_changes_no_result(monkeypatch):
     spec = tree(GRASP_LIFT)
     quick = verify_tree(spec)
     monkeypatch.setattr(Machine, "fast_forward", False)
