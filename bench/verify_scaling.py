@@ -31,6 +31,9 @@ from bt_grasp.verifier.bounds import summarise, summary_bounds  # noqa: E402
 from bt_grasp.verify import verify_tree  # noqa: E402
 
 TARGETS = {"shipped": 1.0, "chain k=16": 1.0, "random 200": 5.0, "nav2": 1.0}
+# Generated trees get a tick cap with room for every call to run its max_ticks (a primitive's
+# call spans up to hundreds of ticks), so that the verdicts are proofs, not tick-cap findings.
+ROOM = {"max_ticks": 100_000}
 
 
 # -- tree families ------------------------------------------------------------------------------
@@ -54,13 +57,13 @@ def chain(k: int) -> str:
     body: dict[str, Any] = {"finalize": {"id": "done"}}
     for i in range(k, 0, -1):
         body = block(i, body)
-    return yaml.safe_dump({"tree": f"chain_{k}", "root": wrap(body)}, sort_keys=False)
+    return yaml.safe_dump({"tree": f"chain_{k}", "budgets": ROOM, "root": wrap(body)}, sort_keys=False)
 
 
 def fan(n: int) -> str:
     branches = [block(i, {"finalize": {"id": f"done_{i}"}}) for i in range(1, n + 1)]
     body = {"selector": {"id": "branches", "children": branches}}
-    return yaml.safe_dump({"tree": f"selector_{n}", "root": wrap(body)}, sort_keys=False)
+    return yaml.safe_dump({"tree": f"selector_{n}", "budgets": ROOM, "root": wrap(body)}, sort_keys=False)
 
 
 LEAVES = ("grasp", "lift", "place", "open_gripper", "evaluate_grasp", "survey_scene", "push")
@@ -107,7 +110,7 @@ def random_tree(rng: random.Random, nodes: int) -> str:
         return {kind: {"child": child}}
 
     body = node(nodes)
-    doc = {"tree": f"random_{nodes}", "root": {"selector": {"children": [
+    doc = {"tree": f"random_{nodes}", "budgets": ROOM, "root": {"selector": {"children": [
         {"sequence": {"children": [body, {"finalize": {"reason": "body succeeded"}}]}},
         {"wait_clarify": {"reason": "body failed"}}]}}}
     return yaml.safe_dump(doc, sort_keys=False)

@@ -1,8 +1,11 @@
 """Differential soundness of the verifier's bounds on many generated trees.
 
 Draws `--trees` trees from the differential grammar (tests/bt_strategies.py: BT.CPP controls,
-opaque RUNNING leaves, timeouts at different clocks, includes, scoped budgets, small tick caps),
-plays `--runs` random-oracle episodes of the real Runner on each, and counts every run that costs
+opaque RUNNING leaves, reactive composites with guards re-checked every tick, timeouts at different
+clocks, includes, scoped budgets, small and large tick caps), plays `--runs` random-oracle episodes
+of the real Runner on each, every call of a primitive running a random number of ticks up to its
+max_ticks (so deadlines and failing guards halt running calls at random ticks; bt_strategies.
+RunningOracle), and counts every run that costs
 more than `summarise()` allows for some key, or that ends on the tick cap / without a Decision on
 a tree it proves to decide. The bounds come from `summary_bounds()`: summarise()'s bounds without
 its witness search, which does not change them and would dominate the time. With `--verify`, the same runs are checked against
@@ -23,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import hypothesis  # noqa: E402
-from bt_strategies import diff_tree_texts, load_text  # noqa: E402
+from bt_strategies import RunningOracle, diff_tree_texts, load_text, random_lengths  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
 from bt_grasp.default_registry import default_registry  # noqa: E402
@@ -38,8 +41,10 @@ def check(spec, bounds: dict, runs: int, must_decide: bool, tally: Counter, tag:
           examples: list[str], text: str) -> None:
     registry = getattr(spec, "registry", None) or default_registry()
     for seed in range(runs):
-        res = play(spec, registry, RandomOracle(seed))
+        res = play(spec, registry, RunningOracle(RandomOracle(seed), spec, random_lengths(seed)))
         tally[f"{tag} runs"] += 1
+        tally[f"{tag} ticks"] += res.ticks
+        tally[f"{tag} halts"] += sum(1 for e in res.events if e.metadata.get("halted"))
         bad = [f"{k}={v}>{bounds.get(k, 0)}" for k, v in run_costs(res).items()
                if bounds.get(k, 0) is not None and v > bounds.get(k, 0)]
         if must_decide and any(w in res.reason for w in UNDECIDED):
@@ -76,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = summary_bounds(spec)
         t_summary += time.perf_counter() - t0
         tally["trees"] += 1
+        tally["reactive trees"] += "reactive_" in text or "memory: false" in text
         tally[f"decides={summary.decides}"] += 1
         check(spec, summary.bounds, args.runs, summary.decides is True, tally, "summarise", examples, text)
         if args.verify:
@@ -91,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = tally["summarise runs"]
     print(f"seed {args.seed} | trees {tally['trees']} | runs {runs} | summarise violations {tally['summarise violations']}"
           f" | time {wall:.1f} s (summarise {t_summary:.1f} s)")
+    print(f"trees with a reactive composite {tally['reactive trees']} | ticks run {tally['summarise ticks']}"
+          f" | running calls halted {tally['summarise halts']}")
     print("decides: " + ", ".join(f"{k.split('=')[1]} {v}" for k, v in sorted(tally.items())
                                   if k.startswith("decides=")))
     if args.verify:

@@ -45,6 +45,12 @@ COMPOSITES = [
         "memory": Port("memory", "bool", default=True,
                        doc="resume a RUNNING child next tick (true) or restart from the first (false)"),
     }, arity="many", doc="Tick children in order until one succeeds."),
+    NodeType("reactive_sequence", "composite", {}, arity="many",
+             doc="Every tick, tick children from the first; a failing (or running) child halts the "
+                 "RUNNING children after it (BT.CPP ReactiveSequence)."),
+    NodeType("reactive_selector", "composite", {}, arity="many",
+             doc="Every tick, tick children from the first until one succeeds or runs; it halts a "
+                 "RUNNING lower-priority child (BT.CPP ReactiveFallback)."),
     NodeType("parallel", "composite", {
         "policy": Port("policy", "str", default="success_on_all",
                        choices=("success_on_all", "success_on_one"),

@@ -1,9 +1,12 @@
 """Composites and decorators with bt_grasp semantics, built on py_trees' tick machinery.
 
 sequence/selector/parallel/inverter/force_* are py_trees' own semantics, re-implemented in
-bt_grasp.standard so that their state is plain data (bt_grasp.resumable). The rest differ from the py_trees or BT.CPP versions on purpose: `retry`
-counts starts per episode and is never refilled, `timeout` reads the logical clock, `switch`
-routes on a blackboard label, `budget` scopes the action budget.
+bt_grasp.standard so that their state is plain data (bt_grasp.resumable). `reactive_sequence` and
+`reactive_selector` are py_trees' memory=False Sequence / Selector (BT.CPP ReactiveSequence /
+ReactiveFallback): every tick starts again from the first child, and a RUNNING child that an
+earlier one overrules is halted with the reason "preempted". The rest differ from the py_trees or
+BT.CPP versions on purpose: `retry` counts starts per episode and is never refilled, `timeout`
+reads the logical clock, `switch` routes on a blackboard label, `budget` scopes the action budget.
 """
 
 from __future__ import annotations
@@ -18,6 +21,35 @@ from py_trees.common import Status
 from bt_grasp.context import RunContext
 from bt_grasp.resumable import Resumable
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, QuietStop, Selector, Sequence
+
+PREEMPTED = "preempted"  # why a reactive composite halted a RUNNING child (the leaf's event says it)
+
+
+class ReactiveSequence(Sequence):
+    """Re-tick the children from the first on every tick; a child that fails (or runs) halts the
+    RUNNING children after it. A guard condition before a long motion is thus re-checked each
+    tick, and the motion is cancelled the tick it stops holding."""
+
+    def __init__(self, name: str, children: list[Behaviour], ctx: RunContext) -> None:
+        super().__init__(name, memory=False, children=children)
+        self.ctx = ctx
+
+    def halt_child(self, child: Behaviour) -> None:
+        with self.ctx.preempting(PREEMPTED):
+            child.stop(Status.INVALID)
+
+
+class ReactiveSelector(Selector):
+    """Re-tick the children from the first on every tick; a higher-priority child that succeeds
+    (or runs) halts the RUNNING lower-priority child."""
+
+    def __init__(self, name: str, children: list[Behaviour], ctx: RunContext) -> None:
+        super().__init__(name, memory=False, children=children)
+        self.ctx = ctx
+
+    def halt_child(self, child: Behaviour) -> None:
+        with self.ctx.preempting(PREEMPTED):
+            child.stop(Status.INVALID)
 
 
 def _finish(node: Behaviour, new_status: Status) -> None:
@@ -239,11 +271,25 @@ def _policy(name: str) -> py_trees.common.ParallelPolicy.Base:
 
 
 def build_sequence(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return Sequence(node_id, memory=bool(params.get("memory", True)), children=children)
+    if not params.get("memory", True):  # memory: false is a reactive sequence
+        return ReactiveSequence(node_id, children, ctx)
+    return Sequence(node_id, memory=True, children=children)
 
 
 def build_selector(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
-    return Selector(node_id, memory=bool(params.get("memory", True)), children=children)
+    if not params.get("memory", True):
+        return ReactiveSelector(node_id, children, ctx)
+    return Selector(node_id, memory=True, children=children)
+
+
+def build_reactive_sequence(node_id: str, params: dict[str, Any], children: list[Behaviour],
+                            ctx: RunContext):
+    return ReactiveSequence(node_id, children, ctx)
+
+
+def build_reactive_selector(node_id: str, params: dict[str, Any], children: list[Behaviour],
+                            ctx: RunContext):
+    return ReactiveSelector(node_id, children, ctx)
 
 
 def build_parallel(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
@@ -283,6 +329,7 @@ def build_force_failure(node_id: str, params: dict[str, Any], children: list[Beh
 
 FACTORIES = {
     "sequence": build_sequence, "selector": build_selector, "parallel": build_parallel,
+    "reactive_sequence": build_reactive_sequence, "reactive_selector": build_reactive_selector,
     "retry": build_retry, "repeat": build_repeat, "timeout": build_timeout, "budget": build_budget,
     "inverter": build_inverter, "force_success": build_force_success,
     "force_failure": build_force_failure,

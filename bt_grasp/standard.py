@@ -26,6 +26,10 @@ class _Looping(Resumable):
         super().__init__(name=name, memory=memory, children=children)
         self.index = 0
 
+    def halt_child(self, child: Behaviour) -> None:
+        """Stop a child this node no longer ticks (a reactive composite says why: see composites)."""
+        child.stop(Status.INVALID)
+
 
 class Sequence(_Looping, py_trees.composites.Sequence):
     """py_trees' Sequence, tick for tick; the loop position is `self.index`."""
@@ -57,7 +61,7 @@ class Sequence(_Looping, py_trees.composites.Sequence):
                     if not self.memory:  # kill dangling runners after this child
                         for later in kids[self.index + 1:]:
                             if later.status != Status.INVALID:
-                                later.stop(Status.INVALID)
+                                self.halt_child(later)
                     if node.status != Status.RUNNING:
                         self.stop(node.status)
                     else:
@@ -108,7 +112,7 @@ class Selector(_Looping, py_trees.composites.Selector):
                         # a higher priority child took over: invalidate everything after it
                         for later in kids[self.index + 1:]:
                             if later.status != Status.INVALID:
-                                later.stop(Status.INVALID)
+                                self.halt_child(later)
                         self.current_child = child
                     if node.status == Status.SUCCESS:
                         self.stop(node.status)

@@ -63,6 +63,13 @@ SWITCH_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+GUARDS: tuple[Node, ...] = (
+    {"label_is": {"key": "{grasp.outcome}", "label": "done"}},
+    {"inverter": {"child": {"label_is": {"key": "{lift.outcome}", "label": "fault"}}}},
+    {"locate_object": {"target": "{goal.object}"}},
+)
+
+
 def leaves() -> st.SearchStrategy[Node]:
     return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(DECISION_LEAVES))
 
@@ -86,6 +93,12 @@ def _extend(children: st.SearchStrategy[Node], *, reactive: bool, repeat: bool, 
     if timeouts_anywhere:
         options.append(st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}},
                                  st.sampled_from([0.5, 3.0, 8.0]), children))
+    if reactive:
+        # a guard re-checked every tick before a child that may run across ticks: a label some
+        # leaf writes, or a perception call whose outcome may change at any tick (a halt)
+        options.append(st.builds(lambda t, g, c: {t: {"children": [g, *c]}},
+                                 st.sampled_from(["reactive_sequence", "reactive_selector"]),
+                                 st.sampled_from(GUARDS), kids))
     if repeat:
         times = st.one_of(st.integers(1, 3), st.none()) if unbounded else st.integers(1, 3)
         options.append(st.builds(lambda n, c: {"repeat": ({"times": n} if n is not None else {}) | {"child": c}},
@@ -121,12 +134,14 @@ def wrap(body: Node) -> Node:
 
 
 @st.composite
-def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, **grammar: bool) -> str:
-    """YAML text of a valid tree built from the grammar, with literal budgets."""
+def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, max_ticks: int = 100_000,
+               **grammar: bool) -> str:
+    """YAML text of a valid tree built from the grammar, with literal budgets (a tick cap room
+    enough for primitives that each run their max_ticks, unless told)."""
     body = draw(bodies(max_leaves, **grammar))
     doc = {"tree": "generated",
            "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": 200},
+                       "max_ticks": max_ticks},
            "root": wrap(body) if wrapped else body}
     return yaml.safe_dump(doc, sort_keys=False)
 
@@ -186,11 +201,12 @@ def _extend_diff(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
 @st.composite
 def diff_tree_texts(draw: Callable, max_leaves: int = 10) -> str:
     """YAML of a tree from the differential grammar, wrapped so that it normally decides; the tick
-    cap is small (1..60) so that runs also end on it."""
+    cap is often small (1..60) so that runs also end on it, else room for a few calls that run
+    their max_ticks."""
     body = draw(st.recursive(diff_leaves(), _extend_diff, max_leaves=max_leaves))
     doc = {"tree": "generated",
            "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60]))},
+                       "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60, 700, 3000]))},
            "root": wrap(body) if draw(st.integers(0, 3)) else body}
     return yaml.safe_dump(doc, sort_keys=False)
 
@@ -209,6 +225,67 @@ def load_shipped(name: str):
     return load_tree(str(Path(ROOT / "trees" / name)))
 
 
+# -- calls that span ticks ------------------------------------------------------------------------
+
+def blocking_registry(cap: int = 1) -> Any:
+    """The default registry with every call spanning at most `cap` ticks (1: it ends in the tick
+    that starts it, as with a blocking driver): for tests that specify what happens between
+    calls, or that explore every length of short calls."""
+    from dataclasses import replace
+
+    from bt_grasp.registry import Registry
+
+    reg = Registry()
+    for nt in default_registry():
+        reg.add(replace(nt, max_ticks=min(nt.max_ticks, cap)))
+    return reg
+
+
+class RunningOracle:
+    """Wraps an outcome oracle and answers `<id>#running` (RunContext.explore_running): each call
+    of a leaf runs for a number of ticks drawn at its first tick from `lengths(max_ticks)` (1:
+    it ends in the tick that starts it; max_ticks: its longest). The oracle does not see halts:
+    a call halted early leaves the rest of its length to the leaf's next call, which is still a
+    length within max_ticks. Other questions go to `inner`."""
+
+    def __init__(self, inner: Any, spec: Any, lengths: Callable[[int], int]) -> None:
+        registry = getattr(spec, "registry", None) or default_registry()
+        self.inner, self.lengths = inner, lengths
+        self.max_ticks = {n.id: registry.require(n.type).max_ticks for n in spec.root.walk()
+                          if registry.get(n.type) is not None}
+        self.asked: dict[str, int] = {}   # leaf id -> "running" answers in its current call
+        self.length: dict[str, int] = {}  # leaf id -> ticks its current call runs
+        self.choices: list[tuple[str, str]] = []
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        if not node_id.endswith("#running"):
+            out = self.inner.choose(node_id, alphabet)
+            self.choices.append((node_id, out))
+            return out
+        leaf = node_id[:-len("#running")]
+        top = self.max_ticks.get(leaf, 1)
+        asked = self.asked.get(leaf, 0)
+        if asked == 0 or asked >= top - 1:  # a new call (the last one ran to its maximum)
+            asked, self.length[leaf] = 0, max(1, min(top, self.lengths(top)))
+        out = "running" if asked + 1 < self.length[leaf] else "ends"
+        self.asked[leaf] = asked + 1 if out == "running" else 0
+        self.choices.append((node_id, out))
+        return out
+
+
+def random_lengths(seed: int) -> Callable[[int], int]:
+    """Call lengths leaning to the extremes (1 tick, the maximum) with some in between."""
+    import random
+
+    rng = random.Random(seed)
+
+    def draw(top: int) -> int:
+        r = rng.random()
+        return 1 if r < 0.35 else top if r < 0.7 else rng.randint(1, top)
+
+    return draw
+
+
 # -- running with a ledger that remembers the longest perception streak --------------------------
 
 class TrackingLedger(Ledger):
@@ -222,13 +299,17 @@ class TrackingLedger(Ledger):
         object.__setattr__(self, name, value)
 
 
-def run_tracked(spec: Any, oracle: Any, trace: str | None = None) -> tuple[EpisodeResult, TrackingLedger]:
-    """tests/helpers.run_oracle with a TrackingLedger in the context."""
+def run_tracked(spec: Any, oracle: Any, trace: str | None = None,
+                explore_running: bool | None = None) -> tuple[EpisodeResult, TrackingLedger]:
+    """tests/helpers.run_oracle with a TrackingLedger in the context. `explore_running`: the
+    oracle is asked `<id>#running` each tick a call may go on (default: for a RunningOracle)."""
     b = spec.budgets
     ledger = TrackingLedger()
     ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
-                     blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger)
+                     blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger,
+                     explore_running=isinstance(oracle, RunningOracle) if explore_running is None
+                     else explore_running)
     return Runner(spec, ctx, trace_path=trace).run(), ledger
 
 

@@ -68,7 +68,7 @@ def test_mapping_of_composites_and_decorators():
     root = ET.fromstring(text)
     bt = root.find("BehaviorTree")
     top = bt[0]
-    assert top.tag == "ReactiveFallback"  # selector memory: false
+    assert top.tag == "ReactiveFallback"  # reactive_selector
     par = top.find("Parallel")
     assert (par.get("success_count"), par.get("failure_count")) == ("1", "1")
     sw = top.find("Switch3")

@@ -23,7 +23,7 @@ def _error(tmp_path, text: str) -> UserError:
     return info.value
 
 
-def test_sequences_and_fallbacks_map_to_memory_flags(tmp_path):
+def test_sequences_and_fallbacks_map_to_memory_flags_and_reactive_composites(tmp_path):
     root = _root(tmp_path, """
       <Sequence name="s">
         <ReactiveSequence name="rs"><AlwaysSuccess/></ReactiveSequence>
@@ -31,8 +31,8 @@ def test_sequences_and_fallbacks_map_to_memory_flags(tmp_path):
         <ReactiveFallback name="rf"><AlwaysSuccess/></ReactiveFallback>
       </Sequence>""")
     assert (root.type, root.params["memory"]) == ("sequence", True)
-    got = [(c.id, c.type, c.params["memory"]) for c in root.children]
-    assert got == [("rs", "sequence", False), ("f", "selector", True), ("rf", "selector", False)]
+    got = [(c.id, c.type, c.params.get("memory")) for c in root.children]
+    assert got == [("rs", "reactive_sequence", None), ("f", "selector", True), ("rf", "reactive_selector", None)]
     leaf = root.children[0].children[0]
     assert (leaf.type, leaf.params["btcpp_id"], leaf.params["outcomes"]) == (
         "opaque_action", "AlwaysSuccess", ["success"])

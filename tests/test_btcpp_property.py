@@ -40,8 +40,11 @@ leaf = st.one_of(
 def _extend(children):
     many = st.lists(children, min_size=1, max_size=3)
     return st.one_of(
-        st.builds(lambda t, m, c: {t: {"memory": m, "children": c}},
-                  st.sampled_from(["sequence", "selector"]), st.booleans(), many),
+        st.builds(lambda t, c: {t: {"memory": True, "children": c}},
+                  st.sampled_from(["sequence", "selector"]), many),
+        # memory: false is the reactive composite: it comes back as reactive_* (test_btcpp_roundtrip)
+        st.builds(lambda t, c: {t: {"children": c}},
+                  st.sampled_from(["reactive_sequence", "reactive_selector"]), many),
         st.builds(lambda p, c: {"parallel": {"policy": p, "children": c}},
                   st.sampled_from(["success_on_all", "success_on_one"]), many),
         st.builds(lambda n, a, b: {"recovery_node": {"number_of_retries": n, "children": [a, b]}},

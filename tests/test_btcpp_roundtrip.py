@@ -88,3 +88,37 @@ root:
     back = spec_of(import_btcpp(write_xml(tmp_path, xml_text)))
     _same(original, back)
     assert back.root.children[0].type == "wave_hand"
+
+
+def test_reactive_composites_round_trip_as_reactive_sequence_and_fallback(tmp_path):
+    from helpers import tree
+
+    original = tree("""
+        tree: reactive
+        budgets: {max_ticks: 5000}
+        root:
+          reactive_selector:
+            id: top
+            children:
+              - reactive_sequence:
+                  id: guarded
+                  children:
+                    - label_is: {id: still, key: "{grasp.label}", label: SUCCESS}
+                    - lift: {id: up}
+              - wait_clarify: {id: stop, reason: lost}
+    """)
+    xml = export_spec(original)
+    assert "<ReactiveFallback" in xml and "<ReactiveSequence" in xml
+    _same(original, spec_of(import_btcpp(write_xml(tmp_path, xml))))
+
+
+def test_memory_false_exports_as_reactive_and_comes_back_as_the_reactive_composite(tmp_path):
+    from helpers import tree
+
+    original = tree("""
+        tree: m
+        root:
+          sequence: {id: s, memory: false, children: [{finalize: {id: f}}]}
+    """)
+    again = spec_of(import_btcpp(write_xml(tmp_path, export_spec(original))))
+    assert (again.root.type, again.root.id) == ("reactive_sequence", "s")

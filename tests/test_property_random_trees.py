@@ -1,7 +1,9 @@
 """Random trees from the grammar, random leaf outcomes, the real Runner: termination and the verifier.
 
 Specification pinned here (DESIGN §2, §3):
-- every run of a tree `verify` proves ends in FINALIZE / WAIT_CLARIFY inside the reported bounds;
+- every run of a tree `verify` proves ends in FINALIZE / WAIT_CLARIFY inside the reported bounds,
+  with every call of a primitive running a random number of ticks up to its max_ticks, and
+  reactive guards and deadlines halting running calls at random ticks;
 - no episode budget is ever exceeded (actions, retry starts, perception streak, scoped budgets);
 - an unproven tree's counterexample, replayed by a ScriptedOracle, really ends without a decision;
 - the bounds are sound (no run exceeds them) and tight (the worst run reaches each of them, and
@@ -16,11 +18,14 @@ from typing import Any
 
 import yaml
 from bt_strategies import (
+    RunningOracle,
     assert_decided_within,
+    blocking_registry,
     bodies,
     load_shipped,
     load_text,
     profile_settings,
+    random_lengths,
     run_tracked,
     tree_texts,
     wrap,
@@ -110,7 +115,8 @@ def test_random_outcomes_always_end_in_a_decision_within_the_verified_bounds(tex
     spec = load_text(text)
     verdict = verify_tree(spec, max_runs=MAX_RUNS)
     for k in range(RANDOM_RUNS):
-        res, ledger = run_tracked(spec, RandomOracle(seed + k))
+        oracle = RunningOracle(RandomOracle(seed + k), spec, random_lengths(seed + k))
+        res, ledger = run_tracked(spec, oracle)
         assert_decided_within(res, ledger, spec, verdict)
         if verdict.proven:
             assert not res.reason.startswith(("no decision", "tick cap")), res.reason
@@ -129,7 +135,7 @@ def _looping(body: dict) -> dict:
 def unproven_candidates(draw: Any) -> str:
     """Trees likely to be unproven: no decision wrapper, or an unbounded repeat somewhere."""
     if draw(st.booleans()):
-        return draw(tree_texts(max_leaves=8, wrapped=False, **UNBOUNDED))
+        return draw(tree_texts(max_leaves=8, wrapped=False, max_ticks=150, **UNBOUNDED))
     first = draw(bodies(6, **BOUNDED))
     loop_body = draw(bodies(3, **BOUNDED))
     root = wrap({"sequence": {"children": [first, _looping(loop_body)]}})
@@ -145,7 +151,7 @@ def test_an_unproven_trees_counterexample_replays_to_a_run_without_a_decision(te
     assert verdict.problem
     choices = [(step["node"], step["outcome"]) for step in verdict.counterexample]
     oracle = ScriptedOracle(scripts_of(choices, repeat_last=spec.budgets.max_ticks))
-    res, _ = run_tracked(spec, oracle)
+    res, _ = run_tracked(spec, oracle, explore_running=True)  # as the verifier replays it
     assert res.decision == Decision.WAIT_CLARIFY
     assert res.reason.startswith(("no decision", "tick cap")), (
         f"counterexample {choices} ({verdict.problem}) replayed to a real decision: {res.reason}")
@@ -156,6 +162,9 @@ def test_an_unproven_trees_counterexample_replays_to_a_run_without_a_decision(te
 @given(text=tree_texts(max_leaves=5, **BOUNDED))
 def test_bounds_are_sound_and_tight_against_exhaustive_enumeration(text: str) -> None:
     spec = load_text(text)
+    # every run enumerated: calls end in the tick that starts them (a blocking driver), so the
+    # runs are few enough (calls spanning ticks: the witness replays inside verify_tree)
+    spec.registry = blocking_registry()
     verdict = verify_tree(spec, max_runs=MAX_RUNS)
     assume(verdict.proven)
     runs = enumerate_runs(spec, ENUMERATION_CAP)
@@ -179,7 +188,7 @@ def test_bounds_are_sound_and_tight_against_exhaustive_enumeration(text: str) ->
 def test_unbounded_repeat_around_a_failing_lift_is_a_counterexample() -> None:
     spec = tree("""
         tree: forever
-        budgets: {max_ticks: 50}
+        budgets: {max_ticks: 2000}
         root:
           sequence:
             children:
@@ -195,12 +204,12 @@ def test_unbounded_repeat_around_a_failing_lift_is_a_counterexample() -> None:
     assert not verdict.proven
     assert verdict.counterexample, "a node/outcome sequence"
     assert all(set(step) == {"node", "outcome"} for step in verdict.counterexample)
-    assert {step["node"] for step in verdict.counterexample} == {"lift"}
+    assert {step["node"].split("#")[0] for step in verdict.counterexample} == {"lift"}  # lift#running too
     assert "loop" in verdict.problem
     assert verdict.static_bounds["primitive:lift"] is None  # the structure alone does not bound it
     res = run_oracle(spec, ScriptedOracle({}, fallback="fault"))  # the lift fails every time
     assert res.decision == Decision.WAIT_CLARIFY and res.reason.startswith("tick cap")
-    assert res.counters["primitive_calls"]["lift"] == 50
+    assert res.counters["primitive_calls"]["lift"] == 2000
 
 
 def test_clutter_bounds_hold_for_many_random_runs() -> None:
@@ -209,7 +218,8 @@ def test_clutter_bounds_hold_for_many_random_runs() -> None:
     assert verdict.proven
     worst: Counter = Counter()
     for seed in range(150):
-        res, ledger = run_tracked(spec, RandomOracle(seed))
+        oracle = RunningOracle(RandomOracle(seed), spec, random_lengths(seed))
+        res, ledger = run_tracked(spec, oracle)
         assert_decided_within(res, ledger, spec, verdict)
         worst |= costs(res)
     assert all(worst[k] <= v for k, v in verdict.bounds.items())

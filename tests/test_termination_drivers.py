@@ -2,7 +2,9 @@
 StretchDriver on the simulated Stretch.
 
 For a shipped tree (clutter, open_loop), a timeout-guarded grasp tree, or a tree generated from
-the grammar (tests/bt_strategies.py), plus injected faults, every episode:
+the grammar (tests/bt_strategies.py: reactive guards included), plus injected faults, every
+episode, with a blocking or a streaming driver (calls then span ticks: the bounds count
+max_ticks per call, and a deadline or a guard halts a running motion):
 - ends in FINALIZE or WAIT_CLARIFY;
 - stays inside the bounds `verify_tree` proves for that tree (ticks, actions, perception calls,
   calls of each primitive);
@@ -52,7 +54,7 @@ pytest.importorskip("pybullet")
 # primitive is stopped at its deadline (and the Watchdog says TIMEOUT) instead of at the driver's cap.
 TIMED_TREE = """
 tree: timed_grasp
-budgets: {actions: 4, perception_streak: 4, max_ticks: 60}
+budgets: {actions: 4, perception_streak: 4, max_ticks: 2400}
 root:
   selector:
     children:
@@ -117,9 +119,10 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     w.close()
 
 
-# Partial runs the verifier may explore per tree: the shipped clutter tree needs about 5,400, the
-# generated trees far fewer; a tree that needed more would fail the test as "not proven".
-MAX_RUNS = 50_000
+# Partial runs the verifier may explore per tree (as `bt-grasp verify`): the timed grasp tree
+# needs the most, its calls under deadlines being explored tick by tick; a tree that needed more
+# would fail the test as "not proven".
+MAX_RUNS = 200_000
 
 
 @lru_cache(maxsize=256)
@@ -198,8 +201,8 @@ def faults(draw: Any) -> Fault:
 def generated_tree(draw: Any) -> str:
     doc = {"tree": "generated",
            "budgets": {"actions": draw(st.integers(1, 4)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": 100},
-           "root": wrap(draw(bodies(max_leaves=6)))}
+                       "max_ticks": 100_000},  # room for every call to run its max_ticks
+           "root": wrap(draw(bodies(max_leaves=6, reactive=True)))}
     return yaml.safe_dump(doc, sort_keys=False)
 
 

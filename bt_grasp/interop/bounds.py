@@ -11,12 +11,14 @@ from bt_grasp.registry import Registry
 def may_run(node: Any, registry: Registry) -> bool:
     """Can this subtree return RUNNING? (Then a reactive or pipeline parent re-ticks its elders.)
 
-    bt_grasp leaves never do; BT.CPP-style nodes can: an opaque leaf declaring `running`,
-    `btcpp_retry` between attempts, and anything above such a node.
+    A bt_grasp leaf does when its call may span ticks (a primitive: NodeType.max_ticks > 1); so do
+    an opaque leaf declaring `running`, `btcpp_retry` between attempts, and anything above them.
     """
     nt = registry.get(node.type)
     if node.type in ("opaque_action", "opaque_condition"):
         return "running" in (node.params.get("outcomes") or DEFAULT_OUTCOMES)
+    if nt is not None and nt.kind not in ("composite", "decorator") and nt.max_ticks > 1:
+        return True
     if node.type in ("btcpp_retry", "retry", "repeat"):
         return True
     kids = list(node.children) + list(getattr(node, "cases", {}).values())

@@ -86,7 +86,7 @@ class ElementImporter(DocumentReader):
 
         if tag in _TAG_TO_SEQ_SEL:
             t, memory = _TAG_TO_SEQ_SEL[tag]
-            return make(t, {"memory": memory})
+            return make(t, {"memory": memory} if t in ("sequence", "selector") else {})
         if tag == "Parallel":
             n = len(kids)
             sc = self._int(attrs.pop("success_count", "-1"), "success_count", el)

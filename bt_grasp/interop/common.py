@@ -33,9 +33,13 @@ BUDGET_ATTRS = {"actions": ATTR_PREFIX + "actions",
 
 BUDGET_DECORATOR = "BtGraspActionBudget"      # our `budget` decorator, declared in TreeNodesModel
 
-# bt_grasp type (+ memory flag for sequence/selector) <-> BT.CPP element.
+# bt_grasp type (+ memory flag for sequence/selector) <-> BT.CPP element. A sequence / selector
+# with memory: false is the reactive one: both export alike and import as reactive_* (the last
+# entry of a tag wins on import).
 SEQ_SEL = {("sequence", True): "Sequence", ("sequence", False): "ReactiveSequence",
-           ("selector", True): "Fallback", ("selector", False): "ReactiveFallback"}
+           ("selector", True): "Fallback", ("selector", False): "ReactiveFallback",
+           ("reactive_sequence", True): "ReactiveSequence",
+           ("reactive_selector", True): "ReactiveFallback"}
 SIMPLE_DECORATORS = {"inverter": "Inverter", "force_success": "ForceSuccess",
                      "force_failure": "ForceFailure"}
 NAV2_CONTROLS = {"recovery_node": "RecoveryNode", "pipeline_sequence": "PipelineSequence",

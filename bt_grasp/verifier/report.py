@@ -67,10 +67,23 @@ def _table(res: VerifyResult) -> list[str]:
 
 
 def _steps(res: VerifyResult, steps: list[dict[str, str]]) -> list[str]:
-    lines = [f"  {i:>4}. {res.step_path(s['node'])} -> {s['outcome']}"
-             for i, s in enumerate(steps[:_MAX_STEPS_SHOWN], 1)]
-    if len(steps) > _MAX_STEPS_SHOWN:
-        lines.append(f"        ... {len(steps) - _MAX_STEPS_SHOWN} more steps (all in --json)")
+    """One line per step; a run of equal steps (a call going on tick after tick) as one line."""
+    lines: list[str] = []
+    i = 0
+    while i < len(steps) and len(lines) < _MAX_STEPS_SHOWN:
+        j = i + 1
+        while j < len(steps) and steps[j] == steps[i]:
+            j += 1
+        s = steps[i]
+        line = f"  {i + 1:>4}. {res.step_path(s['node'])} -> {s['outcome']}"
+        if j - i > 2:
+            lines.append(f"{line}  (steps {i + 1}-{j} alike)")
+        else:
+            j = i + 1
+            lines.append(line)
+        i = j
+    if i < len(steps):
+        lines.append(f"        ... {len(steps) - i} more steps (all in --json)")
     return lines
 
 

@@ -8,6 +8,9 @@ the future; a point whose key was fully explored before is not explored again â€
 future per cost, and a run reaching it, are reused. A key met again on the current path is a
 loop. A run must end in a decision; ending without one, reaching `max_ticks` or looping is a
 counterexample.
+
+Calls that span ticks are explored as bt_grasp/verifier/running.py explains: tick by tick where
+something observes how long they run, else only their longest call.
 """
 
 from __future__ import annotations
@@ -22,9 +25,19 @@ from py_trees.common import Status
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.nodes.base import Leaf
+from bt_grasp.nodes.base import STILL_RUNNING, Leaf
 from bt_grasp.registry import Registry
+from bt_grasp.verifier.running import (
+    RUNNING_ID,
+    RUNS_TO_MAX,
+    expand_steps,
+    retry_scopes_above,
+    skip_idle_ticks,
+    unobserved_leaves,
+)
 from bt_grasp.verifier.state import COUNTER, REFUSED, RETRY_TICKS, STREAK, RunState, Snapshot
+
+__all__ = ["ANY", "Machine", "Step", "expand_steps", "search", "unroll"]
 
 Step = tuple[str, str]                 # (choice id, outcome)
 Cons = "tuple[Step, Cons] | None"      # a run suffix as a shared linked list
@@ -94,14 +107,22 @@ class Point:
 class Machine:
     """The compiled tree in its context, driven as the Runner drives it, one advance at a time."""
 
+    fast_forward = True  # False: an unobserved call's idle ticks are run one by one (tests compare)
+    extremes = True  # False: every call is explored tick by tick, observed or not (tests compare)
+
     def __init__(self, spec: Any, registry: Registry, limits: EpisodeLimits, initial: dict[str, Any],
                  read_keys: set[str]) -> None:
         self.limits = limits
-        self.ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)))
+        self.ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)),
+                              explore_running=True)
         self.root = compile_tree(spec, self.ctx)
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
         self.outcomes = distinct_outcomes(self.state.nodes, read_keys)
+        self.unobserved = unobserved_leaves(self.state.nodes) if self.extremes else set()
+        self.max_ticks = {n.node_id: n.max_ticks for n in self.state.nodes if isinstance(n, Leaf)}
+        self.retries_above = {i: retry_scopes_above(self.state.by_name[i]) for i in self.unobserved}
+        self.to_max: Leaf | None = None  # an unobserved leaf that chose RUNS_TO_MAX this tick
         self.state.track_changes()
         self.script: list[int] = []
         self.pos = 0
@@ -119,6 +140,14 @@ class Machine:
         if "#" not in node_id:
             self.pending = ()
             alphabet = self.outcomes.get(node_id, alphabet)
+        elif node_id.endswith(RUNNING_ID):  # a call's first question this tick
+            self.pending = ()
+            leaf_id = node_id[:-len(RUNNING_ID)]
+            if leaf_id in self.unobserved:
+                leaf = self.state.by_name[leaf_id]
+                if leaf.ticks_running > 0:  # only reached with fast_forward off: idle ticks
+                    return STILL_RUNNING
+                alphabet = (RUNS_TO_MAX,)  # the longest call stands for every length
         if self.pos >= len(self.script):
             key = self.state.key(node_id, self.pending)
             stop = self.stop_at
@@ -134,6 +163,9 @@ class Machine:
         outcome = alphabet[self.script[self.pos]]
         self.pos += 1
         self.pending = (*self.pending, outcome)
+        if outcome == RUNS_TO_MAX:
+            self.to_max = self.state.by_name[node_id[:-len(RUNNING_ID)]]
+            return STILL_RUNNING
         return outcome
 
     def start(self) -> Point:
@@ -148,6 +180,7 @@ class Machine:
         st.restore(snap)
         self.script, self.pos, self.pending = list(script), 0, ()
         self.snap, self.dive, self.dive_keys = snap, [], set()
+        self.to_max = None
         if ctx.tick >= self.limits.max_ticks:
             return Point("problem", st.costs(), ctx.tick,
                          text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
@@ -170,8 +203,10 @@ class Machine:
         if self.root.status in (Status.SUCCESS, Status.FAILURE):
             return Point("problem", st.costs(), ctx.tick, path=path,
                          text=f"root ended {self.root.status.value} without a decision")
+        leaf = self.to_max
+        if leaf is not None and leaf.status is Status.RUNNING and self.fast_forward:
+            skip_idle_ticks(st, leaf, self.limits.max_ticks, self.retries_above[leaf.node_id])
         return Point("tick", st.costs(), ctx.tick, key=st.key(), snap=st.save(), path=path)
-
 
 @dataclass
 class _Frame:

@@ -15,6 +15,7 @@ clock, ledger, decision and tick count. `RunState.key()` keeps only what can cha
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +83,10 @@ class RunState:
         self.quiet = [not n.KEPT and not getattr(n.parent, "READS_CHILD_STATUS", False)
                       for n in self.nodes]
         self.liveness = Liveness(self.nodes, set(self.read))
+        for node in self.nodes:  # a running call that its deadline ends before its max_ticks
+            timeouts = _timeouts_above(node)
+            if isinstance(node, Leaf) and node.max_ticks > 1 and timeouts:
+                node._canonical = _deadline_first(node, timeouts, ctx)  # type: ignore[method-assign]
         # actions a named budget refused (the episode's budget let them pass): see costs()
         self.refusals = 0
         # ticks and updates of each retry scope's nodes: the only reads of its start count
@@ -252,6 +257,30 @@ class RunState:
                 self.nodes[node].status is not Status.RUNNING:
             return "finished"
         return min(n, self.retry_caps.get(scope, n))
+
+
+def _timeouts_above(node: Behaviour) -> list[LogicalTimeout]:
+    out, cur = [], node.parent
+    while cur is not None:
+        if isinstance(cur, LogicalTimeout):
+            out.append(cur)
+        cur = cur.parent
+    return out
+
+
+def _deadline_first(leaf: Leaf, timeouts: list[LogicalTimeout], ctx: RunContext) -> Any:
+    """A call's `ticks_running` changes its future only through its cap (max_ticks). Under a
+    timeout, each tick it runs moves the clock a tick period towards the deadline; when the
+    deadline halts it before it can reach the cap, how long it has run already is irrelevant
+    (the time left, in the timeout's own state, says everything): it is left out of the key.
+    So the runs of a call under a deadline merge by time left, not by time left × ticks run."""
+    def canonical(reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
+        left = min(t.deadline for t in timeouts) - now
+        period = ctx.clock.tick_period
+        if period > 0 and reset[0] + math.ceil(max(left, 0.0) / period) + 2 < leaf.max_ticks:
+            return (None,)
+        return reset
+    return canonical
 
 
 def _marking(method: Any, dirty: set[int], i: int) -> Any:

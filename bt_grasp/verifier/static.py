@@ -110,7 +110,8 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
             for c in counted:
                 out = combine(out, c, mx)
             return out
-        if node.type in ("sequence", "selector") and not node.params.get("memory", True):
+        if node.type in ("reactive_sequence", "reactive_selector") or (
+                node.type in ("sequence", "selector") and not node.params.get("memory", True)):
             seen_runner = False
             out = {}
             for child, c in zip(reversed(kids), reversed(counted), strict=True):
@@ -131,7 +132,8 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
             cap = int(node.params["actions"])
             return {k: (cap if (v is inf or v > cap) and _is_action(k, registry) else v)
                     for k, v in out.items()}
-        if nt.name not in ("sequence", "selector", "parallel", "timeout", "inverter",
+        if nt.name not in ("sequence", "selector", "reactive_sequence", "reactive_selector",
+                           "parallel", "timeout", "inverter",
                            "force_success", "force_failure"):
             return scale(out, inf) if out and can_run(node) else out
         return out

@@ -28,8 +28,9 @@ def success_outcomes(nt: Any) -> set[str] | None:
 
 
 def leaf_summary(reg: Registry, size: int, node: Any, in_budget: bool) -> NodeSum:
-    """A leaf: one call per activation (counted once its guard passed), no RUNNING unless an
-    opaque leaf declares it; an action leaf must spend its action to end live."""
+    """A leaf: one call per activation (counted once its guard passed), RUNNING for at most
+    `max_ticks - 1` ticks (a call spanning ticks; opaque leaves declaring `running`: unbounded);
+    an action leaf must spend its action to end live."""
     nt = reg.require(node.type)
     act: Tables = {TICKS: np.zeros(size)}
     tick: dict[str, float] = {}
@@ -61,6 +62,9 @@ def leaf_summary(reg: Registry, size: int, node: Any, in_budget: bool) -> NodeSu
     for key in keys:
         act[key] = from_index(1, 1.0, size) if nt.counts_as_action else np.ones(size)
         tick[key] = 1.0
+    if nt.max_ticks > 1:  # a call may span max_ticks ticks: max_ticks - 1 RUNNING returns
+        act[TICKS] = from_index(1, nt.max_ticks - 1.0, size) if nt.counts_as_action else \
+            np.full(size, nt.max_ticks - 1.0)
     min_s, min_f = ZERO, ZERO
     if nt.counts_as_action:
         min_s = (1, 1)

@@ -52,6 +52,7 @@ from bt_grasp.verifier.summary_tables import (
     tmax,
 )
 
+REACTIVE = ("reactive_sequence", "reactive_selector")  # sequence / selector with memory: false
 LOOP_CAP = 64  # a loop whose iterations may cost no action is unrolled at most this often, else +inf
 
 
@@ -168,8 +169,9 @@ class Rules:
         p = node.params
         tick_sum = self._tick_of([k.tick for k in kids])
         once = conv_all([k.once for k in kids], size) if any(k.once for k in kids) else {}
-        if t in ("sequence", "selector"):
-            out = self._seq_sel(node, kids, kid_specs, t == "sequence", bool(p.get("memory", True)))
+        if t in ("sequence", "selector", *REACTIVE):
+            out = self._seq_sel(node, kids, kid_specs, t in ("sequence", "reactive_sequence"),
+                                t not in REACTIVE and bool(p.get("memory", True)))
         elif t == "parallel":
             out = self._parallel(kids, p.get("policy") == "success_on_one")
         elif t == "btcpp_parallel":
@@ -337,7 +339,7 @@ class Rules:
         if nt.kind not in ("composite", "decorator"):
             return self.leaf(node, in_budget)
         t = node.type
-        reenters = t in LOOPS or t in ("recovery_node", "pipeline_sequence") or (
+        reenters = t in LOOPS or t in ("recovery_node", "pipeline_sequence", *REACTIVE) or (
             t in ("sequence", "selector") and not node.params.get("memory", True)) or (
             t == "parallel" and node.params.get("policy") == "success_on_one")
         child_multi = multi or reenters

@@ -4,7 +4,9 @@ A bound is only as good as a run that reaches it. This module plays a fixed numb
 on the real Runner, each with an oracle that leans towards failures (which drive retries and
 recoveries), successes (which drive repeats) or RUNNING, and keeps, for every cost key, the
 outcome sequence of the costliest run. The sequences replay exactly with a per-node scripted
-oracle, because which leaf is asked next depends only on the outcomes given so far.
+oracle, because which leaf is asked next depends only on the outcomes given so far. Calls that
+may span ticks are asked `<id>#running` each tick (RunContext.explore_running): the policies
+that lean to RUNNING keep every call running to its maximum, the longest runs there are.
 """
 
 from __future__ import annotations
@@ -65,6 +67,9 @@ class BiasedOracle:
         rng = self.rng
         if node_id.endswith("#duration"):
             pick = alphabet[0] if rng.random() < 0.8 else alphabet[-1]
+        elif node_id.endswith("#running"):  # a call that may span ticks: policies that lean to
+            # RUNNING let every call run to its maximum (the longest runs), the others end soon
+            pick = "running" if self.run_p >= 0.5 or rng.random() < self.run_p else "ends"
         elif "running" in alphabet and rng.random() < self.run_p:
             pick = "running"
         else:
@@ -92,7 +97,7 @@ def play(spec: Any, registry: Registry, oracle: Any, goal: dict[str, Any] | None
     goal = goal if goal is not None else dict(getattr(spec, "goal", {}) or {})
     initial = {f"goal.{k}": v for k, v in goal.items()} or {"goal.object": "target object"}
     ctx = RunContext(registry=registry, limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
-                     oracle=oracle, blackboard=Blackboard(initial))
+                     oracle=oracle, blackboard=Blackboard(initial), explore_running=True)
     return Runner(spec, ctx).run()
 
 
@@ -168,7 +173,9 @@ def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
         failing = [o for o in options if o not in successes.get(node, set())]
         if failing and rng.random() < 0.6:
             options = failing  # failures drive retries and recoveries
-        if node.endswith("#duration") or node.endswith("#semantic"):
+        if node.endswith("#running"):
+            options = ["ends" if old == "running" else "running"]
+        elif node.endswith("#duration") or node.endswith("#semantic"):
             options = [o for o in ("instant", "overruns deadline", "ok", "veto") if o != old]
         if not options:
             continue
