@@ -73,7 +73,7 @@ def test_sequence_and_selector_with_memory_false_are_the_reactive_composites():
     from bt_grasp.blackboard import Blackboard
     from bt_grasp.compile import compile_tree
     from bt_grasp.context import RunContext
-    from bt_grasp.registry import default_registry
+    from bt_grasp.default_registry import default_registry
 
     spec = tree("""
         tree: t

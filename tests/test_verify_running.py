@@ -25,12 +25,11 @@ from bt_strategies import (
 from helpers import tree
 from hypothesis import given
 
+from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
-from bt_grasp.registry import default_registry
 from bt_grasp.verifier import running as running_mod
-from bt_grasp.verifier import verify_tree
 from bt_grasp.verifier.bounds import summary_bounds
-from bt_grasp.verifier.core import run_costs
+from bt_grasp.verifier.core import run_costs, verify_tree
 from bt_grasp.verifier.running import unobserved_leaves
 from bt_grasp.verifier.search import Machine
 from bt_grasp.verifier.static import keys_read
