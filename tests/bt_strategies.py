@@ -67,6 +67,8 @@ GUARDS: tuple[Node, ...] = (
     {"label_is": {"key": "{grasp.outcome}", "label": "done"}},
     {"inverter": {"child": {"label_is": {"key": "{lift.outcome}", "label": "fault"}}}},
     {"locate_object": {"target": "{goal.object}"}},
+    "listen",  # a guard: the oracle's answer each tick, passing changes nothing
+    {"selector": {"children": ["listen", {"wait_clarify": {"reason": "generated revision"}}]}},
 )
 
 

@@ -106,6 +106,9 @@ def test_the_extremes_of_unobserved_calls_give_the_verdict_of_every_length_on_ge
     ("sequence", False), ("retry", False), ("timeout", True), ("parallel", True),
     ("reactive_sequence", False),  # its earlier child is a pure label_is: it re-reads the same label
     ("reactive_selector_perceiving", True),
+    ("reactive_sequence_listening", False),  # a guard: failing at any idle tick = failing at the last
+    ("reactive_sequence_listen_or_stop", False),
+    ("reactive_selector_listening", True),  # a selector's earlier children must be pure
 ])
 def test_what_observes_a_running_call(wrapper, observed):
     body = {
@@ -115,6 +118,10 @@ def test_what_observes_a_running_call(wrapper, observed):
         "parallel": "parallel: {children: [grasp: {id: g}]}",
         "reactive_sequence": 'reactive_sequence: {children: [label_is: {key: "{x}", label: y}, grasp: {id: g}]}',
         "reactive_selector_perceiving": "reactive_selector: {children: [survey_scene, grasp: {id: g}]}",
+        "reactive_sequence_listening": "reactive_sequence: {children: [listen, grasp: {id: g}]}",
+        "reactive_sequence_listen_or_stop":
+            'reactive_sequence: {children: [selector: {children: [listen, wait_clarify: {reason: r}]}, grasp: {id: g}]}',
+        "reactive_selector_listening": "reactive_selector: {children: [listen, grasp: {id: g}]}",
     }[wrapper]
     spec = tree(f"tree: t\nroot:\n  {body}\n")
     reg = default_registry()
@@ -204,3 +211,31 @@ def test_a_reactive_guard_that_perceives_each_tick_is_bounded_by_the_perception_
 
 def test_the_running_module_documents_the_extremes():
     assert "RUNS_TO_MAX" in running_mod.__doc__ and "observe" in running_mod.__doc__
+
+
+def test_a_listen_guard_halting_at_any_tick_gives_the_verdict_of_exploring_every_tick():
+    # the guard may fail at any idle tick of the grasp (a revision halts it) or at its last one
+    spec = load_text("""
+tree: t
+budgets: {max_ticks: 200, actions: 3}
+root:
+  selector:
+    children:
+      - retry:
+          attempts: 2
+          child:
+            reactive_sequence:
+              children:
+                - selector: {children: [listen: {id: heard}, wait_clarify: {reason: revised}]}
+                - grasp: {id: g}
+                - lift: {id: up}
+                - finalize: {reason: done}
+      - wait_clarify: {reason: spent}
+""")
+    spec.registry = blocking_registry(cap=5)
+    quick = verify_tree(spec)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Machine, "extremes", False)
+        every = verify_tree(spec)
+    assert quick.proven and every.proven and quick.runs_explored < every.runs_explored
+    assert (quick.bounds, set(quick.endings)) == (every.bounds, set(every.endings))

@@ -84,8 +84,8 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
                           "every run was checked: incomplete, not proven")
         return result
     if found.problem is not None:
-        found.prefix = expand_steps(found.prefix, machine.max_ticks)
-        found.cycle = expand_steps(found.cycle, machine.max_ticks)
+        found.prefix = expand_steps(found.prefix, machine.max_ticks, machine.unobserved)
+        found.cycle = expand_steps(found.cycle, machine.max_ticks, machine.unobserved)
         _counterexample(setup, found, result)
         return result
     bounds = {k: v for k, (v, _) in found.summary.items() if k != ANY and not k.startswith(COUNTER)}
@@ -107,7 +107,7 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
         # Every bound but ticks is reached as well with the unobserved calls ending at once
         # (verifier/running.py: a call's twin): a short witness, unless its replay says otherwise.
         short = [s for s in steps if s[1] != RUNS_TO_MAX]
-        full = expand_steps(steps, machine.max_ticks)
+        full = expand_steps(steps, machine.max_ticks, machine.unobserved)
         choices = short if key != "ticks" and reaches(key, short) == result.bounds[key] else full
         result.witnesses[key] = _as_steps(choices)
         got = reaches(key, choices)

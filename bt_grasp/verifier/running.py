@@ -22,7 +22,9 @@ the idle ticks in one step (`skip_idle_ticks`: the tick count, the clock tick by
 `ticks_running` and the retry counters move exactly as that many real ticks would move them) to
 the call's last tick, where the leaf picks its outcome. Observed leaves are explored tick by
 tick: "ends" or "running" at every tick (under a deadline that halts the call before its cap,
-`ticks_running` leaves the merge key: state.py). In witnesses and counterexamples a
+`ticks_running` leaves the merge key: state.py). A reactive sequence whose earlier children are
+guards (`listen`: asked every tick, passing changes nothing) does not make a call observed:
+a guard failing at an idle tick has a twin failing at the call's last tick (see `guard_pass`). In witnesses and counterexamples a
 RUNS_TO_MAX step stands for the `max_ticks - 1` "running" answers the Runner's oracle is asked
 (`expand_steps`). tests/test_verify_running.py checks, on generated trees with short calls, that
 this gives the verdict, bounds and endings of exploring every length of every call.
@@ -54,33 +56,87 @@ def _pure(node: Any) -> bool:
     return all(_pure(c) for c in node.children)
 
 
-def unobserved_leaves(nodes: list[Any]) -> set[str]:
-    """Ids of the leaves whose calls may span ticks and whose ticks_running nothing observes
-    (see the module docstring): the search tries only their longest calls."""
-    out = set()
+def guard_pass(node: Any) -> str | None:
+    """A *guard*'s one passing outcome, or None if `node` is no guard.
+
+    A guard is a leaf such as `listen` that a reactive sequence asks again before every tick of
+    a running call: its answer is the oracle's, but passing it changes nothing (default update
+    and simulate, one tick, no counted call, one success outcome, so the same outcome-port value
+    every time). Its failing at an idle tick k of the call halts the call there; failing at the
+    call's last tick instead halts it as well and leaves the same state, with the same costs
+    and more ticks. So, for a call whose only observers are guards, its longest run with every
+    guard passing at the idle ticks stands for all of them, as for an unobserved call.
+    """
+    if not isinstance(node, Leaf) or node.max_ticks != 1 or not node.alphabet:
+        return None
+    nt = node.node_type
+    if nt.counts_as_action or nt.perception or nt.kind in ("primitive", "terminal"):
+        return None
+    cls = type(node)
+    if any(getattr(cls, name) is not getattr(Leaf, name) for name in ("update", "simulate", "_oracle_tick")):
+        return None
+    passing = [o for o in node.alphabet if o in node.SUCCESS_OUTCOMES]
+    return passing[0] if len(passing) == 1 else None
+
+
+def _guards_before(parent: Any, child: Any) -> list[tuple[str, str]] | None:
+    """The (guard id, passing outcome) pairs a reactive sequence asks before `child` each tick,
+    or None if one of its earlier children is neither a guard nor a pure subtree (a reactive
+    selector's earlier children must all be pure)."""
+    earlier = parent.children[:parent.children.index(child)]
+    if not isinstance(parent, Sequence):
+        return [] if all(_pure(c) for c in earlier) else None
+    guards = []
+    for node in earlier:
+        # a guard, or a selector that starts with one (`[listen, wait_clarify]`): when the guard
+        # passes the selector succeeds at once and ticks nothing else
+        guard = node.children[0] if isinstance(node, Selector) and node.children else node
+        passing = guard_pass(guard)
+        if passing is not None:
+            guards.append((guard.node_id, passing))
+        elif not _pure(node):
+            return None
+    return guards
+
+
+def unobserved_leaves(nodes: list[Any]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The leaves whose calls may span ticks and whose ticks_running nothing observes but guards
+    (see the module docstring and `guard_pass`), each with the guards asked at every idle tick
+    of its call, outermost first: the search tries only their longest calls."""
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
     for node in nodes:
         if not isinstance(node, Leaf) or node.max_ticks <= 1 or not node.alphabet or \
                 type(node).update is not Leaf.update or type(node)._oracle_tick is not Leaf._oracle_tick:
             continue
-        child, cur, seen = node, node.parent, True
-        while cur is not None and seen:
+        child, cur, guards = node, node.parent, []
+        while cur is not None:
             if isinstance(cur, (Sequence, Selector)):
-                seen = cur.memory or all(_pure(c) for c in cur.children[:cur.children.index(child)])
-            else:
-                seen = isinstance(cur, _PASS_THROUGH)
+                if not cur.memory:
+                    before = _guards_before(cur, child)
+                    if before is None:
+                        break
+                    guards = before + guards
+            elif not isinstance(cur, _PASS_THROUGH):
+                break
             child, cur = cur, cur.parent
-        if seen:
-            out.add(node.node_id)
+        else:
+            out[node.node_id] = tuple(guards)
     return out
 
 
-def expand_steps(steps: list[Step], max_ticks: dict[str, int]) -> list[Step]:
+def expand_steps(steps: list[Step], max_ticks: dict[str, int],
+                 guards: dict[str, tuple[tuple[str, str], ...]] | None = None) -> list[Step]:
     """The steps as the Runner's oracle is asked them: a RUNS_TO_MAX step becomes the
-    `max_ticks - 1` "running" answers of a call that spans its maximum."""
+    `max_ticks - 1` "running" answers of a call that spans its maximum, each idle tick's preceded
+    by its guards passing."""
     out: list[Step] = []
     for node_id, outcome in steps:
         if outcome == RUNS_TO_MAX:
-            out.extend([(node_id, STILL_RUNNING)] * (max_ticks[node_id[:-len(RUNNING_ID)]] - 1))
+            leaf_id = node_id[:-len(RUNNING_ID)]
+            idle = [*((guards or {}).get(leaf_id, ())), (node_id, STILL_RUNNING)]
+            out.append((node_id, STILL_RUNNING))
+            for _ in range(max_ticks[leaf_id] - 2):
+                out.extend(idle)
         else:
             out.append((node_id, outcome))
     return out

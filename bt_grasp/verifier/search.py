@@ -119,7 +119,7 @@ class Machine:
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
         self.outcomes = distinct_outcomes(self.state.nodes, read_keys)
-        self.unobserved = unobserved_leaves(self.state.nodes) if self.extremes else set()
+        self.unobserved = unobserved_leaves(self.state.nodes) if self.extremes else {}
         self.max_ticks = {n.node_id: n.max_ticks for n in self.state.nodes if isinstance(n, Leaf)}
         self.retries_above = {i: retry_scopes_above(self.state.by_name[i]) for i in self.unobserved}
         self.to_max: Leaf | None = None  # an unobserved leaf that chose RUNS_TO_MAX this tick
