@@ -142,7 +142,8 @@ def supports(world: World, kind: str) -> bool:
 
 
 def run_episode_with_faults(world: World, text: str, faults: list[Fault], episode: int, seed: int,
-                            trace: Path) -> tuple[Any, EpisodeResult, TrackingLedger]:
+                            trace: Path, services: dict[str, Any] | None = None,
+                            ) -> tuple[Any, EpisodeResult, TrackingLedger]:
     """Reset the shared world, stage the faults, run the tree with a trace; (spec, result, ledger)."""
     spec = load_text(text)
     driver = world.driver
@@ -152,6 +153,7 @@ def run_episode_with_faults(world: World, text: str, faults: list[Fault], episod
         driver.inject(fault)
     task = driver.task() if hasattr(driver, "task") else None
     ctx = build_context(spec, world, goal_blackboard(None, spec.goal, task))
+    ctx.services.update(services or {})
     ledger = TrackingLedger()
     ctx.ledger = ledger
     try:
@@ -161,12 +163,13 @@ def run_episode_with_faults(world: World, text: str, faults: list[Fault], episod
     return spec, res, ledger
 
 
-def check_episode(world: World, text: str, faults: list[Fault], episode: int, seed: int) -> EpisodeResult:
+def check_episode(world: World, text: str, faults: list[Fault], episode: int, seed: int,
+                  services: dict[str, Any] | None = None) -> EpisodeResult:
     verdict = verified(text)
     assert verdict.proven, f"the tree under test must be proven: {verdict.problem}"
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "run.jsonl"
-        spec, res, ledger = run_episode_with_faults(world, text, faults, episode, seed, trace)
+        spec, res, ledger = run_episode_with_faults(world, text, faults, episode, seed, trace, services)
         assert_decided_within(res, ledger, spec, verdict)
         assert_trace_complete(trace, res)
     return res
@@ -284,3 +287,53 @@ def test_timeout_bounded_loop_stays_within_the_verified_bound(world: World, case
     text, injected = TIMED_LOOPS[case]
     assert verified(text).proven
     check_episode(world, text, injected, episode=0, seed=0)
+
+
+# A reactive guard around the whole attempt: a revised instruction, heard at any tick, halts the
+# motion running then and starts the next attempt (the fetch tree's pattern, on both drivers).
+GUARDED_TREE = """
+tree: guarded_grasp
+budgets: {actions: 4, perception_streak: 4, max_ticks: 20000}
+root:
+  selector:
+    children:
+      - retry:
+          attempts: 2
+          child:
+            reactive_sequence:
+              children:
+                - listen: {id: heard}
+                - sequence:
+                    children:
+                      - locate_object: {id: locate, target: "{goal.object}"}
+                      - open_gripper: {id: open}
+                      - grasp: {id: grasp}
+                      - lift: {id: lift}
+                      - place: {id: place}
+                      - finalize: {reason: placed}
+      - wait_clarify: {reason: attempts spent}
+"""
+
+
+class RevisingUser:
+    """Says a revised instruction once, at its `at`-th poll: the guard polls it once per tick."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.polls = at, 0
+
+    def poll(self) -> str | None:
+        self.polls += 1
+        return "Grasp the red mug" if self.polls == self.at else None
+
+
+@profile_settings()
+@given(at=st.integers(1, 400), episode=st.integers(0, 9))
+def test_a_halt_at_a_random_tick_stops_the_running_motion_and_stays_within_the_bounds(
+        world: World, at: int, episode: int) -> None:
+    user = RevisingUser(at)
+    res = check_episode(world, GUARDED_TREE, [], episode, 0, {"user": user})
+    halted = [e for e in res.events if e.metadata.get("halted")]
+    # only the motion running when the revision was heard is halted, and it says why
+    assert len(halted) <= 1 and all(e.metadata["halted"] == "preempted" for e in halted)
+    if halted:
+        assert user.polls >= at and halted[0].exec_status.value == "FAIL"

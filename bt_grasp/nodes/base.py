@@ -133,6 +133,9 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
     def update(self) -> Status:
         ctx = self.ctx
         if self.status == Status.RUNNING:
+            if ctx.decision is not None:  # decided this tick: the motion stops, nothing else acts
+                self._halt("decided")
+                return Status.FAILURE
             return self._oracle_tick() if self._oracle_decides() else self._poll()
         if ctx.decision is not None:
             return Status.FAILURE  # the episode is over; nothing else may act this tick
