@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from helpers import ROOT, tree
 from hypothesis import HealthCheck, settings
@@ -378,3 +379,14 @@ def assert_trace_complete(path: str | Path, res: EpisodeResult) -> None:
     primitive_events = [e for e in res.events if e.primitive != "evaluate_grasp"]
     assert len(primitive_events) == sum(res.counters["primitive_calls"].values()), (
         "one event per primitive call")
+
+
+@pytest.fixture(autouse=True)
+def blocking_calls(request, monkeypatch):
+    """Imported by a test module, every test in it not named for the shipped trees runs with calls
+    that end in the tick that starts them (a blocking driver: every max_ticks is 1): they specify
+    what happens between calls. Calls that span ticks: tests/test_verify_running.py."""
+    from bt_grasp import default_registry as registry_mod
+
+    if "shipped" not in request.node.name:
+        monkeypatch.setattr(registry_mod, "_DEFAULT", blocking_registry())

@@ -21,7 +21,7 @@ from bt_grasp.watchdog.telemetry import Telemetry
 YAML = textwrap.dedent("""\
     tree: pick
     goal: {object: red box}
-    budgets: {actions: 4, perception_streak: 3}
+    budgets: {actions: 4, perception_streak: 3, max_ticks: 2000}
     root:
       selector:
         id: episode
@@ -52,7 +52,7 @@ def built() -> api.Tree:
             api.leaf("finalize", reason="grasped")),
         api.switch("{grasp.outcome}", cases={"infeasible": api.leaf("wait_clarify", reason="no grasp")},
                    default=api.leaf("wait_clarify", reason="not found")),
-        id="episode"), budgets={"actions": 4, "perception_streak": 3}, goal={"object": "red box"})
+        id="episode"), budgets={"actions": 4, "perception_streak": 3, "max_ticks": 2000}, goal={"object": "red box"})
 
 
 def test_a_tree_built_in_code_is_the_spec_its_yaml_loads_to():

@@ -41,20 +41,10 @@ def test_a_running_leaf_has_its_own_colour_and_its_running_time(tmp_path, capsys
 
 
 def test_a_leaf_halted_at_a_tick_is_not_drawn_running(tmp_path, capsys):
-    from test_leaf_lifecycle import FakeStreamingRobot, run
+    from test_leaf_lifecycle import LIFT_WITH_DEADLINE, FakeStreamingRobot, run
 
     path = tmp_path / "halted.jsonl"
-    run("""
-        tree: t
-        root:
-          selector:
-            children:
-              - timeout:
-                  seconds: 0.2
-                  child:
-                    lift: {id: up}
-              - wait_clarify: {reason: "too slow"}
-    """, FakeStreamingRobot({"lift": 100}), trace=str(path))
+    run(LIFT_WITH_DEADLINE, FakeStreamingRobot({"lift": 100}), trace=str(path))
     last = read_trace(path).ticks[-1]["tick"]
     assert main(["dot", str(path), "--tick", str(last)]) == 0
     up = _nodes(capsys.readouterr().out)["up"]

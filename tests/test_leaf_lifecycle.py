@@ -66,6 +66,19 @@ def run(text: str, robot, clock=None, trace=None):
     return Runner(spec, ctx, trace_path=trace).run(), ctx
 
 
+# a 100-tick lift under a 0.2 s deadline (four ticks of PERIOD): the timeout halts it
+LIFT_WITH_DEADLINE = """
+    tree: t
+    root:
+      selector:
+        children:
+          - timeout:
+              seconds: 0.2
+              child:
+                lift: {id: up}
+          - wait_clarify: {reason: "too slow"}
+"""
+
 LIFT_THEN_FINALIZE = """
     tree: t
     root:
@@ -102,19 +115,8 @@ def test_the_trace_shows_the_leaf_running_across_ticks(tmp_path):
 
 
 def test_a_timeout_halts_the_running_motion_at_its_deadline():
-    text = """
-        tree: t
-        root:
-          selector:
-            children:
-              - timeout:
-                  seconds: 0.2
-                  child:
-                    lift: {id: up}
-              - wait_clarify: {reason: "too slow"}
-    """
     robot = FakeStreamingRobot({"lift": 100})
-    result, ctx = run(text, robot)
+    result, ctx = run(LIFT_WITH_DEADLINE, robot)
     assert result.decision == Decision.WAIT_CLARIFY and result.reason == "too slow"
     assert robot.log == ["start lift", "cancel lift: timeout"]
     [event] = result.events

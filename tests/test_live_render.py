@@ -233,19 +233,9 @@ def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():
 
 
 def test_a_leaf_halted_at_its_deadline_stops_running_and_its_event_says_so():
-    from test_leaf_lifecycle import FakeStreamingRobot
+    from test_leaf_lifecycle import LIFT_WITH_DEADLINE, FakeStreamingRobot
 
-    seen, res = live_run("""
-        tree: t
-        root:
-          selector:
-            children:
-              - timeout:
-                  seconds: 0.2
-                  child:
-                    lift: {id: up}
-              - wait_clarify: {reason: "too slow"}
-    """, FakeStreamingRobot({"lift": 100}))
+    seen, res = live_run(LIFT_WITH_DEADLINE, FakeStreamingRobot({"lift": 100}))
     assert res.reason == "too slow"
     assert "up" in seen[-2][1] and seen[-1][1] == {}
     assert "last lift at up: TIMEOUT, FAIL, halted (timeout)" in seen[-1][3]

@@ -79,7 +79,7 @@ def test_bounds_are_sound_and_tight_against_every_real_run_of_a_small_tree():
 def test_unbounded_repeat_around_a_failing_primitive_is_a_counterexample():
     spec = tree("""
         tree: loop
-        budgets: {max_ticks: 50}
+        budgets: {max_ticks: 1000}  # room for several 300-tick lifts
         root:
           repeat:
             child:

@@ -16,10 +16,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-from bt_strategies import blocking_registry
+from bt_strategies import blocking_calls  # noqa: F401  (autouse: calls end in the tick that starts them)
 from helpers import ROOT, tree
 
-from bt_grasp import registry as registry_mod
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.verifier.bounds import summarise
@@ -30,14 +29,6 @@ from verify_scaling import chain  # noqa: E402
 
 SHIPPED = sorted(p for p in (ROOT / "trees").rglob("*.yaml") if "subtrees" not in p.parts)
 
-
-@pytest.fixture(autouse=True)
-def _blocking_calls(request, monkeypatch):
-    """The small trees here have calls that end in the tick that starts them (a blocking driver:
-    every max_ticks is 1); the shipped trees keep their real primitives, whose calls span ticks
-    (tests/test_verify_running.py pins what that adds)."""
-    if "shipped" not in request.node.name:
-        monkeypatch.setattr(registry_mod, "_DEFAULT", blocking_registry())
 
 
 def replay(spec, choices):

@@ -13,25 +13,15 @@
 from __future__ import annotations
 
 import pytest
-from bt_strategies import blocking_registry
+from bt_strategies import blocking_calls  # noqa: F401  (autouse: calls end in the tick that starts them)
 from helpers import run_oracle, tree
 
-from bt_grasp import registry as registry_mod
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.verifier.core import verify_tree
 from bt_grasp.verifier.search import Machine, distinct_outcomes
 from bt_grasp.verifier.static import keys_read
-
-
-@pytest.fixture(autouse=True)
-def _blocking_calls(request, monkeypatch):
-    """Most of these tests specify how runs merge between calls with calls that end in the tick
-    that starts them (a blocking driver: every max_ticks is 1); the shipped trees keep their real
-    primitives. Calls that span ticks: tests/test_verify_running.py."""
-    if "shipped" not in request.node.name:
-        monkeypatch.setattr(registry_mod, "_DEFAULT", blocking_registry())
 
 
 def _board_at(spec, outcomes: list[str]) -> dict:

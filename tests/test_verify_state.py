@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from bt_strategies import blocking_registry, load_text, profile_settings, tree_texts
+from bt_strategies import blocking_calls, load_text, profile_settings, tree_texts  # noqa: F401 (autouse)
 from helpers import ROOT, run_oracle, tree
 from hypothesis import given
 from test_btcpp_helpers import registry as btcpp_registry
 from test_btcpp_helpers import spec_of
 
-from bt_grasp import registry as registry_mod
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.cli import main
 from bt_grasp.compile import compile_tree
@@ -32,15 +31,6 @@ from bt_grasp.spec.loader import load_tree
 from bt_grasp.verifier import search as search_mod
 from bt_grasp.verifier.core import run_costs, verify_tree
 from bt_grasp.verifier.state import RunState
-
-
-@pytest.fixture(autouse=True)
-def _blocking_calls(request, monkeypatch):
-    """Most of these tests specify how runs merge between calls with calls that end in the tick
-    that starts them (a blocking driver: every max_ticks is 1); the shipped trees keep their real
-    primitives. Calls that span ticks: tests/test_verify_running.py."""
-    if "shipped" not in request.node.name:
-        monkeypatch.setattr(registry_mod, "_DEFAULT", blocking_registry())
 
 NAV2 = ROOT / "tests" / "data" / "nav2"
 

@@ -172,6 +172,17 @@ class Machine:
         """The episode before its first tick (taken when the machine was built)."""
         return self.initial
 
+    def _cap_reason(self) -> str:
+        """Why the tick cap was met: a call still running (the cap leaves it too little room)
+        or a tree that keeps ticking without deciding."""
+        cap = self.limits.max_ticks
+        running = [n for n in self.state.nodes if isinstance(n, Leaf) and n.status == Status.RUNNING]
+        if running:
+            leaf = running[0]
+            return (f"tick cap ({cap}) reached while '{leaf.name}' runs (one {leaf.node_type.name} "
+                    f"call may span {leaf.max_ticks} ticks: give budgets.max_ticks room for it)")
+        return f"tick cap ({cap}) reached: the tree loops"
+
     def advance(self, snap: Snapshot, script: list[int]) -> Point:
         """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
         (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
@@ -182,8 +193,7 @@ class Machine:
         self.snap, self.dive, self.dive_keys = snap, [], set()
         self.to_max = None
         if ctx.tick >= self.limits.max_ticks:
-            return Point("problem", st.costs(), ctx.tick,
-                         text=f"tick cap ({self.limits.max_ticks}) reached: the tree loops")
+            return Point("problem", st.costs(), ctx.tick, text=self._cap_reason())
         ctx.tick += 1
         tick_start = ctx.clock.now
         path: list[str] = []
