@@ -190,7 +190,7 @@ LEAVES = [
         doc="Re-locate the goal: taken when it was raised or is gone from where it was located."),
 ]
 
-# -- mobile manipulation tools (issue 6; leaf classes in bt_grasp/nodes/mobile.py) ---------------
+# -- mobile manipulation tools (issue 6; leaf classes in bt_grasp/nodes/mobile*.py) ---------------
 NAV_OUT = ("arrived", "unreachable", "fault")
 SHOW_OUT = ("one", "many", "none")
 SELECT_OUT = ("one", "ambiguous", "none")

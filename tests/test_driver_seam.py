@@ -16,7 +16,8 @@ from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers import base, motion
 from bt_grasp.drivers.base import Execution, Head
-from bt_grasp.nodes.mobile import Close, Open, WalkAround
+from bt_grasp.nodes.mobile_motions import Close, Open
+from bt_grasp.nodes.mobile_survey import WalkAround
 from bt_grasp.perception.types import SceneGraph
 from bt_grasp.watchdog.telemetry import Telemetry
 

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
 
-from bt_grasp.drivers.stretch.sim.household import Placement  # noqa: E402
+from bt_grasp.drivers.stretch.sim.room import Placement  # noqa: E402
 from bt_grasp.mobile.scenarios import SCENARIOS, make_world, run_trial  # noqa: E402
 
 

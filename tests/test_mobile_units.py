@@ -14,7 +14,8 @@ import pytest
 from bt_grasp.mobile.nav import OccupancyGrid, Rect, astar, line_cells, plan_to
 from bt_grasp.mobile.som import LexicalMatcher, Mark
 from bt_grasp.mobile.user import Revision, SeenItem, SimulatedUser
-from bt_grasp.nodes.mobile import _lookup, resolve_answer
+from bt_grasp.nodes.mobile_dialogue import resolve_answer
+from bt_grasp.nodes.mobile_marks import _lookup
 from bt_grasp.perception.types import SceneObject
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,27 +23,29 @@ from typing import Any
 
 import pytest
 
-from bt_grasp.drivers.stretch.sim import body as sim
+from bt_grasp.drivers.stretch.sim.body import SimStretchRobot
+from bt_grasp.drivers.stretch.sim.dynamixels import SimDynamixel, SimEndOfArm, SimHead, SimStretchGripper
+from bt_grasp.drivers.stretch.sim.steppers import SimBase, SimPrismaticJoint
 
 # (real class path, sim class, methods the driver or the sim subset relies on)
 CLASSES: list[tuple[str, type, tuple[str, ...]]] = [
-    ("stretch_body.robot:Robot", sim.SimStretchRobot,
+    ("stretch_body.robot:Robot", SimStretchRobot,
      ("startup", "stop", "push_command", "wait_command", "is_homed", "get_status", "home")),
-    ("stretch_body.end_of_arm_tools:ToolStretchGripper", sim.SimEndOfArm,
+    ("stretch_body.end_of_arm_tools:ToolStretchGripper", SimEndOfArm,
      ("move_to", "move_by", "get_joint", "wait_until_at_setpoint", "startup", "stop", "pose",
       "is_tool_present", "pull_status")),
-    ("stretch_body.stretch_gripper:StretchGripper", sim.SimStretchGripper,
+    ("stretch_body.stretch_gripper:StretchGripper", SimStretchGripper,
      ("move_to", "move_by", "pose", "pull_status", "wait_until_at_setpoint", "quick_stop",
       "pct_to_world_rad", "world_rad_to_pct", "startup", "stop")),
-    ("stretch_body.dynamixel_hello_XL430:DynamixelHelloXL430", sim.SimDynamixel,
+    ("stretch_body.dynamixel_hello_XL430:DynamixelHelloXL430", SimDynamixel,
      ("move_to", "move_by", "wait_until_at_setpoint", "pull_status", "quick_stop", "startup", "stop")),
-    ("stretch_body.lift:Lift", sim.SimPrismaticJoint,
+    ("stretch_body.lift:Lift", SimPrismaticJoint,
      ("move_to", "move_by", "wait_until_at_setpoint", "wait_while_is_moving", "wait_for_contact",
       "push_command", "pull_status", "startup", "stop")),
-    ("stretch_body.base:Base", sim.SimBase,
+    ("stretch_body.base:Base", SimBase,
      ("translate_by", "rotate_by", "set_velocity", "wait_until_at_setpoint", "wait_while_is_moving",
       "push_command", "pull_status", "startup")),
-    ("stretch_body.head:Head", sim.SimHead,
+    ("stretch_body.head:Head", SimHead,
      ("move_to", "move_by", "get_joint", "wait_until_at_setpoint", "pose", "pull_status", "startup", "stop")),
 ]
 
@@ -153,7 +155,7 @@ def test_status_keys_match_stretch_body(real: dict[str, Any]) -> None:
         assert set(w[part]) <= set(real["status"][part]), f"sim {part} invents {set(w[part]) - set(real['status'][part])}"
     for part, keys in DRIVER_KEYS.items():
         assert keys <= set(real["status"][part]) and keys <= set(w[part]), part
-    from bt_grasp.drivers.stretch.sim.world import PCT_MAX_OPEN
+    from bt_grasp.drivers.stretch.sim.params import PCT_MAX_OPEN
 
     assert PCT_MAX_OPEN == pytest.approx(real["pct_max_open"], abs=1e-6)
 
@@ -165,10 +167,10 @@ def _world_free_status() -> dict[str, list[str]]:
         t = 0.0
 
     w: Any = _W()
-    g = sim.SimStretchGripper(w, lambda: None)
-    lift = sim.SimPrismaticJoint("lift", w, lambda: None)
-    base = sim.SimBase(w, lambda: None)
-    head = sim.SimHead(w, lambda: None)
+    g = SimStretchGripper(w, lambda: None)
+    lift = SimPrismaticJoint("lift", w, lambda: None)
+    base = SimBase(w, lambda: None)
+    head = SimHead(w, lambda: None)
     return {"gripper": list(g.status), "gripper.gripper_conversion": list(g.status["gripper_conversion"]),
             "lift": list(lift.status), "lift.motor": list(lift.motor.status), "base": list(base.status),
             "base.left_wheel": list(base.left_wheel.status), "head.head_pan": list(head.status["head_pan"])}

@@ -256,7 +256,7 @@ def test_household_nav_and_drawer_stream_and_cancel() -> None:
     """The household room's planned nav_to and its drawer run across polls too: a cancelled
     drive leaves the robot where it stopped (not 'at' the receptacle), a cancelled drawer stays
     where it was, and the next primitives work."""
-    from bt_grasp.drivers.stretch.sim.household import make_household_driver
+    from bt_grasp.drivers.stretch.sim.household_driver import make_household_driver
 
     d = make_household_driver(load_profile("robots/stretch3_household.yaml"))
     try:

@@ -232,7 +232,7 @@ def test_infeasible_grasp_reports_without_moving(drv) -> None:
 
 
 def test_reset_puts_target_in_scene(drv) -> None:
-    from bt_grasp.drivers.stretch.sim.world import object_pool
+    from bt_grasp.drivers.stretch.sim.scene import object_pool
 
     wanted = object_pool()[-1].name
     drv.reset(0, 5, target=wanted)

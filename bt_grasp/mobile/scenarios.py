@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.drivers.base import Fault
-from bt_grasp.drivers.stretch.sim.household import HouseholdWorld, Placement
+from bt_grasp.drivers.stretch.sim.household import HouseholdWorld
+from bt_grasp.drivers.stretch.sim.room import Placement
 from bt_grasp.mobile.groundtruth import body_receptacle, count_picks, held_body
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.resources import shipped_dir
@@ -243,7 +244,7 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
 
 
 def make_world(profile: str = "stretch3_household") -> Any:
-    from bt_grasp.drivers.stretch.sim.household import make_household_driver
+    from bt_grasp.drivers.stretch.sim.household_driver import make_household_driver
     from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.profile import load_profile
     from bt_grasp.world import World, make_services

@@ -11,7 +11,7 @@ from typing import Any
 
 from bt_grasp.mobile.target import check, select
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.mobile import SHOWN, _lookup, _marks, _view
+from bt_grasp.nodes.mobile_marks import SHOWN, _lookup, _marks, _view
 
 
 def _shown(ctx: Any) -> tuple[Any, Any] | None:

@@ -17,7 +17,7 @@ def make_sim_stretch_driver(profile: RobotProfile, gui: bool = False, dry_run: b
     sim_opts = dict(profile.driver_options.get("sim") or {})
     if sim_opts.get("scene") == "household":
         # imported here: the household room (and its planner) costs start-up time on every other scene
-        from bt_grasp.drivers.stretch.sim.household import make_household_driver
+        from bt_grasp.drivers.stretch.sim.household_driver import make_household_driver
 
         return make_household_driver(profile, gui=gui, dry_run=dry_run, seed=seed)
     world = StretchWorld(gui=gui, seed=seed, n_objects=int(sim_opts.get("n_objects", 3)))

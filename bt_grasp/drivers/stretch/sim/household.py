@@ -1,5 +1,7 @@
 """A household room for the simulated Stretch: three receptacles, catalogue objects, a floor map.
 
+The layout is in room.py; household_driver.py drives the Stretch through the room.
+
 What is simulated, and how (beyond what sim/world.py already says):
 - The room is 5 m x 5 m. Its walls exist only in the occupancy grid (no wall bodies): the arm
   may swing over the boundary while the base drives, which real walls would forbid.
@@ -9,14 +11,6 @@ What is simulated, and how (beyond what sim/world.py already says):
 - Furniture has declared access sides (a table against a wall is reached from the room side):
   standoff candidates are generated only there.
 - The base drives NAV_SPEEDUP (2.5) times faster than stretch_body's default profile (compute).
-- Navigation: A* on the occupancy grid (bt_grasp/mobile/nav.py), executed through the inherited
-  StretchDriver steps (turn, drive, turn per waypoint; one nav_to Motion for the whole path, polled
-  one control period at a time like every primitive) on the kinematic base. On arrival the
-  odometry is re-anchored at the standoff ("manipulation frame = base pose at arrival"), because
-  the inherited grasp/place kinematics assume the target is expressed in the current base frame.
-- The drawer is opened and closed by its joint motor, not pulled by the gripper (the Stretch
-  has no drawer-pulling primitive in this driver); open/close check that the robot stands at the
-  cabinet.
 - Objects are placed in the reach band of a receptacle's front standoff, pass a static filter
   (footprint inside the surface box shrunk by 0.05 m) and a settle check (500 steps at 1/240 s;
   an object that drops more than 0.3 m makes the task invalid: `world.valid` is False).
@@ -25,29 +19,25 @@ What is simulated, and how (beyond what sim/world.py already says):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from bt_grasp.bench.objects import ObjectSpec
-from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import MotionHalted
-from bt_grasp.drivers.stretch.motions import Run, Steps
-from bt_grasp.drivers.stretch.sim.body import SimStretchRobot
-from bt_grasp.drivers.stretch.sim.driver import SimHeadCamera, SimStretchDriver
-from bt_grasp.drivers.stretch.sim.world import TABLE_HEIGHT, StretchWorld, object_pool
-from bt_grasp.mobile.nav import NavPlan, OccupancyGrid, Rect, plan_to, standoff_candidates
-from bt_grasp.profile import RobotProfile
-from bt_grasp.watchdog.telemetry import Phase, Telemetry
+from bt_grasp.drivers.stretch.sim.room import (
+    DRAWER_TRAVEL_M,
+    OBSTACLES,
+    RECEPTACLES,
+    ROOM,
+    Placement,
+    Receptacle,
+)
+from bt_grasp.drivers.stretch.sim.scene import object_pool
+from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.mobile.nav import OccupancyGrid
 
-ROOM = (-1.0, 4.0, -2.5, 2.5)  # xmin, xmax, ymin, ymax
 SURFACE_MARGIN_M = 0.05
 SETTLE_STEPS = 500
 FALL_LIMIT_M = 0.3
-DRAWER_TRAVEL_M = 0.25
-DRAWER_TIME_S = 2.0  # open/close run the drawer joint this long, then check where it is
 # Reach band in the standoff's base frame (where grasps are feasible for the unchanged driver).
 REACH_X, REACH_Y = (-0.18, 0.16), (-0.76, -0.58)
 # The kinematic base drives this many times faster than stretch_body's 'default' profile
@@ -56,50 +46,12 @@ REACH_X, REACH_Y = (-0.18, 0.16), (-0.76, -0.58)
 NAV_SPEEDUP = 2.5
 
 
-@dataclass(frozen=True)
-class Receptacle:
-    """A piece of furniture objects rest on. `front` is the access side objects are placed for."""
-
-    name: str
-    rect: Rect
-    height: float
-    sides: tuple[str, ...]
-    colour: tuple[float, float, float, float]
-    articulated: str | None = None  # name of its drawer, when it has one
-
-    @property
-    def front(self) -> str:
-        return self.sides[0]
-
-    def standoff(self) -> tuple[float, float, float]:
-        return standoff_candidates(self.rect, (self.front,))[self.front]
-
-
-RECEPTACLES: tuple[Receptacle, ...] = (
-    Receptacle("large table", Rect(1.5, -1.95, 1.2, 0.6), TABLE_HEIGHT, ("+y",), (0.72, 0.62, 0.48, 1)),
-    Receptacle("small table", Rect(1.5, 1.95, 0.6, 0.5), TABLE_HEIGHT, ("-y",), (0.55, 0.40, 0.25, 1)),
-    Receptacle("cabinet", Rect(3.5, 0.0, 0.5, 0.8), TABLE_HEIGHT, ("-x",), (0.85, 0.85, 0.80, 1),
-               articulated="cabinet drawer"),
-)
-OBSTACLES: tuple[tuple[str, Rect, float], ...] = (("sofa", Rect(1.5, 0.0, 0.6, 1.0), 0.40),)
-
-
-@dataclass
-class Placement:
-    """One object of a task: catalogue name, receptacle, and optionally a slot (standoff base
-    frame x, y in metres) — scenarios pin slots so spatial words have a known answer."""
-
-    name: str
-    receptacle: str
-    slot: tuple[float, float] | None = None
-
-
 def pool_by_name() -> dict[str, ObjectSpec]:
     return {s.name: s for s in object_pool()}
 
 
 class HouseholdWorld(StretchWorld):
-    """StretchWorld whose scene is the room above; base pose is odometry relative to an anchor."""
+    """StretchWorld whose scene is the room of room.py; base pose is odometry relative to an anchor."""
 
     def __init__(self, gui: bool = False, seed: int = 0, n_objects: int = 4) -> None:
         self.anchor = np.zeros(3)  # world pose of the odometry origin
@@ -296,134 +248,3 @@ class HouseholdWorld(StretchWorld):
 
     def object_in_basket(self, name: str) -> bool:
         return False
-
-
-class HouseholdStretchDriver(SimStretchDriver):
-    """The simulated Stretch in the household room: nav_to(receptacle name), place on a receptacle,
-    open/close the drawer. Everything else is the inherited StretchDriver."""
-
-    name = "stretch_sim_household"
-
-    def __init__(self, profile: RobotProfile, world: HouseholdWorld, robot: SimStretchRobot,
-                 camera: SimHeadCamera, dry_run: bool = False) -> None:
-        super().__init__(profile, world, robot, camera, dry_run=dry_run)
-        self.world: HouseholdWorld = world
-        self.user: Any = None  # the simulated user `ask`/`listen` talk to (bt_grasp.mobile.user)
-        # scenario harness hook: world -> user, called on every reset; default: a user who wants the task object
-        self.user_factory: Callable[[HouseholdWorld], Any] | None = None
-        self.last_plan: NavPlan | None = None
-        self.nav_count = 0
-
-    def reset(self, episode: int = 0, seed: int = 0, target: str | None = None):
-        self.nav_count = 0
-        obs = super().reset(episode, seed, target)
-        if self.user_factory is not None:
-            self.user = self.user_factory(self.world)
-        else:
-            from bt_grasp.mobile.user import SimulatedUser
-
-            task = self.world.task or ""
-            self.user = SimulatedUser(goal=f"Bring me the {task}", targets=frozenset({task}))
-        return obs
-
-    def receptacle_names(self) -> list[str]:
-        return [r.name for r in RECEPTACLES]
-
-    def receptacle_bodies(self) -> dict[str, int]:
-        """Sim annotator: receptacle name -> PyBullet body id (instance id in the camera image)."""
-        return dict(self.world.receptacle_bodies)
-
-    def located_at(self) -> str | None:
-        return self.world.at
-
-    def nav_to(self, place: Any, timeout: float | None = None) -> Execution:
-        """A receptacle name: plan (A* + standoff selection) and follow; else the inherited nav_to."""
-        return self._blocking("nav_to", place=place, timeout=timeout)
-
-    def _steps_nav_to(self, run: Run, place: Any, timeout: float | None = None) -> Steps[Any]:
-        if not isinstance(place, str):
-            return (yield from super()._steps_nav_to(run, place, timeout))
-        w = self.world
-        rec = w.receptacles.get(place)
-        if rec is None:
-            return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown receptacle {place!r}")
-        label = [r.name for r in RECEPTACLES].index(place) + 1
-        wp = w.world_pose()
-        plan = plan_to(w.grid, (float(wp[0]), float(wp[1])), place, rec.rect, label, rec.sides)
-        self.last_plan = plan
-        if plan is None:
-            return Execution(Telemetry.empty(), 0.0, f"infeasible: no collision-free standoff for {place}")
-        self.nav_count += 1
-        run.info.update(receptacle=place, path_m=round(plan.length_m, 3),
-                        waypoints=[[round(a, 3), round(b, 3)] for a, b in plan.waypoints],
-                        standoff=[round(v, 3) for v in plan.goal])
-        self._begin("nav_to", None)
-        if self.dry_run:
-            return (yield from self._dry_steps(run, Phase.HOLD))
-        run.deadline = self._deadline(timeout)
-        for k, (x, y) in enumerate(plan.waypoints[1:], start=1):
-            ox, oy = w.to_odom(x, y)
-            heading = plan.goal[2] - w.anchor[2] if k == len(plan.waypoints) - 1 else None
-            yield from self._drive_to(run, ox, oy, heading)
-        w.anchor_here()
-        w.at = place
-        self.robot.pull_status()
-        return None
-
-    def place(self, target: str, timeout: float | None = None) -> Execution:
-        """A receptacle name: drop on its surface in front of the standoff (must be there)."""
-        return self._blocking("place", target=target, timeout=timeout)
-
-    def _steps_place(self, run: Run, target: str, timeout: float | None = None) -> Steps[Any]:
-        if target in self.world.receptacles:
-            if self.world.at != target:
-                return Execution(Telemetry.empty(), 0.0, f"infeasible: not at {target} (at {self.world.at})")
-            places = dict(self.opts.places or {})
-            places[target] = [0.0, -0.66, self.world.receptacles[target].height + 0.01]
-            self.opts.places = places
-        return (yield from super()._steps_place(run, target, timeout))
-
-    # Articulated
-    def open(self, handle: Any, timeout: float | None = None) -> Execution:
-        return self._blocking("open", handle=handle, timeout=timeout)
-
-    def close_articulated(self, handle: Any, timeout: float | None = None) -> Execution:
-        return self._blocking("close_articulated", handle=handle, timeout=timeout)
-
-    def _steps_open(self, run: Run, handle: Any, timeout: float | None = None) -> Steps[Any]:
-        return (yield from self._drawer(run, handle, DRAWER_TRAVEL_M))
-
-    def _steps_close_articulated(self, run: Run, handle: Any, timeout: float | None = None) -> Steps[Any]:
-        return (yield from self._drawer(run, handle, 0.0))
-
-    def _drawer(self, run: Run, handle: Any, q: float) -> Steps[Any]:
-        """Drive the drawer joint to q for DRAWER_TIME_S; a cancel holds it where it is."""
-        if handle != "cabinet drawer":
-            return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown articulated handle {handle!r}")
-        if self.world.at != "cabinet":
-            return Execution(Telemetry.empty(), 0.0, "infeasible: not at the cabinet")
-        self.world.set_drawer(q)
-        try:
-            yield from self._wait(run, Phase.HOLD, lambda: False, DRAWER_TIME_S)
-        except MotionHalted:
-            self.world.set_drawer(self.world.drawer_position())
-            raise
-        moved = abs(self.world.drawer_position() - q) < 0.02
-        return Execution(Telemetry.from_samples(run.samples), self.clock.now() - run.t0,
-                         None if moved else "blocked: drawer did not move",
-                         {"drawer_m": round(self.world.drawer_position(), 3)})
-
-    # GroundTruth extras
-    def receptacle_of(self, name: str) -> str | None:
-        return self.world.receptacle_of(name)
-
-
-def make_household_driver(profile: RobotProfile, gui: bool = False, dry_run: bool = False,
-                          seed: int = 0) -> HouseholdStretchDriver:
-    """The simulated Stretch in the household room (driver_options.sim.scene: household)."""
-    sim_opts = dict(profile.driver_options.get("sim") or {})
-    world = HouseholdWorld(gui=gui, seed=seed, n_objects=int(sim_opts.get("n_objects", 4)))
-    robot = SimStretchRobot(world=world)
-    cam = profile.camera
-    camera = SimHeadCamera(world, cam.width, cam.height, cam.fov_deg, cam.near, cam.far)
-    return HouseholdStretchDriver(profile, world, robot, camera, dry_run=dry_run)
