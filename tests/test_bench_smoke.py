@@ -43,6 +43,13 @@ def test_every_episode_has_a_complete_record(bench_out):
             assert r["trace"] and json.loads(open(r["trace"]).readline())["type"] == "header"
         else:
             assert "trace" not in r
+    # every grasp the arm ran is scored from ground truth, whether it ran in one call or across
+    # ticks: a delivered target was held by a grasp
+    for r in recs:
+        assert r["grasps_executed"] <= r["grasp_calls"] and len(r["attempts"]) <= r["grasp_calls"]
+        if r["task_success"]:
+            assert r["grasps_executed"] >= 1 and r["grasps_held_target"] >= 1, r["key"]
+    assert sum(r["watchdog_judged"] for r in recs) >= 1
     # same seed, same scene for every method
     by_scene = {}
     for r in recs:

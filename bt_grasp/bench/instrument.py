@@ -80,6 +80,8 @@ class DriverProxy:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._driver, name)
+        if name == "start" and callable(attr):
+            return self._start
         if name not in DRIVER_CALLS or not callable(attr):
             return attr
         probe = self._probe
@@ -89,19 +91,69 @@ class DriverProxy:
             try:
                 out = attr(*args, **kwargs)
             finally:
-                dt = time.perf_counter() - t
-                probe.timings.driver += dt
-                if name == "reset":
-                    probe.timings.reset += dt
-            if name == "grasp":
-                info = dict(getattr(out, "info", {}) or {})
-                fault = getattr(out, "fault", None)
-                probe.grasps.append({"object": info.get("object"), "held": info.get("held"),
-                                     "fault": fault,
-                                     "executed": not (fault or "").startswith("infeasible")})
+                _count_time(probe, name, time.perf_counter() - t)
+            _record(probe, name, out)
             return out
 
         return timed
+
+    def _start(self, primitive: str, /, **kwargs: Any) -> Any:
+        """A streaming driver's primitive: its polls are timed and its end recorded, as a call."""
+        t = time.perf_counter()
+        try:
+            motion = self._driver.start(primitive, **kwargs)
+        finally:
+            _count_time(self._probe, primitive, time.perf_counter() - t)
+        return TimedMotion(motion, self._probe)
+
+
+class TimedMotion:
+    """A running primitive seen by the probe: poll and cancel time counts as the driver's, and
+    the Execution it ends with is recorded once (a halted grasp too: the arm moved)."""
+
+    def __init__(self, motion: Any, probe: Probe) -> None:
+        self._motion, self._probe, self._recorded = motion, probe, False
+        self.primitive = motion.primitive
+
+    def _timed(self, call: Callable[[], Any]) -> Any:
+        t = time.perf_counter()
+        try:
+            out = call()
+        finally:
+            _count_time(self._probe, self.primitive, time.perf_counter() - t)
+        if out is not None and not self._recorded:
+            self._recorded = True
+            _record(self._probe, self.primitive, out)
+        return out
+
+    def poll(self) -> Any:
+        return self._timed(self._motion.poll)
+
+    def cancel(self, *args: Any, **kwargs: Any) -> Any:
+        return self._timed(lambda: self._motion.cancel(*args, **kwargs))
+
+    def telemetry(self) -> Any:
+        return self._motion.telemetry()
+
+    @property
+    def elapsed(self) -> float:
+        return self._motion.elapsed
+
+
+def _count_time(probe: Probe, name: str, dt: float) -> None:
+    probe.timings.driver += dt
+    if name == "reset":
+        probe.timings.reset += dt
+
+
+def _record(probe: Probe, name: str, out: Any) -> None:
+    """Grasp ground truth for scoring: the body aimed at, what the simulator says is held."""
+    if name != "grasp":
+        return
+    info = dict(getattr(out, "info", {}) or {})
+    fault = getattr(out, "fault", None)
+    probe.grasps.append({"object": info.get("object"), "held": info.get("held"), "fault": fault,
+                         "executed": not (fault or "").startswith("infeasible")})
 
 
 class PerceiverProxy:
