@@ -20,7 +20,7 @@ from bt_grasp.context import EpisodeLimits
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.verifier.core import verify_tree
-from bt_grasp.verifier.search import Machine, distinct_outcomes
+from bt_grasp.verifier.machine import Machine, distinct_outcomes
 from bt_grasp.verifier.static import keys_read
 
 

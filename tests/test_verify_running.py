@@ -30,8 +30,8 @@ from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.verifier import running as running_mod
 from bt_grasp.verifier.bounds import summary_bounds
 from bt_grasp.verifier.core import run_costs, verify_tree
+from bt_grasp.verifier.machine import Machine
 from bt_grasp.verifier.running import unobserved_leaves
-from bt_grasp.verifier.search import Machine
 from bt_grasp.verifier.static import keys_read
 
 MAX = {name: default_registry().require(name).max_ticks for name in ("grasp", "lift", "open_gripper")}

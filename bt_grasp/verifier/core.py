@@ -16,9 +16,10 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.verifier.machine import Machine
 from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.running import RUNS_TO_MAX
-from bt_grasp.verifier.search import ANY, Machine, Step, expand_steps, search, unroll
+from bt_grasp.verifier.running import RUNS_TO_MAX, expand_steps
+from bt_grasp.verifier.search import ANY, Step, search, unroll
 from bt_grasp.verifier.state import COUNTER
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
 from bt_grasp.verifier.summary_witness import run_costs
