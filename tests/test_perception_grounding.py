@@ -7,7 +7,8 @@ import pytest
 
 from bt_grasp.bench.catalogue import COLOURS
 from bt_grasp.perception.geometric import GeometricPerceiver
-from bt_grasp.perception.grounding import ground, parse, resolve
+from bt_grasp.perception.grounding import ground, resolve
+from bt_grasp.perception.query import parse
 from bt_grasp.perception.sim_annotator import SimPerceiver
 from bt_grasp.perception.synthetic import Prim, overhead_camera, render
 from bt_grasp.perception.types import SceneGraph, SceneObject

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from bt_grasp.perception.colour import SIMILAR
-from bt_grasp.perception.grounding import CATEGORY_WORDS, SHAPE_OF, parse
+from bt_grasp.perception.grounding import SHAPE_OF
+from bt_grasp.perception.query import CATEGORY_WORDS, parse
 from bt_grasp.perception.types import SceneObject
 
 MATCH_MIN = 0.5

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bt_grasp.perception.grounding import SHAPE_OF, Query, ground_all, parse, score_objects
+from bt_grasp.perception.grounding import SHAPE_OF, ground_all, score_objects
+from bt_grasp.perception.query import Query, parse
 from bt_grasp.perception.types import SceneGraph, SceneObject
 
 TIE_MARGIN = 0.1  # candidates whose grounding score is within this of the best are equally good

@@ -112,7 +112,8 @@ def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
     Why: the place and arrival checks confirm that the *located* object was delivered, not that
     it was the goal; when the goal was hidden and a same-coloured neighbour was taken for it,
     the goal often shows once that neighbour is gone."""
-    from bt_grasp.perception.grounding import ACCEPT, parse, score_objects
+    from bt_grasp.perception.grounding import ACCEPT, score_objects
+    from bt_grasp.perception.query import parse
 
     if not text:
         return []

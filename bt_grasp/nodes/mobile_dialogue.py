@@ -10,7 +10,7 @@ from bt_grasp.mobile.som import Mark
 from bt_grasp.mobile.user import TerminalUser
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.mobile_marks import _marks, _seen, inventory_text
-from bt_grasp.perception.grounding import parse
+from bt_grasp.perception.query import parse
 
 
 def _user(ctx: Any) -> Any:

@@ -72,7 +72,8 @@ def tracked(leaf: Leaf, obs: Any, scene: SceneGraph, text: str, last: dict[str, 
     moved. Its grounding score is today's (score_objects), so a weak fit is still weak for the
     delivery check."""
     from bt_grasp.perception.assemble import to_located
-    from bt_grasp.perception.grounding import parse, score_objects
+    from bt_grasp.perception.grounding import score_objects
+    from bt_grasp.perception.query import parse
 
     at = np.asarray(last.get("at"), dtype=float)
     near = [(float(np.linalg.norm(np.asarray(o.attributes["centroid_base"], float)[:2] - at[:2])), o)

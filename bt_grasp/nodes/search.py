@@ -50,7 +50,7 @@ class PickHider(Leaf):
 
     def execute(self) -> LeafResult:
         from bt_grasp.perception.assemble import to_located
-        from bt_grasp.perception.grounding import parse
+        from bt_grasp.perception.query import parse
 
         ctx = self.ctx
         key = self.out_key("result")
