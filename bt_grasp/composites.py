@@ -25,31 +25,28 @@ from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, Qu
 PREEMPTED = "preempted"  # why a reactive composite halted a RUNNING child (the leaf's event says it)
 
 
-class ReactiveSequence(Sequence):
+class _Preempting:
+    """A reactive composite: ticked with memory off, it halts a RUNNING child as "preempted"
+    (the leaf's event says so)."""
+
+    def __init__(self, name: str, children: list[Behaviour], ctx: RunContext) -> None:
+        super().__init__(name, memory=False, children=children)  # type: ignore[call-arg]
+        self.ctx = ctx
+
+    def halt_child(self, child: Behaviour) -> None:
+        with self.ctx.preempting(PREEMPTED):
+            child.stop(Status.INVALID)
+
+
+class ReactiveSequence(_Preempting, Sequence):
     """Re-tick the children from the first on every tick; a child that fails (or runs) halts the
     RUNNING children after it. A guard condition before a long motion is thus re-checked each
     tick, and the motion is cancelled the tick it stops holding."""
 
-    def __init__(self, name: str, children: list[Behaviour], ctx: RunContext) -> None:
-        super().__init__(name, memory=False, children=children)
-        self.ctx = ctx
 
-    def halt_child(self, child: Behaviour) -> None:
-        with self.ctx.preempting(PREEMPTED):
-            child.stop(Status.INVALID)
-
-
-class ReactiveSelector(Selector):
+class ReactiveSelector(_Preempting, Selector):
     """Re-tick the children from the first on every tick; a higher-priority child that succeeds
     (or runs) halts the RUNNING lower-priority child."""
-
-    def __init__(self, name: str, children: list[Behaviour], ctx: RunContext) -> None:
-        super().__init__(name, memory=False, children=children)
-        self.ctx = ctx
-
-    def halt_child(self, child: Behaviour) -> None:
-        with self.ctx.preempting(PREEMPTED):
-            child.stop(Status.INVALID)
 
 
 def _finish(node: Behaviour, new_status: Status) -> None:
