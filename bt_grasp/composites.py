@@ -147,11 +147,18 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
         """Only the time left matters, not when the episode started (rounded: float noise)."""
         return (round(reset[0] - now, 9),)
 
+    def _due(self) -> bool:
+        """The deadline has come: judged on the time left rounded as in `_canonical`, so that the
+        summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s reach a
+        3 s deadline) and states the verifier merges by time left behave alike."""
+        return round(self.deadline - self.ctx.clock.now, 9) <= 0
+
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
             self.initialise()
-        if self.ctx.clock.now >= self.deadline:
-            self._expire()
+        if self._due():
+            self._halt_child()
+            _finish(self, Status.FAILURE)
             yield self
             return
         self.ctx.deadlines.append(self.deadline)
@@ -162,21 +169,18 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
         _finish(self, self.update())
         yield self
 
-    def _expire(self) -> None:
+    def _halt_child(self) -> None:
+        """Halt a running child as "timeout" and say TIMEOUT; the caller fails."""
         if self.decorated.status == Status.RUNNING:
             with self.ctx.preempting("timeout"):
                 self.decorated.stop(Status.INVALID)
         self.ctx.blackboard.set(f"{self.name}.label", "TIMEOUT")
         self.feedback_message = f"timed out after {self.seconds} s"
-        _finish(self, Status.FAILURE)
 
     def update(self) -> Status:
         child = self.decorated.status
-        if child == Status.RUNNING and self.ctx.clock.now >= self.deadline:
-            with self.ctx.preempting("timeout"):
-                self.decorated.stop(Status.INVALID)
-            self.ctx.blackboard.set(f"{self.name}.label", "TIMEOUT")
-            self.feedback_message = f"timed out after {self.seconds} s"
+        if child == Status.RUNNING and self._due():
+            self._halt_child()
             return Status.FAILURE
         return child
 

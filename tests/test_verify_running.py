@@ -239,3 +239,30 @@ root:
         every = verify_tree(spec)
     assert quick.proven and every.proven and quick.runs_explored < every.runs_explored
     assert (quick.bounds, set(quick.endings)) == (every.bounds, set(every.endings))
+
+
+def test_a_deadline_of_whole_ticks_is_met_at_that_tick_whatever_the_float_sums():
+    # 3 s of 0.05 s ticks is 60 ticks, although 60 summed periods fall a hair short of 3.0; states
+    # merged by time left (rounded) must behave alike, so the tick bound's witness replays to it
+    spec = load_text("""
+tree: t
+budgets: {max_ticks: 100000}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - switch:
+                on: "{grasp.outcome}"
+                cases: {done: {finalize: {reason: r}}}
+                default: {timeout: {seconds: 3.0, child: grasp}}
+            - sequence:
+                children:
+                  - timeout: {seconds: 8.0, child: open_gripper}
+                  - finalize: {reason: r}
+      - wait_clarify: {reason: body failed}
+""")
+    res = verify_tree(spec)
+    assert res.proven, res.problem
+    # the grasp ends by tick 60 or is halted at it; the open_gripper's 8 s deadline is tick 160
+    assert res.bounds["ticks"] <= 60 + 160 + 1
