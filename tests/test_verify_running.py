@@ -266,3 +266,32 @@ root:
     assert res.proven, res.problem
     # the grasp ends by tick 60 or is halted at it; the open_gripper's 8 s deadline is tick 160
     assert res.bounds["ticks"] <= 60 + 160 + 1
+
+
+def test_states_met_inside_a_tick_merge_only_if_their_tick_ends_alike():
+    # lift_1 ends in the tick its 0.5 s deadline is near, at once or overrunning it; lift_3's 8 s
+    # timeout then starts inside that tick, 8 s before its deadline either way, but the tick's
+    # end moves the clock by one period or by nothing: the two are different states
+    spec = load_text("""
+tree: t
+budgets: {max_ticks: 100000}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - selector:
+                children:
+                  - open_gripper
+                  - timeout: {seconds: 0.5, child: lift}
+            - timeout:
+                seconds: 8.0
+                child:
+                  switch:
+                    on: "{grasp.outcome}"
+                    cases: {done: lift}
+                    default: {sequence: {children: [lift, {finalize: {reason: r}}]}}
+      - wait_clarify: {reason: body failed}
+""")
+    res = verify_tree(spec)
+    assert res.proven, res.problem

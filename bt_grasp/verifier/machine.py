@@ -16,6 +16,7 @@ from py_trees.common import Status
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
+from bt_grasp.composites import LogicalTimeout
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.nodes.base import STILL_RUNNING, Leaf
 from bt_grasp.registry import Registry
@@ -114,6 +115,12 @@ class Machine:
         self.dive_keys: set[tuple[Any, ...]] = set()
         self.snap: Snapshot | None = None
         self.initial = Point("tick", self.state.costs(), 0, key=self.state.key(), snap=self.state.save())
+        # Inside a tick, the clock still has to catch up with the tick's end (a tick lasts at least
+        # one period); a deadline set before the end sees it. With a timeout in the tree, that
+        # catch-up is part of a state met mid-tick, so two of them merge only if their next
+        # tick boundary falls at the same time before every deadline.
+        self.timed = any(isinstance(n, LogicalTimeout) for n in self.state.nodes)
+        self.tick_start = 0.0
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         if "#" not in node_id:
@@ -129,6 +136,9 @@ class Machine:
                 alphabet = (RUNS_TO_MAX,)  # the longest call stands for every length
         if self.pos >= len(self.script):
             key = self.state.key(node_id, self.pending)
+            if self.timed:
+                clock = self.ctx.clock
+                key += (round(max(0.0, self.tick_start + clock.tick_period - clock.now), 9),)
             stop = self.stop_at
             if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
                 raise _AtChoice(node_id, alphabet, key)
@@ -174,7 +184,7 @@ class Machine:
         if ctx.tick >= self.limits.max_ticks:
             return Point("problem", st.costs(), ctx.tick, text=self._cap_reason())
         ctx.tick += 1
-        tick_start = ctx.clock.now
+        tick_start = self.tick_start = ctx.clock.now
         path: list[str] = []
         try:
             for node in self.root.tick():
