@@ -87,11 +87,7 @@ class DriverProxy:
         probe = self._probe
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                out = attr(*args, **kwargs)
-            finally:
-                _count_time(probe, name, time.perf_counter() - t)
+            out = _timed(probe, name, lambda: attr(*args, **kwargs))
             _record(probe, name, out)
             return out
 
@@ -99,11 +95,7 @@ class DriverProxy:
 
     def _start(self, primitive: str, /, **kwargs: Any) -> Any:
         """A streaming driver's primitive: its polls are timed and its end recorded, as a call."""
-        t = time.perf_counter()
-        try:
-            motion = self._driver.start(primitive, **kwargs)
-        finally:
-            _count_time(self._probe, primitive, time.perf_counter() - t)
+        motion = _timed(self._probe, primitive, lambda: self._driver.start(primitive, **kwargs))
         return TimedMotion(motion, self._probe)
 
 
@@ -116,11 +108,7 @@ class TimedMotion:
         self.primitive = motion.primitive
 
     def _timed(self, call: Callable[[], Any]) -> Any:
-        t = time.perf_counter()
-        try:
-            out = call()
-        finally:
-            _count_time(self._probe, self.primitive, time.perf_counter() - t)
+        out = _timed(self._probe, self.primitive, call)
         if out is not None and not self._recorded:
             self._recorded = True
             _record(self._probe, self.primitive, out)
@@ -140,10 +128,16 @@ class TimedMotion:
         return self._motion.elapsed
 
 
-def _count_time(probe: Probe, name: str, dt: float) -> None:
-    probe.timings.driver += dt
-    if name == "reset":
-        probe.timings.reset += dt
+def _timed(probe: Probe, name: str, call: Callable[[], Any]) -> Any:
+    """call(), its wall time counted as the driver's (and as the scene reset's for `reset`)."""
+    t = time.perf_counter()
+    try:
+        return call()
+    finally:
+        dt = time.perf_counter() - t
+        probe.timings.driver += dt
+        if name == "reset":
+            probe.timings.reset += dt
 
 
 def _record(probe: Probe, name: str, out: Any) -> None:
