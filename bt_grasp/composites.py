@@ -49,6 +49,12 @@ class ReactiveSelector(_Preempting, Selector):
     (or runs) halts the RUNNING lower-priority child."""
 
 
+def _time_left(deadline: float, now: float) -> float:
+    """Seconds before a deadline, rounded (float noise of summed tick periods): the one value a
+    timeout both acts on and is merged by in the verifier."""
+    return round(deadline - now, 9)
+
+
 def _finish(node: Behaviour, new_status: Status) -> None:
     if new_status != Status.RUNNING:
         node.stop(new_status)
@@ -145,13 +151,13 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
 
     def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
         """Only the time left matters, not when the episode started (rounded: float noise)."""
-        return (round(reset[0] - now, 9),)
+        return (_time_left(reset[0], now),)
 
     def _due(self) -> bool:
         """The deadline has come: judged on the time left rounded as in `_canonical`, so that the
         summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s reach a
         3 s deadline) and states the verifier merges by time left behave alike."""
-        return round(self.deadline - self.ctx.clock.now, 9) <= 0
+        return _time_left(self.deadline, self.ctx.clock.now) <= 0
 
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
