@@ -93,9 +93,11 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
         names.append([truth["name"], scene.objects[r].name])
     tgt_id = next((b for b, o in objects.items() if o["name"] == target), None)
     outcome = "missing"
+    best_right = None  # was the best candidate the target (asked about or not)?
     if located is not None:
         hit, cnt = np.unique(inst[located.mask], return_counts=True)
         major = int(hit[np.argmax(cnt)]) if len(hit) else -1
+        best_right = major == tgt_id
         if getattr(located, "alternatives", []):
             outcome = "ambiguous"
         else:
@@ -104,7 +106,7 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
     return {"n_gt": len(gt_ids), "n_pred": len(pred), "n_match": len(matched),
             "basket_gt": basket_id in gt_ids, "basket_match": any(gt_ids[c] == basket_id for _, c in matched),
             "naming": naming, "names": names, "target": target, "visibility": round(float(visibility), 4),
-            "target_segmented": tgt_matched, "grounding": outcome,
+            "target_segmented": tgt_matched, "grounding": outcome, "best_right": best_right,
             "located_name": None if located is None else located.name,
             "alternatives": [] if located is None else list(getattr(located, "alternatives", [])),
             "score": None if located is None else round(float(located.score), 3),
@@ -198,6 +200,9 @@ def summarise(records: list[dict[str, Any]]) -> str:
         for outcome in ("wrong", "ambiguous", "missing"):
             k = sum(r["grounding"] == outcome for r in recs)
             lines.append(f"| grounding outcome: {outcome} | {_rate(k, len(recs))} |")
+        asked = [r for r in recs if r["grounding"] == "ambiguous" and r.get("best_right") is not None]
+        lines.append(f"| when ambiguous, the best candidate was the target | "
+                     f"{_rate(sum(r['best_right'] for r in asked), len(asked))} |")
         ms = sorted(r["survey_ms"] for r in recs)
         lines.append(f"| survey ms (median, p95) | {ms[len(ms) // 2]:.0f}, "
                      f"{ms[min(len(ms) - 1, int(0.95 * len(ms)))]:.0f} |")

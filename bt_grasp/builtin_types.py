@@ -98,6 +98,10 @@ LEAVES = [
                      "(its region comes from driver.place_region)"),
         "track": Port("track", "bool", default=False, doc="when the text no longer grounds, follow the "
                       "object of the target's colour lying where it was last located"),
+        "match": Port("match", "str", default="text", choices=("text", "name"),
+                      doc="text: ground the referring text; name: the text is a name the perceiver gave "
+                          "(e.g. {target.occluder}), so the object bearing it is taken even when its "
+                          "fit is too weak for grounding"),
     }, outcomes=LOCATE_OUT, outcomes_for=_locate_outcomes, perception=True, outcome_port="outcome",
         doc="Ground a referring text in the latest scene: mask, bbox, 3D points."),
     NodeType("grasp", "primitive", {

@@ -44,7 +44,7 @@ def test_search_continues_until_the_budget_is_spent_and_only_then_asks():
     oracle = ScriptedOracle({"locate": ["not_found"] * 20}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     assert res.decision.value == "WAIT_CLARIFY"
-    assert _called(oracle).count("search/grasp_hider") == 4  # every search round, not one miss and give up
+    assert _called(oracle).count("search/grasp_hider") == 6  # every search round (6), not one miss and give up
     assert res.reason == "search and grasp attempts spent" and res.actions <= 10
 
 
@@ -249,3 +249,18 @@ def test_a_target_renamed_by_a_changed_view_is_followed_by_where_it_lay():
         assert leaf2.last_outcome == expected
         if expected == "found":
             assert ctx.blackboard.get("target").object_id == 3
+
+
+def test_an_occluder_is_found_again_by_the_name_the_scene_graph_gave_it():
+    """Grounding the occluder's name as a text fails (a weak catalogue fit); with `match: name`
+    the segment bearing exactly that name is taken, and with `match: text` it is not found."""
+    bar = _obj(2, "orange", (0.2, 0.03, 0.03), 0.03)
+    other = _obj(3, "orange", (0.05, 0.05, 0.05), 0.05)
+    scene = SceneGraph([bar, other], [])
+    for match, expected in (("name", "found"), ("text", "not_found")):
+        leaf, ctx = _leaf(LocateObject, {"target": "orange thing 2", "match": match, "result": "occluder",
+                                         "outcome": "occluder.outcome"}, scene)
+        leaf.update()
+        assert leaf.last_outcome == expected, match
+        if expected == "found":
+            assert ctx.blackboard.get("occluder").object_id == 2

@@ -88,6 +88,25 @@ def tracked(leaf: Leaf, obs: Any, scene: SceneGraph, text: str, last: dict[str, 
     return to_located(obs, scene, obj, score, int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
 
 
+def named(leaf: Leaf, obs: Any, scene: SceneGraph, name: str) -> Any:
+    """The object the perceiver itself calls `name`, or None.
+
+    Why: an occluder named by the scene graph is re-located by that name, and a name is only
+    the segment's best catalogue fit: it may fit too weakly to pass grounding (a long bar at
+    0.55) while still naming exactly one segment. Several bearers: the best-grounded one."""
+    from bt_grasp.perception.assemble import to_located
+    from bt_grasp.perception.grounding import score_objects
+    from bt_grasp.perception.query import parse
+
+    bearers = [o for o in scene.objects if o.name.lower() == name.lower().strip()
+               and not o.attributes.get("fixture")]
+    if not bearers:
+        return None
+    scores = score_objects(parse(name), scene)
+    obj = max(bearers, key=lambda o: (scores.get(o.id, 0.0), o.attributes.get("pixels", 0)))
+    return to_located(obs, scene, obj, scores.get(obj.id, 0.0), int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
+
+
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
     not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
@@ -95,7 +114,8 @@ class LocateObject(Leaf):
     With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
     candidates: what the robot put there itself is never picked again as the goal. With
     `track: true`, a target the text no longer grounds to is followed by where it was last
-    located (see `tracked`)."""
+    located (see `tracked`). With `match: name`, a text that no longer grounds but is the name
+    of a perceived object (an occluder the scene graph named) takes that object (see `named`)."""
 
     TYPE = "locate_object"
     SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
@@ -108,6 +128,8 @@ class LocateObject(Leaf):
         region_of = getattr(self.ctx.driver, "place_region", None)
         candidates = without_region(scene, region_of(str(skip))) if skip and region_of is not None else scene
         located = self.ctx.perceiver.locate(obs, text, candidates) if text else None
+        if located is None and text and self.port("match") == "name":
+            located = named(self, obs, candidates, text)
         writes: dict[str, Any] = {"scene": scene, f"{key}.query": text}
         last = self.ctx.blackboard.get(f"{key}.track") if self.port("track") else None
         followed = located is None and last is not None
