@@ -63,6 +63,39 @@ def iou_matrix(pred: list[np.ndarray], inst: np.ndarray, gt_ids: list[int]) -> n
     return m
 
 
+def _target_segment(scene: Any, target: str, rows: list[int]) -> dict[str, Any] | None:
+    """Why a grounding missed: the name and goal-text score of the segment matched to the target,
+    and the best score of any other segment (None when the target was not segmented)."""
+    from bt_grasp.perception.grounding import score_objects
+    from bt_grasp.perception.query import parse
+
+    if not rows:
+        return None
+    scores = score_objects(parse(target), scene)
+    own = scene.objects[rows[0]]
+    others = [v for k, v in scores.items() if k != own.id]
+    return {"name": own.name, "score": round(float(scores.get(own.id, 0.0)), 3),
+            "occluded": bool(scene.related(own.id, "partially_occluded_by")),
+            "best_other": round(float(max(others, default=0.0)), 3)}
+
+
+def _top_candidates(scene: Any, target: str, inst: np.ndarray, tgt_id: int | None) -> list[dict[str, Any]]:
+    """The three best-scoring segments for the goal text: score, occluded, and whether the
+    majority of the segment's pixels is the target (to study acceptance rules offline)."""
+    from bt_grasp.perception.grounding import score_objects
+    from bt_grasp.perception.query import parse
+
+    scores = score_objects(parse(target), scene)
+    out = []
+    for oid in sorted(scores, key=lambda k: -scores[k])[:3]:
+        o = scene.by_id(oid)
+        hit, cnt = np.unique(inst[o.mask], return_counts=True) if o.mask is not None else ([], [])
+        out.append({"score": round(float(scores[oid]), 3), "name": o.name,
+                    "occluded": bool(scene.related(oid, "partially_occluded_by")),
+                    "is_target": bool(len(hit)) and int(hit[int(np.argmax(cnt))]) == tgt_id})
+    return out
+
+
 def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: float,
                 objects: dict[int, dict[str, Any]], basket_id: int | None) -> dict[str, Any]:
     """One scene's record: segmentation matches, naming per attribute, grounding outcome."""
@@ -103,10 +136,13 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
         else:
             outcome = "correct" if major == tgt_id else "wrong"
     tgt_matched = any(gt_ids[c] == tgt_id for _, c in matched)
+    seen_as = _target_segment(scene, target, [r for r, c in matched if gt_ids[c] == tgt_id])
+    top = _top_candidates(scene, target, inst, tgt_id)
     return {"n_gt": len(gt_ids), "n_pred": len(pred), "n_match": len(matched),
             "basket_gt": basket_id in gt_ids, "basket_match": any(gt_ids[c] == basket_id for _, c in matched),
             "naming": naming, "names": names, "target": target, "visibility": round(float(visibility), 4),
             "target_segmented": tgt_matched, "grounding": outcome, "best_right": best_right,
+            "target_seen_as": seen_as, "top": top,
             "located_name": None if located is None else located.name,
             "alternatives": [] if located is None else list(getattr(located, "alternatives", [])),
             "score": None if located is None else round(float(located.score), 3),

@@ -118,8 +118,8 @@ def test_ctrl_c_stops_watching_with_exit_130_and_no_traceback(tmp_path):
         out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert proc.returncode == 130
-    assert "Traceback" not in err and err.strip() == ""
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip() == "", err
 
 
 def test_watch_follows_a_real_run_to_its_decision(tmp_path):
