@@ -4,6 +4,11 @@ the Ray backend on a 2-worker local cluster when Ray is installed."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from helpers import ROOT
@@ -82,3 +87,47 @@ def test_scene_cache_returns_exactly_the_generated_scene(tmp_path, monkeypatch):
     again = arm_driver.generate_episode(7, high_clutter_share=0.5, camera=cam)  # from disk
     assert len(list(tmp_path.glob("*.pkl"))) == 1
     assert first == fresh and again == fresh and again is not first
+
+
+
+def test_pool_workers_exit_when_the_benchmark_is_killed(tmp_path):
+    """SIGKILL runs no clean-up in the parent: its workers must still stop, not run on."""
+    script = tmp_path / "pool.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "import multiprocessing as mp\n"
+        "from bt_grasp.bench.runner import exit_with_parent\n"
+        "if __name__ == '__main__':\n"
+        "    pool = ProcessPoolExecutor(2, mp_context=mp.get_context('spawn'), initializer=exit_with_parent,\n"
+        "                               initargs=(0.1,))\n"
+        "    [pool.submit(time.sleep, 0.5) for _ in range(2)]\n"
+        "    pids = {pool.submit(os.getpid).result(timeout=60) for _ in range(6)}\n"
+        "    [pool.submit(time.sleep, 60) for _ in range(4)]\n"
+        "    print(' '.join(map(str, sorted(pids))), flush=True)\n"
+        "    time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert pids
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        alive = pids
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [p for p in pids if _running(p)]
+        assert not alive, f"workers still running after their parent was killed: {alive}"
+    finally:
+        parent.kill()
+
+
+def _running(pid: int) -> bool:
+    """Is `pid` a live process (not a zombie)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return os.path.exists(f"/proc/{pid}")

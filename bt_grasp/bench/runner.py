@@ -72,6 +72,32 @@ class Progress:
 SINGLE_THREAD_ENV = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
+def exit_with_parent(poll_s: float = 1.0) -> None:
+    """Make this worker process exit when the process that started it is gone.
+
+    Why: a benchmark stopped with SIGTERM or SIGKILL runs no clean-up, and its pool workers would
+    go on running (and queueing) episodes nobody will record. A daemon thread compares the
+    parent id with the one seen at start."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _worker_start() -> None:
+    """Pool initializer: pybullet imported without its banner, and tied to the parent's life."""
+    from bt_grasp.quiet import import_pybullet_quietly
+
+    exit_with_parent()
+    import_pybullet_quietly()
+
+
 def _local_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
     if workers <= 1:
         try:
@@ -87,10 +113,8 @@ def _local_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
     # the children inherit the environment, so set the thread caps before they start
     for k, v in SINGLE_THREAD_ENV.items():
         os.environ.setdefault(k, v)
-    from bt_grasp.quiet import import_pybullet_quietly
-
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
-                               initializer=import_pybullet_quietly)
+                               initializer=_worker_start)
     futures = [pool.submit(run_task, t) for t in tasks]
     try:
         for f in as_completed(futures):
