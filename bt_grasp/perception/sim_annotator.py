@@ -47,6 +47,9 @@ class SimPerceiver(GroundingLocator):
             name = str(info.get("name", f"object {oid}"))
             attrs = {k: info[k] for k in ("colour", "category", "size") if k in info}
             attrs["source"] = "sim_annotator"
+            # the catalogue name is the annotator's: no measured catalogue fit may overrule it
+            # (grounding then matches the name exactly, as an upper bound on naming should)
+            attrs["name_scores"] = {}
             return name, describe(name, {**meas, **attrs}), attrs
 
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
