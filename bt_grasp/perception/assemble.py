@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
 
 from bt_grasp.drivers.base import Observation
 
@@ -41,6 +40,8 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
     relate the objects and return the graph. Stores the table plane in each object's attributes.
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     objects: list[SceneObject] = []
     pts: dict[int, np.ndarray] = {}
     hts: dict[int, np.ndarray] = {}

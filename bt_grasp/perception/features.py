@@ -12,8 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
-from scipy.spatial import ConvexHull, QhullError
 
 from .colour import name_colour
 from .vocabulary import best_name, catalogue_colour, name_scores
@@ -27,6 +25,8 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, floa
 
     Rotating calipers over the convex hull's edge directions; length ≥ width, yaw of the long side.
     """
+    from scipy.spatial import ConvexHull, QhullError  # here, not at import: scipy loads slowly
+
     if len(xy) < 3:
         c = xy.mean(axis=0) if len(xy) else np.zeros(2)
         return c, 0.0, 0.0, 0.0, 0.0
@@ -104,6 +104,8 @@ def support_heights(mask: np.ndarray, heights: np.ndarray, ring_px: int = 4) -> 
     on another the supporter's top shows; where the table shows too the support is uncertain,
     so both a low (10 %) and a typical (60 %) ring height are returned.
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     ring = ndimage.binary_dilation(mask, iterations=ring_px) & ~mask
     h = heights[ring]
     h = h[np.isfinite(h)]
@@ -251,6 +253,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     occluded: a nearer object borders the segment, so its footprint may be cut short;
     colour: the palette name when already known (skips colour naming).
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     hgt, wid = mask.shape
     v0 = u0 = 0
     if window is not None:

@@ -17,9 +17,9 @@ z, w) of the gripper frame whose z axis is the approach direction and x the clos
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from bt_grasp.drivers.base import GraspPose, Observation
 
@@ -50,13 +50,20 @@ class _Contact:
     normals: np.ndarray  # Nx2 outward, unit
 
 
+def _kdtree(points: np.ndarray) -> Any:
+    """A scipy cKDTree over `points`."""
+    from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only planning uses it
+
+    return cKDTree(points)
+
+
 def estimate_normals(points: np.ndarray, k: int = 12) -> np.ndarray:
     """Unit normals by local PCA (smallest eigenvector of each k-neighbourhood), oriented away
     from the cloud's centroid."""
     if len(points) < 4:
         return np.tile([0.0, 0.0, 1.0], (len(points), 1))
     k = min(k, len(points))
-    _, nn = cKDTree(points).query(points, k=k)
+    _, nn = _kdtree(points).query(points, k=k)
     nb = points[nn] - points[nn].mean(axis=1, keepdims=True)
     cov = np.einsum("nki,nkj->nij", nb, nb)
     _, vecs = np.linalg.eigh(cov)
@@ -76,7 +83,7 @@ def _contacts(obj: np.ndarray, k: int = 12) -> _Contact:
     xy = obj[:, :2]
     if len(xy) >= 8:
         kk = min(16, len(xy))
-        dist, nn = cKDTree(xy).query(xy, k=kk)
+        dist, nn = _kdtree(xy).query(xy, k=kk)
         off = xy - xy[nn].mean(axis=1)
         mag = np.linalg.norm(off, axis=1)
         spread = dist[:, 1:].mean(axis=1)
@@ -85,7 +92,7 @@ def _contacts(obj: np.ndarray, k: int = 12) -> _Contact:
         if len(e_xy) >= 5:
             # Refine: the normal is perpendicular to the boundary's local tangent (PCA over nearby
             # boundary points), signed like the outward offset; the raw offset is biased at corners.
-            _, enn = cKDTree(e_xy).query(e_xy, k=min(7, len(e_xy)))
+            _, enn = _kdtree(e_xy).query(e_xy, k=min(7, len(e_xy)))
             nb = e_xy[enn] - e_xy[enn].mean(axis=1, keepdims=True)
             _, vecs = np.linalg.eigh(np.einsum("nki,nkj->nij", nb, nb))
             en = vecs[:, :, 0]
@@ -191,7 +198,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     if len(c.points) < 2:
         return []
     # Boundary points are pixel centres, half a sample inside the true edge on each side.
-    spacing = float(np.median(cKDTree(obj[:, :2]).query(obj[:, :2], k=2)[0][:, 1]))
+    spacing = float(np.median(_kdtree(obj[:, :2]).query(obj[:, :2], k=2)[0][:, 1]))
     d = c.points[None, :, :2] - c.points[:, None, :2]  # i -> j
     L = np.linalg.norm(d, axis=2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -227,7 +234,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     scene = scene[np.all(np.isfinite(scene), axis=1)]
     reach = g.finger_length + g.palm_height + g.approach + g.max_aperture
     scene = scene[np.linalg.norm(scene[:, :2] - centre, axis=1) < reach + np.ptp(obj[:, 0]) + np.ptp(obj[:, 1])]
-    own = cKDTree(obj).query(scene, k=1, distance_upper_bound=0.004)[0] if len(scene) else np.zeros(0)
+    own = _kdtree(obj).query(scene, k=1, distance_upper_bound=0.004)[0] if len(scene) else np.zeros(0)
     scene_all = np.vstack([_voxel_down(scene[~np.isfinite(own)], voxel), _voxel_down(obj, voxel)])
     n_other = len(scene_all) - len(_voxel_down(obj, voxel))
     others = np.arange(len(scene_all)) < n_other

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from bt_grasp.drivers.base import Observation
 
@@ -73,6 +72,8 @@ def find_start(centroid_xy: np.ndarray, direction_xy: np.ndarray, occupied_xy: n
     Returns (xy or None, distance walked). The walk may cross the object itself and then at most
     `max_search` beyond its far edge (measured along the ray).
     """
+    from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only pushes use it
+
     d = direction_xy / np.linalg.norm(direction_xy)
     behind = (object_xy - centroid_xy) @ -d
     extent = float(behind.max()) if len(behind) else 0.0

@@ -17,7 +17,6 @@ Conventions (documented because "left" depends on the viewer):
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .types import SceneObject
 
@@ -76,6 +75,8 @@ def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.nd
     labels: HxW object ids (0 = none); points: id -> Nx3 base-frame points (may be subsampled);
     heights: id -> N heights above the table for the same points.
     """
+    from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only surveys use it
+
     rel: list[tuple[int, str, int]] = []
     ids = [o.id for o in objects]
     for a in objects:

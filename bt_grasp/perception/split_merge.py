@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import ndimage
 
 VALLEY_M = 0.006  # a point this far below the chord between neighbours on both sides is a fold
 VALLEY_SCALES = (3, 6)  # chord half-lengths in pixels (~4 and ~9 mm at 512², 0.8 m)
@@ -67,6 +66,8 @@ def split_at_valleys(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min
 
 
 def _split_window(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min_pixels: int) -> np.ndarray:
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     core = fg & ~valley & (labels > 0)
     pieces, n = ndimage.label(core)
     if n == 0:
@@ -146,6 +147,8 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
     fit(mask_in_window, window) -> 0..1 is the best catalogue fit of a mask given on the parent
     segment's bounding window (vocabulary.name_scores via features.measure).
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     labels = pieces.copy()
     H, W = parent.shape
     for k, box in enumerate(ndimage.find_objects(parent)):
