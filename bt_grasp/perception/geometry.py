@@ -9,6 +9,7 @@ frame has z up, so a horizontal table has normal ≈ +z. Depth is the camera-fra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,31 @@ def pointmap(depth: np.ndarray, K: np.ndarray, T_cam_base: np.ndarray) -> np.nda
     T = np.asarray(T_cam_base, dtype=np.float64)
     # (rays · R^T) · d + t: rotate the cached rays once, then scale by depth.
     dirs = pixel_rays(d.shape, K) @ T[:3, :3].T
-    return dirs * d[..., None] + T[:3, 3]
+    dirs *= d[..., None]  # in place: the same values as dirs * d + t, one HxWx3 temporary less
+    dirs += T[:3, 3]
+    return dirs
+
+
+def frame_pointmap(obs: Any) -> np.ndarray:
+    """pointmap of an observation, computed once per frame (read-only: it is shared).
+
+    A frame is surveyed, then planned on and compared by the evidence checks and the watchdog,
+    each needing its pointmap (~12 ms at 512²). Observations are not modified once taken, so the
+    latest few frames are matched by identity (the frame and its depth, K and pose arrays).
+    """
+    key = (obs, obs.depth, obs.K, obs.T_cam_base)
+    for entry, P in _FRAMES:
+        if all(a is b for a, b in zip(entry, key, strict=True)):
+            return P
+    P = pointmap(obs.depth, obs.K, obs.T_cam_base)
+    P.setflags(write=False)
+    _FRAMES.insert(0, (key, P))
+    del _FRAMES[_FRAMES_KEPT:]
+    return P
+
+
+_FRAMES_KEPT = 4  # the frame surveyed, the one before an action and the one after, with room to spare
+_FRAMES: list[tuple[tuple[Any, ...], np.ndarray]] = []
 
 
 def backproject(depth: np.ndarray, K: np.ndarray, T_cam_base: np.ndarray,

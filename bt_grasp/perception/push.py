@@ -21,7 +21,7 @@ import numpy as np
 
 from bt_grasp.drivers.base import Observation
 
-from .geometry import Plane, fit_table_plane, pixel_ray_base, pointmap
+from .geometry import Plane, fit_table_plane, frame_pointmap, pixel_ray_base
 from .types import Located, SceneGraph
 
 DIRECTIONS = {"left": (-1.0, 0.0), "right": (1.0, 0.0), "up": (0.0, -1.0), "down": (0.0, 1.0)}
@@ -96,7 +96,7 @@ def plan_push(obs: Observation, located: Located, scene: SceneGraph | None, dire
     given, else from every point above the table.
     """
     distance = float(np.clip(distance, 0.03, 0.20))
-    P = pointmap(obs.depth, obs.K, obs.T_cam_base)
+    P = frame_pointmap(obs)
     flat = P.reshape(-1, 3)
     finite = np.all(np.isfinite(flat), axis=1)
     plane = fit_table_plane(flat[finite]) or Plane(np.array([0.0, 0.0, 1.0]), 0.0)
