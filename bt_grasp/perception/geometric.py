@@ -187,7 +187,9 @@ class GeometricPerceiver(GroundingLocator):
         if not segs:
             return labels
         flat = labels.reshape(-1)
-        okp = np.isfinite(P.reshape(-1, 3)).all(axis=1) & (flat > 0)
+        fg = np.flatnonzero(flat > 0)
+        pts = P.reshape(-1, 3)[fg]
+        okp = fg[np.isfinite(pts).all(axis=1)]  # labelled pixels with a point, in image order
         cnt = np.bincount(flat[okp], minlength=int(labels.max()) + 1).astype(float)
         sums = np.stack([np.bincount(flat[okp], weights=P.reshape(-1, 3)[okp, k], minlength=len(cnt))
                          for k in range(3)], axis=1)
