@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .colour import name_colour
+from .geometry import cross3
 from .vocabulary import best_name, catalogue_colour, name_scores
 
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
@@ -169,7 +170,7 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
             break
         idx = rest[rng.integers(0, len(rest), size=(iterations, 3))]
         a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
-        n = np.cross(b - a, c - a)
+        n = cross3(b - a, c - a)
         norm = np.linalg.norm(n, axis=1)
         ok = norm > 1e-9
         if not ok.any():
@@ -182,9 +183,9 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
             continue
         on = np.abs((pts - a[best]) @ n[best]) < tol  # the face's points among all points
         if on.sum() >= 10:
-            e1 = np.cross(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
+            e1 = cross3(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
             e1 /= np.linalg.norm(e1)
-            e2 = np.cross(n[best], e1)
+            e2 = cross3(n[best], e1)
             q = pts[on][:: max(1, int(on.sum()) // 400)] - a[best]
             _, _, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
             fill = hull / (length * width) if length * width > 0 else 0.0  # 1 rectangle, π/4 disc

@@ -14,6 +14,15 @@ from typing import Any
 import numpy as np
 
 
+def cross3(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """np.cross of 3-vectors (...x3), by the same products and differences, without its
+    general-axis overhead (it is called on small arrays in per-segment loops)."""
+    u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    u0, u1, u2 = u[..., 0], u[..., 1], u[..., 2]
+    v0, v1, v2 = v[..., 0], v[..., 1], v[..., 2]
+    return np.stack([u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0], axis=-1)
+
+
 def pixel_rays(shape: tuple[int, int], K: np.ndarray) -> np.ndarray:
     """HxWx3 array K⁻¹[u, v, 1]ᵀ per pixel (camera frame, z = 1); cached per (shape, K), read-only."""
     key = (int(shape[0]), int(shape[1]), tuple(np.round(np.asarray(K, dtype=np.float64).ravel(), 9)))
@@ -151,7 +160,7 @@ def fit_table_plane(points: np.ndarray, *, threshold: float = 0.006, iterations:
     cos_max = np.cos(np.deg2rad(max_tilt_deg))
     idx = rng.integers(0, len(sub), size=(iterations, 3))
     a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
-    n = np.cross(b - a, c - a)
+    n = cross3(b - a, c - a)
     norm = np.linalg.norm(n, axis=1)
     ok = norm > 1e-9
     n[ok] /= norm[ok, None]
