@@ -44,6 +44,18 @@ def test_perception_eval_scores_scenes_and_resumes(tmp_path):
     assert again.returncode == 0 and len((tmp_path / "results.jsonl").read_text().splitlines()) == 2
 
 
+def test_perception_replay_records_then_replays_the_same_outputs(tmp_path):
+    """One episode per backend at 256²: the second run reads the frames and prints the same digest."""
+    args = [sys.executable, str(ROOT / "bench" / "perception_replay.py"), "--frames", str(tmp_path / "f.pkl"),
+            "--episodes", "1", "--image-size", "256"]
+    runs = [subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT) for _ in range(2)]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "ms/frame" in proc.stdout, proc.stdout[-2000:]
+    digests = [next(line for line in proc.stdout.splitlines() if line.startswith("digest")) for proc in runs]
+    assert digests[0] == digests[1]
+
+
 def test_verify_soundness_bench_runs_and_prints_its_summary():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_soundness.py"), "--trees", "3",
                            "--runs", "5", "--verify", "--verify-max-runs", "200"],

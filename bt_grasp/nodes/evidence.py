@@ -150,10 +150,9 @@ def arrivals(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
 
     Counted pixel by pixel, not as one mean colour: objects dropped earlier that shift, or a
     shadow, must not hide the target's own pixels among what arrived."""
-    from bt_grasp.perception.geometry import pointmap
+    from bt_grasp.perception.geometry import frame_pointmap
 
-    P0 = pointmap(before_obs.depth, before_obs.K, before_obs.T_cam_base)
-    P1 = pointmap(after_obs.depth, after_obs.K, after_obs.T_cam_base)
+    P0, P1 = frame_pointmap(before_obs), frame_pointmap(after_obs)
     inside = np.all((P1 >= region[0]) & (P1 <= region[1]), axis=-1)
     rose = inside & np.isfinite(P0[..., 2]) & (P1[..., 2] - P0[..., 2] >= ARRIVED_RISE_M)
     if not rose.any():

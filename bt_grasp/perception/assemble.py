@@ -12,12 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
 
 from bt_grasp.drivers.base import Observation
 
 from .features import measure
-from .geometry import Plane, backproject, fit_table_plane, pointmap
+from .geometry import Plane, backproject, fit_table_plane, frame_pointmap
 from .scene_graph import build_relations, occlusion_counts
 from .types import Located, SceneGraph, SceneObject
 
@@ -41,6 +40,8 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
     relate the objects and return the graph. Stores the table plane in each object's attributes.
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     objects: list[SceneObject] = []
     pts: dict[int, np.ndarray] = {}
     hts: dict[int, np.ndarray] = {}
@@ -73,8 +74,8 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
 
 
 def heights_and_points(obs: Observation, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, Plane]:
-    """(pointmap, heights above the fitted table, plane) for an observation."""
-    P = pointmap(obs.depth, obs.K, obs.T_cam_base)
+    """(pointmap (read-only, shared per frame), heights above the fitted table, plane) for an observation."""
+    P = frame_pointmap(obs)
     plane = table_plane(P, exclude)
     return P, plane.height(P), plane
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
-from scipy.spatial import ConvexHull, QhullError
 
 from .colour import name_colour
+from .geometry import cross3
 from .vocabulary import best_name, catalogue_colour, name_scores
 
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
@@ -27,6 +26,8 @@ def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, floa
 
     Rotating calipers over the convex hull's edge directions; length ≥ width, yaw of the long side.
     """
+    from scipy.spatial import ConvexHull, QhullError  # here, not at import: scipy loads slowly
+
     if len(xy) < 3:
         c = xy.mean(axis=0) if len(xy) else np.zeros(2)
         return c, 0.0, 0.0, 0.0, 0.0
@@ -104,6 +105,8 @@ def support_heights(mask: np.ndarray, heights: np.ndarray, ring_px: int = 4) -> 
     on another the supporter's top shows; where the table shows too the support is uncertain,
     so both a low (10 %) and a typical (60 %) ring height are returned.
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     ring = ndimage.binary_dilation(mask, iterations=ring_px) & ~mask
     h = heights[ring]
     h = h[np.isfinite(h)]
@@ -167,7 +170,7 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
             break
         idx = rest[rng.integers(0, len(rest), size=(iterations, 3))]
         a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
-        n = np.cross(b - a, c - a)
+        n = cross3(b - a, c - a)
         norm = np.linalg.norm(n, axis=1)
         ok = norm > 1e-9
         if not ok.any():
@@ -180,9 +183,9 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
             continue
         on = np.abs((pts - a[best]) @ n[best]) < tol  # the face's points among all points
         if on.sum() >= 10:
-            e1 = np.cross(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
+            e1 = cross3(n[best], [1.0, 0.0, 0.0] if abs(n[best][0]) < 0.9 else [0.0, 1.0, 0.0])
             e1 /= np.linalg.norm(e1)
-            e2 = np.cross(n[best], e1)
+            e2 = cross3(n[best], e1)
             q = pts[on][:: max(1, int(on.sum()) // 400)] - a[best]
             _, _, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
             fill = hull / (length * width) if length * width > 0 else 0.0  # 1 rectangle, π/4 disc
@@ -251,6 +254,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     occluded: a nearer object borders the segment, so its footprint may be cut short;
     colour: the palette name when already known (skips colour naming).
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     hgt, wid = mask.shape
     v0 = u0 = 0
     if window is not None:

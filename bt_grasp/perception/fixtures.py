@@ -14,8 +14,6 @@ of its visible walls, cut by the image border when the basket is only partly in 
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
-from scipy.spatial import ConvexHull, QhullError
 
 from .features import min_area_rect
 
@@ -28,6 +26,8 @@ def find_receptacle(labels: np.ndarray, P: np.ndarray, pixel_m: float) -> int:
 
     pixel_m: roughly the size of a pixel on the table, to skip segments too small in the image.
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     best, best_len = 0, MIN_LONG_M
     for k, win in enumerate(ndimage.find_objects(labels)):
         if win is None:
@@ -53,6 +53,8 @@ def outline(labels: np.ndarray, rid: int) -> np.ndarray:
     A convex polygon covers one span per image row, so the hull's edges are walked at half-pixel
     steps and each row is filled between its leftmost and rightmost edge point.
     """
+    from scipy.spatial import ConvexHull, QhullError  # here, not at import: scipy loads slowly
+
     v, u = np.nonzero(labels == rid)
     inside = np.zeros(labels.shape, dtype=bool)
     if len(u) < 3:

@@ -20,10 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from bt_grasp.drivers.base import Observation
 
@@ -62,6 +58,9 @@ class GeometricPerceiver(GroundingLocator):
     # -- segmentation -------------------------------------------------------------------------
     def segment(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(labels HxW 0 = background, pointmap, heights): instance segmentation from RGB-D."""
+        from scipy.sparse import coo_matrix  # here, not at import: scipy loads slowly, only surveys use it
+        from scipy.sparse.csgraph import connected_components
+
         P, heights, _ = heights_and_points(obs)
         h, w = heights.shape
         fg = np.isfinite(heights) & (heights > self.min_height) & (heights < self.max_height)
@@ -141,6 +140,8 @@ class GeometricPerceiver(GroundingLocator):
         Two segments merge when they have the same chromaticity, the same top height (±6 mm),
         centroids < 12 cm apart (the longest catalogue object is 15 cm), and a common occluder nearer the camera.
         """
+        from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
         n = int(labels.max())
         if n < 3:
             return labels
@@ -186,7 +187,9 @@ class GeometricPerceiver(GroundingLocator):
         if not segs:
             return labels
         flat = labels.reshape(-1)
-        okp = np.isfinite(P.reshape(-1, 3)).all(axis=1) & (flat > 0)
+        fg = np.flatnonzero(flat > 0)
+        pts = P.reshape(-1, 3)[fg]
+        okp = fg[np.isfinite(pts).all(axis=1)]  # labelled pixels with a point, in image order
         cnt = np.bincount(flat[okp], minlength=int(labels.max()) + 1).astype(float)
         sums = np.stack([np.bincount(flat[okp], weights=P.reshape(-1, 3)[okp, k], minlength=len(cnt))
                          for k in range(3)], axis=1)
@@ -198,6 +201,8 @@ class GeometricPerceiver(GroundingLocator):
             pc = np.array([o.attributes.get("centroid_base", [np.nan] * 3) for o in prev], dtype=float)
             cost = np.linalg.norm(cents[:, None, :] - pc[None, :, :], axis=-1)
             cost = np.where(np.isfinite(cost), cost, 1e3)
+            from scipy.optimize import linear_sum_assignment  # here: slow import, needed on a re-survey only
+
             ri, ci = linear_sum_assignment(cost)
             for i, j in zip(ri, ci, strict=True):
                 if cost[i, j] < self.track_radius:

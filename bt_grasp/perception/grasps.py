@@ -17,13 +17,13 @@ z, w) of the gripper frame whose z axis is the approach direction and x the clos
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from bt_grasp.drivers.base import GraspPose, Observation
 
-from .geometry import Plane, backproject, fit_table_plane, pointmap, quat_from_matrix
+from .geometry import Plane, backproject, fit_table_plane, frame_pointmap, quat_from_matrix
 from .types import Located
 
 
@@ -50,13 +50,20 @@ class _Contact:
     normals: np.ndarray  # Nx2 outward, unit
 
 
+def _kdtree(points: np.ndarray) -> Any:
+    """A scipy cKDTree over `points`."""
+    from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only planning uses it
+
+    return cKDTree(points)
+
+
 def estimate_normals(points: np.ndarray, k: int = 12) -> np.ndarray:
     """Unit normals by local PCA (smallest eigenvector of each k-neighbourhood), oriented away
     from the cloud's centroid."""
     if len(points) < 4:
         return np.tile([0.0, 0.0, 1.0], (len(points), 1))
     k = min(k, len(points))
-    _, nn = cKDTree(points).query(points, k=k)
+    _, nn = _kdtree(points).query(points, k=k)
     nb = points[nn] - points[nn].mean(axis=1, keepdims=True)
     cov = np.einsum("nki,nkj->nij", nb, nb)
     _, vecs = np.linalg.eigh(cov)
@@ -76,7 +83,7 @@ def _contacts(obj: np.ndarray, k: int = 12) -> _Contact:
     xy = obj[:, :2]
     if len(xy) >= 8:
         kk = min(16, len(xy))
-        dist, nn = cKDTree(xy).query(xy, k=kk)
+        dist, nn = _kdtree(xy).query(xy, k=kk)
         off = xy - xy[nn].mean(axis=1)
         mag = np.linalg.norm(off, axis=1)
         spread = dist[:, 1:].mean(axis=1)
@@ -85,7 +92,7 @@ def _contacts(obj: np.ndarray, k: int = 12) -> _Contact:
         if len(e_xy) >= 5:
             # Refine: the normal is perpendicular to the boundary's local tangent (PCA over nearby
             # boundary points), signed like the outward offset; the raw offset is biased at corners.
-            _, enn = cKDTree(e_xy).query(e_xy, k=min(7, len(e_xy)))
+            _, enn = _kdtree(e_xy).query(e_xy, k=min(7, len(e_xy)))
             nb = e_xy[enn] - e_xy[enn].mean(axis=1, keepdims=True)
             _, vecs = np.linalg.eigh(np.einsum("nki,nkj->nij", nb, nb))
             en = vecs[:, :, 0]
@@ -143,24 +150,47 @@ def _collision_free(pos: np.ndarray, R: np.ndarray, width: np.ndarray, g: Grippe
                 free &= table.height(world) >= g.table_clearance
     if len(scene) == 0:
         return free
+    half_depth = g.finger_depth / 2
     for s in range(0, n, chunk):
-        sl = slice(s, min(n, s + chunk))
-        q = np.einsum("nmi,nij->nmj", scene[None, :, :] - pos[sl, None, :], R[sl])  # into gripper frames
-        hit = np.zeros(q.shape[:2], dtype=bool)
+        rows = s + np.flatnonzero(free[s:s + chunk])  # poses already off the table stay rejected
+        if len(rows) == 0:
+            continue
+        x, y, z = _into_frames(scene, pos[rows], R[rows])
+        hit = (np.abs(x) < width[rows, None] / 2.0) & (np.abs(y) < half_depth) \
+            & (z > -g.finger_length) & (z < 0.0) & others[None, :]  # another object between the fingers
         for lo, hi in boxes:
-            hit |= np.all((q >= lo[sl, None, :]) & (q <= hi[sl, None, :]), axis=2)
-        w2 = width[sl, None] / 2.0
-        between = (np.abs(q[..., 0]) < w2) & (np.abs(q[..., 1]) < g.finger_depth / 2) \
-            & (q[..., 2] > -g.finger_length) & (q[..., 2] < 0.0) & others[None, :]
-        free[sl] &= ~(hit | between).any(axis=1)
+            lo, hi = lo[rows, None, :], hi[rows, None, :]
+            hit |= (x >= lo[..., 0]) & (x <= hi[..., 0]) & (y >= lo[..., 1]) & (y <= hi[..., 1]) \
+                & (z >= lo[..., 2]) & (z <= hi[..., 2])
+        free[rows] = ~hit.any(axis=1)
     return free
+
+
+def _into_frames(points: np.ndarray, pos: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, y, z) NxM: M points in each of N frames (origin pos, axes the columns of R).
+
+    Written out per axis, (d·R[:, 0, j] + d·R[:, 1, j]) + d·R[:, 2, j] — the sum einsum forms,
+    in the same order — three times faster than einsum on a NxMx3 array.
+    """
+    d = points[None, :, :] - pos[:, None, :]
+    d0, d1, d2 = d[..., 0], d[..., 1], d[..., 2]
+    return tuple(d0 * R[:, None, 0, j] + d1 * R[:, None, 1, j] + d2 * R[:, None, 2, j]  # type: ignore[return-value]
+                 for j in range(3))
 
 
 def _voxel_down(points: np.ndarray, voxel: float) -> np.ndarray:
     """One point per occupied voxel (the first): keeps the geometry, bounds the collision cost."""
     if len(points) == 0:
         return points
-    _, first = np.unique(np.floor(points / voxel).astype(np.int64), axis=0, return_index=True)
+    cell = np.floor(points / voxel).astype(np.int64)
+    cell -= cell.min(axis=0)
+    span = cell.max(axis=0) + 1
+    if float(span[0]) * float(span[1]) * float(span[2]) < 2.0 ** 62:
+        # One integer per cell (a 1-D unique is far faster than unique(axis=0)); the same cells,
+        # and return_index gives each cell's first point either way.
+        _, first = np.unique((cell[:, 0] * span[1] + cell[:, 1]) * span[2] + cell[:, 2], return_index=True)
+    else:
+        _, first = np.unique(cell, axis=0, return_index=True)
     return points[np.sort(first)]
 
 
@@ -191,7 +221,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     if len(c.points) < 2:
         return []
     # Boundary points are pixel centres, half a sample inside the true edge on each side.
-    spacing = float(np.median(cKDTree(obj[:, :2]).query(obj[:, :2], k=2)[0][:, 1]))
+    spacing = float(np.median(_kdtree(obj[:, :2]).query(obj[:, :2], k=2)[0][:, 1]))
     d = c.points[None, :, :2] - c.points[:, None, :2]  # i -> j
     L = np.linalg.norm(d, axis=2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -227,9 +257,10 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     scene = scene[np.all(np.isfinite(scene), axis=1)]
     reach = g.finger_length + g.palm_height + g.approach + g.max_aperture
     scene = scene[np.linalg.norm(scene[:, :2] - centre, axis=1) < reach + np.ptp(obj[:, 0]) + np.ptp(obj[:, 1])]
-    own = cKDTree(obj).query(scene, k=1, distance_upper_bound=0.004)[0] if len(scene) else np.zeros(0)
-    scene_all = np.vstack([_voxel_down(scene[~np.isfinite(own)], voxel), _voxel_down(obj, voxel)])
-    n_other = len(scene_all) - len(_voxel_down(obj, voxel))
+    own = _kdtree(obj).query(scene, k=1, distance_upper_bound=0.004)[0] if len(scene) else np.zeros(0)
+    obj_down = _voxel_down(obj, voxel)
+    scene_all = np.vstack([_voxel_down(scene[~np.isfinite(own)], voxel), obj_down])
+    n_other = len(scene_all) - len(obj_down)
     others = np.arange(len(scene_all)) < n_other
     widths = np.minimum(g.max_aperture, L[ii[pick], jj[pick]] + g.open_extra)
     pos = np.column_stack([mid[pick], np.zeros(len(pick))])
@@ -278,7 +309,7 @@ def scene_cloud(obs: Observation, min_height: float = 0.005) -> tuple[Plane, np.
     """
     if _LAST_FRAME and _LAST_FRAME[0][0] is obs and _LAST_FRAME[0][1] == min_height:
         return _LAST_FRAME[0][2], _LAST_FRAME[0][3]
-    P = pointmap(obs.depth, obs.K, obs.T_cam_base).reshape(-1, 3)
+    P = frame_pointmap(obs).reshape(-1, 3)
     P = P[np.all(np.isfinite(P), axis=1)]
     plane = fit_table_plane(P) or Plane(np.array([0.0, 0.0, 1.0]), 0.0)
     scene = P[plane.height(P) > min_height]

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from bt_grasp.drivers.base import Observation
 
-from .geometry import Plane, fit_table_plane, pixel_ray_base, pointmap
+from .geometry import Plane, fit_table_plane, frame_pointmap, pixel_ray_base
 from .types import Located, SceneGraph
 
 DIRECTIONS = {"left": (-1.0, 0.0), "right": (1.0, 0.0), "up": (0.0, -1.0), "down": (0.0, 1.0)}
@@ -73,6 +72,8 @@ def find_start(centroid_xy: np.ndarray, direction_xy: np.ndarray, occupied_xy: n
     Returns (xy or None, distance walked). The walk may cross the object itself and then at most
     `max_search` beyond its far edge (measured along the ray).
     """
+    from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only pushes use it
+
     d = direction_xy / np.linalg.norm(direction_xy)
     behind = (object_xy - centroid_xy) @ -d
     extent = float(behind.max()) if len(behind) else 0.0
@@ -95,7 +96,7 @@ def plan_push(obs: Observation, located: Located, scene: SceneGraph | None, dire
     given, else from every point above the table.
     """
     distance = float(np.clip(distance, 0.03, 0.20))
-    P = pointmap(obs.depth, obs.K, obs.T_cam_base)
+    P = frame_pointmap(obs)
     flat = P.reshape(-1, 3)
     finite = np.all(np.isfinite(flat), axis=1)
     plane = fit_table_plane(flat[finite]) or Plane(np.array([0.0, 0.0, 1.0]), 0.0)

@@ -17,7 +17,6 @@ Conventions (documented because "left" depends on the viewer):
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .types import SceneObject
 
@@ -62,10 +61,25 @@ def occlusion_counts(labels: np.ndarray, depth: np.ndarray, step: float = OCCLUS
             for occluded, occluder, dz in ((a, b, x - y), (b, a, y - x)):
                 hit = dz > step
                 if hit.any():
-                    pairs, n = np.unique(np.stack([occluded[hit], occluder[hit]], 1), axis=0, return_counts=True)
-                    for (p, q), c in zip(pairs.tolist(), n.tolist(), strict=True):
+                    for (p, q), c in _pair_counts(occluded[hit], occluder[hit]):
                         counts[(p, q)] = counts.get((p, q), 0) + c
     return counts
+
+
+def _pair_counts(a: np.ndarray, b: np.ndarray) -> list[tuple[tuple[int, int], int]]:
+    """((a, b), count) for each distinct pair of labels (≥ 0), sorted by a then b.
+
+    The rows np.unique(axis=0) gives, from one integer per pair: a 1-D unique is far cheaper.
+    """
+    m = int(max(a.max(), b.max())) + 1
+    keys, n = np.unique(a.astype(np.int64) * m + b, return_counts=True)
+    return [((k // m, k % m), c) for k, c in zip(keys.tolist(), n.tolist(), strict=True)]
+
+
+def _apart(box_a: tuple[np.ndarray, np.ndarray], box_b: tuple[np.ndarray, np.ndarray], reach: float) -> bool:
+    """Are two point sets' bounding boxes more than `reach` apart (so no two points are within it)?"""
+    gap = np.maximum(np.maximum(box_b[0] - box_a[1], box_a[0] - box_b[1]), 0.0)
+    return float(np.sqrt(gap @ gap)) > reach + 1e-6  # the margin covers the rounding of the bound
 
 
 def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.ndarray,
@@ -76,6 +90,8 @@ def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.nd
     labels: HxW object ids (0 = none); points: id -> Nx3 base-frame points (may be subsampled);
     heights: id -> N heights above the table for the same points.
     """
+    from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only surveys use it
+
     rel: list[tuple[int, str, int]] = []
     ids = [o.id for o in objects]
     for a in objects:
@@ -84,18 +100,24 @@ def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.nd
                 rel.append((a.id, r, b.id))
     trees = {i: cKDTree(points[i][:, :2]) for i in ids if len(points[i])}
     trees3 = {i: cKDTree(points[i]) for i in ids if len(points[i])}
+    # Bounding boxes: pairs farther apart than a query's reach need no tree query (it finds nothing).
+    box = {i: (points[i].min(axis=0), points[i].max(axis=0)) for i in trees3}
+    box2 = {i: (lo[:2], hi[:2]) for i, (lo, hi) in box.items()}
     on_top: set[tuple[int, int]] = set()
+    # Each object's low and top height once (not once per pair).
+    low = {i: float(np.quantile(heights[i], 0.05)) for i in ids if i in trees and len(heights[i])}
+    top = {i: float(np.quantile(heights[i], 0.95)) for i in low}
     for a in ids:
-        if a not in trees or len(heights[a]) == 0:
+        if a not in low:
             continue
-        a_low = float(np.quantile(heights[a], 0.05))
+        a_low = low[a]
         if a_low < 0.015:
             continue
         for b in ids:
-            if b == a or b not in trees or len(heights[b]) == 0:
+            if b == a or b not in top:
                 continue
-            b_top = float(np.quantile(heights[b], 0.95))
-            if abs(a_low - b_top) > 0.015 or b_top < 0.01:
+            b_top = top[b]
+            if abs(a_low - b_top) > 0.015 or b_top < 0.01 or _apart(box2[a], box2[b], 0.01):
                 continue
             dist, _ = trees[b].query(points[a][:, :2], k=1, distance_upper_bound=0.01)
             if np.isfinite(dist).any():
@@ -108,7 +130,8 @@ def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.nd
     rel.extend((a, "partially_occluded_by", b) for a, b in sorted(occluded) if a in trees3 and b in trees3)
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
-            if a not in trees3 or b not in trees3 or (a, b) in on_top or (b, a) in on_top:
+            if a not in trees3 or b not in trees3 or (a, b) in on_top or (b, a) in on_top \
+                    or _apart(box[a], box[b], NEXT_TO_M):
                 continue
             dist, _ = trees3[b].query(points[a], k=1, distance_upper_bound=NEXT_TO_M)
             if np.isfinite(dist).any():

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import ndimage
 
 VALLEY_M = 0.006  # a point this far below the chord between neighbours on both sides is a fold
 VALLEY_SCALES = (3, 6)  # chord half-lengths in pixels (~4 and ~9 mm at 512², 0.8 m)
@@ -67,6 +66,8 @@ def split_at_valleys(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min
 
 
 def _split_window(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min_pixels: int) -> np.ndarray:
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     core = fg & ~valley & (labels > 0)
     pieces, n = ndimage.label(core)
     if n == 0:
@@ -94,6 +95,13 @@ def _split_window(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min_pi
 
 def _compact(a: np.ndarray) -> np.ndarray:
     """Relabel to 1..n in order of value, keeping 0 as 0 (background)."""
+    top = int(a.max()) if a.size else 0
+    if a.size and int(a.min()) >= 0 and top <= 4 * a.size:
+        # Each value's rank among the values present, from a table: no sort of the whole image.
+        present = np.zeros(top + 1, dtype=bool)
+        present[a.ravel()] = True
+        rank = np.cumsum(present, dtype=np.int64) - (1 if present[0] else 0)
+        return rank[a].astype(np.int32)
     uniq, inv = np.unique(a, return_inverse=True)
     out = inv.reshape(a.shape).astype(np.int32)
     return out if uniq[0] == 0 else out + 1
@@ -146,6 +154,8 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
     fit(mask_in_window, window) -> 0..1 is the best catalogue fit of a mask given on the parent
     segment's bounding window (vocabulary.name_scores via features.measure).
     """
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
     labels = pieces.copy()
     H, W = parent.shape
     for k, box in enumerate(ndimage.find_objects(parent)):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from itertools import permutations
 
 SIZES = ("small", "medium", "large")
@@ -64,7 +64,7 @@ class Prototype:
     loose: bool  # meshes: bounding box only, looser dimension tolerance
     colours: frozenset[str]  # colours the catalogue holds this entry in
 
-    @property
+    @cached_property  # asked for every segment measured; the entry never changes
     def seen_colours(self) -> frozenset[str]:
         """Palette names this entry is seen in (its colours, through its texture)."""
         return frozenset(looks(self.noun, c) for c in self.colours)

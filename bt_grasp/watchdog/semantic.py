@@ -37,13 +37,13 @@ def centre(points: Any) -> np.ndarray | None:
 def surface_change(before_obs: Any, after_obs: Any, mask: np.ndarray) -> float | None:
     """Median height change (metres, base z) of the surface seen through `mask` between two
     frames of the same camera; None when too few pixels have depth in both."""
-    from bt_grasp.perception.geometry import pointmap
+    from bt_grasp.perception.geometry import frame_pointmap
 
     m = np.asarray(mask, bool)
     if before_obs is None or after_obs is None or m.shape != np.asarray(after_obs.depth).shape:
         return None
-    z0 = pointmap(before_obs.depth, before_obs.K, before_obs.T_cam_base)[..., 2][m]
-    z1 = pointmap(after_obs.depth, after_obs.K, after_obs.T_cam_base)[..., 2][m]
+    z0 = frame_pointmap(before_obs)[..., 2][m]
+    z1 = frame_pointmap(after_obs)[..., 2][m]
     ok = np.isfinite(z0) & np.isfinite(z1)
     if int(ok.sum()) < MIN_PIXELS:
         return None

@@ -32,6 +32,12 @@ from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 from bt_grasp.watchdog.telemetry import Phase, Telemetry
 
 
+def clamp(x: float, lo: float, hi: float) -> float:
+    """float(np.clip(x, lo, hi)) for one float, signed zeros and NaN alike, without numpy's
+    per-call overhead (this runs several times per physics step)."""
+    return min(max(x, lo), hi)
+
+
 class _Abort(Exception):
     """Internal: ends a running primitive with a fault string (timeout, stopped)."""
 
@@ -72,7 +78,7 @@ class ControlMixin:
         self._apply_fingers()
 
     def _apply_fingers(self) -> None:
-        q = float(np.clip(self.gap_ref / 2, 0.0, FINGER_TRAVEL_M))
+        q = clamp(self.gap_ref / 2, 0.0, FINGER_TRAVEL_M)
         for j in self.finger_j:
             pb.setJointMotorControl2(self.robot, j, pb.POSITION_CONTROL, targetPosition=q,
                                      force=self.grip_force, positionGain=0.2, physicsClientId=self.client)
@@ -82,14 +88,14 @@ class ControlMixin:
             return
         step = 2 * FINGER_SPEED_MPS * scene.TIMESTEP
         d = self.gap_cmd - self.gap_ref
-        self.gap_ref = max(self.gap_ref + float(np.clip(d, -step, step)), min(self._gap_floor, self.gap_ref))
+        self.gap_ref = max(self.gap_ref + clamp(d, -step, step), min(self._gap_floor, self.gap_ref))
         self._apply_fingers()
 
     def _finger_state(self) -> tuple[float, float]:
         """(gap in metres, mean |motor force| / max force)."""
         st = pb.getJointStates(self.robot, self.finger_j, physicsClientId=self.client)
         gap = sum(s[0] for s in st)
-        effort = float(np.mean([abs(s[3]) for s in st])) / self.max_force
+        effort = sum(abs(s[3]) for s in st) / len(st) / self.max_force  # the mean, as np.mean sums it
         return float(gap), effort
 
     def tcp_pose(self) -> tuple[np.ndarray, np.ndarray]:

@@ -49,7 +49,7 @@ class Recorder:
         if self._last is not None and t > self._last[0]:
             vel = (aperture_m - self._last[1]) / (t - self._last[0])
         self._last = (t, aperture_m)
-        norm = float(np.clip(aperture_m / self.stroke, 0.0, 1.0))
+        norm = min(max(aperture_m / self.stroke, 0.0), 1.0)  # np.clip's value, without its overhead
         stalled = (abs(vel) < STALL_VELOCITY and abs(commanded_norm - norm) > STALL_COMMAND_GAP
                    and effort < STALL_EFFORT)
         if self._n == len(self._cols["t"]):
