@@ -33,6 +33,8 @@ NOUN_FLOOR = 0.25
 # Noun fits are taken relative to the object's best fit, or to this when the best is lower.
 FIT_REF = 0.4
 
+# Catalogue categories a "block" may be.
+BLOCK_NOUNS = ("box", "cube", "lego brick", "jenga block")
 # Catalogue category -> perceived (geometric) shape classes: (typical pose, other rest poses).
 # Dropped objects rest in any pose (a can on its side looks like a box from above), so other
 # poses still count, just less.
@@ -98,9 +100,11 @@ def _category_score(q: Query, o: SceneObject) -> float:
     c = o.attributes.get("category")
     if c is None:
         return 0.5
+    if o.attributes.get("source") == "sim_annotator":  # the catalogue's own category: no shape guess
+        return 1.0 if c == q.category or (q.category == "block" and c in BLOCK_NOUNS) else 0.05
     if o.attributes.get("name_scores"):  # measured, but no catalogue entry explains it: weak evidence
         return 0.75 * _shape_class_score(q, str(o.attributes.get("shape", c)))
-    if c == q.category or (q.category == "block" and c in ("box", "cube", "lego brick", "jenga block")):
+    if c == q.category or (q.category == "block" and c in BLOCK_NOUNS):
         return 1.0
     if q.category == "box" and c == "cube":
         return 0.9
