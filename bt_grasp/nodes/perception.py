@@ -71,10 +71,6 @@ def tracked(leaf: Leaf, obs: Any, scene: SceneGraph, text: str, last: dict[str, 
     perceived name ("large blue duck" becomes a "small blue bar"), while the object has not
     moved. Its grounding score is today's (score_objects), so a weak fit is still weak for the
     delivery check."""
-    from bt_grasp.perception.assemble import to_located
-    from bt_grasp.perception.grounding import score_objects
-    from bt_grasp.perception.query import parse
-
     at = np.asarray(last.get("at"), dtype=float)
     near = [(float(np.linalg.norm(np.asarray(o.attributes["centroid_base"], float)[:2] - at[:2])), o)
             for o in scene.objects
@@ -84,8 +80,7 @@ def tracked(leaf: Leaf, obs: Any, scene: SceneGraph, text: str, last: dict[str, 
     if not near:
         return None
     obj = min(near, key=lambda t: t[0])[1]
-    score = score_objects(parse(text), scene).get(obj.id, 0.0)
-    return to_located(obs, scene, obj, score, int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
+    return _located(leaf, obs, scene, obj, _text_scores(text, scene).get(obj.id, 0.0))
 
 
 def named(leaf: Leaf, obs: Any, scene: SceneGraph, name: str) -> Any:
@@ -94,17 +89,29 @@ def named(leaf: Leaf, obs: Any, scene: SceneGraph, name: str) -> Any:
     Why: an occluder named by the scene graph is re-located by that name, and a name is only
     the segment's best catalogue fit: it may fit too weakly to pass grounding (a long bar at
     0.55) while still naming exactly one segment. Several bearers: the best-grounded one."""
-    from bt_grasp.perception.assemble import to_located
-    from bt_grasp.perception.grounding import score_objects
-    from bt_grasp.perception.query import parse
-
     bearers = [o for o in scene.objects if o.name.lower() == name.lower().strip()
                and not o.attributes.get("fixture")]
     if not bearers:
         return None
-    scores = score_objects(parse(name), scene)
+    scores = _text_scores(name, scene)
     obj = max(bearers, key=lambda o: (scores.get(o.id, 0.0), o.attributes.get("pixels", 0)))
-    return to_located(obs, scene, obj, scores.get(obj.id, 0.0), int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
+    return _located(leaf, obs, scene, obj, scores.get(obj.id, 0.0))
+
+
+def _text_scores(text: str, scene: SceneGraph) -> dict[int, float]:
+    """Every object's grounding score for `text` in this scene (a found-otherwise object keeps
+    today's score, so a weak fit stays weak for the delivery check)."""
+    from bt_grasp.perception.grounding import score_objects
+    from bt_grasp.perception.query import parse
+
+    return score_objects(parse(text), scene)
+
+
+def _located(leaf: Leaf, obs: Any, scene: SceneGraph, obj: Any, score: float) -> Any:
+    """`obj` as a Located of this frame, or None when too little of it shows."""
+    from bt_grasp.perception.assemble import to_located
+
+    return to_located(obs, scene, obj, score, int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
 
 
 class LocateObject(Leaf):
