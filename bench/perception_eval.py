@@ -63,15 +63,19 @@ def iou_matrix(pred: list[np.ndarray], inst: np.ndarray, gt_ids: list[int]) -> n
     return m
 
 
-def _target_segment(scene: Any, target: str, rows: list[int]) -> dict[str, Any] | None:
+def _majority(inst: np.ndarray, mask: np.ndarray | None) -> int:
+    """The instance id owning most of the mask's pixels (-1 for an empty or missing mask)."""
+    if mask is None:
+        return -1
+    hit, cnt = np.unique(inst[mask], return_counts=True)
+    return int(hit[np.argmax(cnt)]) if len(hit) else -1
+
+
+def _target_segment(scene: Any, scores: dict[int, float], rows: list[int]) -> dict[str, Any] | None:
     """Why a grounding missed: the name and goal-text score of the segment matched to the target,
     and the best score of any other segment (None when the target was not segmented)."""
-    from bt_grasp.perception.grounding import score_objects
-    from bt_grasp.perception.query import parse
-
     if not rows:
         return None
-    scores = score_objects(parse(target), scene)
     own = scene.objects[rows[0]]
     others = [v for k, v in scores.items() if k != own.id]
     return {"name": own.name, "score": round(float(scores.get(own.id, 0.0)), 3),
@@ -79,20 +83,15 @@ def _target_segment(scene: Any, target: str, rows: list[int]) -> dict[str, Any] 
             "best_other": round(float(max(others, default=0.0)), 3)}
 
 
-def _top_candidates(scene: Any, target: str, inst: np.ndarray, tgt_id: int | None) -> list[dict[str, Any]]:
+def _top_candidates(scene: Any, scores: dict[int, float], inst: np.ndarray, tgt_id: int | None) -> list[dict[str, Any]]:
     """The three best-scoring segments for the goal text: score, occluded, and whether the
     majority of the segment's pixels is the target (to study acceptance rules offline)."""
-    from bt_grasp.perception.grounding import score_objects
-    from bt_grasp.perception.query import parse
-
-    scores = score_objects(parse(target), scene)
     out = []
     for oid in sorted(scores, key=lambda k: -scores[k])[:3]:
         o = scene.by_id(oid)
-        hit, cnt = np.unique(inst[o.mask], return_counts=True) if o.mask is not None else ([], [])
         out.append({"score": round(float(scores[oid]), 3), "name": o.name,
                     "occluded": bool(scene.related(oid, "partially_occluded_by")),
-                    "is_target": bool(len(hit)) and int(hit[int(np.argmax(cnt))]) == tgt_id})
+                    "is_target": _majority(inst, o.mask) == tgt_id})
     return out
 
 
@@ -100,6 +99,9 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
                 objects: dict[int, dict[str, Any]], basket_id: int | None) -> dict[str, Any]:
     """One scene's record: segmentation matches, naming per attribute, grounding outcome."""
     from scipy.optimize import linear_sum_assignment
+
+    from bt_grasp.perception.grounding import score_objects
+    from bt_grasp.perception.query import parse
 
     inst = np.asarray(obs.annotations["instance"])
     ids, counts = np.unique(inst, return_counts=True)
@@ -128,16 +130,16 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
     outcome = "missing"
     best_right = None  # was the best candidate the target (asked about or not)?
     if located is not None:
-        hit, cnt = np.unique(inst[located.mask], return_counts=True)
-        major = int(hit[np.argmax(cnt)]) if len(hit) else -1
+        major = _majority(inst, located.mask)
         best_right = major == tgt_id
         if getattr(located, "alternatives", []):
             outcome = "ambiguous"
         else:
             outcome = "correct" if major == tgt_id else "wrong"
     tgt_matched = any(gt_ids[c] == tgt_id for _, c in matched)
-    seen_as = _target_segment(scene, target, [r for r, c in matched if gt_ids[c] == tgt_id])
-    top = _top_candidates(scene, target, inst, tgt_id)
+    scores = score_objects(parse(target), scene)  # the goal text against every segment, for both diagnostics
+    seen_as = _target_segment(scene, scores, [r for r, c in matched if gt_ids[c] == tgt_id])
+    top = _top_candidates(scene, scores, inst, tgt_id)
     return {"n_gt": len(gt_ids), "n_pred": len(pred), "n_match": len(matched),
             "basket_gt": basket_id in gt_ids, "basket_match": any(gt_ids[c] == basket_id for _, c in matched),
             "naming": naming, "names": names, "target": target, "visibility": round(float(visibility), 4),
