@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from bt_grasp.perception.backends import make_perceiver
-from bt_grasp.perception.geometry import backproject, fit_table_plane, pixel_ray_base, pointmap, project
+from bt_grasp.perception.geometry import (
+    backproject,
+    fit_table_plane,
+    pixel_ray_base,
+    pointmap,
+    project,
+    unique_rows,
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -57,3 +64,16 @@ def test_factory():
     assert make_perceiver("geometric", min_pixels=5).name == "geometric"
     with pytest.raises(ValueError):
         make_perceiver("oracle")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 3), st.sampled_from([3, 1000, 2 ** 40]), st.integers(0, 2 ** 31 - 1))
+def test_unique_rows_is_numpys_unique_over_rows(n, k, scale, seed):
+    """Same rows, order, first indices and counts as np.unique(axis=0), spans that overflow one
+    int64 key included (they fall back to numpy)."""
+    rows = np.random.default_rng(seed).integers(-scale, scale, size=(n, k))
+    want = np.unique(rows, axis=0, return_index=True, return_counts=True)
+    got = unique_rows(rows, return_index=True, return_counts=True)
+    for w, g in zip(want, got, strict=True):
+        assert np.array_equal(w, g)
+    assert np.array_equal(unique_rows(rows), want[0])

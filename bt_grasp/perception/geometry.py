@@ -23,6 +23,23 @@ def cross3(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.stack([u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0], axis=-1)
 
 
+def unique_rows(rows: np.ndarray, return_index: bool = False, return_counts: bool = False) -> Any:
+    """np.unique(rows, axis=0, ...) for integer rows: the same rows, order, first indices and
+    counts, through one int64 key per row (offset per column, mixed radix: lexicographic order
+    is kept) when the columns' spans fit, because a 1-D unique is far faster than axis=0."""
+    rows = np.asarray(rows, dtype=np.int64)
+    lo = rows.min(axis=0) if len(rows) else None
+    span = rows.max(axis=0) - lo + 1 if lo is not None else None
+    if span is None or float(np.prod(span.astype(np.float64))) >= 2.0 ** 62:
+        return np.unique(rows, axis=0, return_index=return_index, return_counts=return_counts)
+    key = np.zeros(len(rows), dtype=np.int64)
+    for j in range(rows.shape[1]):
+        key = key * span[j] + (rows[:, j] - lo[j])
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    out = [rows[first], *([first] if return_index else []), *([counts] if return_counts else [])]
+    return tuple(out) if len(out) > 1 else out[0]
+
+
 def pixel_rays(shape: tuple[int, int], K: np.ndarray) -> np.ndarray:
     """HxWx3 array K⁻¹[u, v, 1]ᵀ per pixel (camera frame, z = 1); cached per (shape, K), read-only."""
     key = (int(shape[0]), int(shape[1]), tuple(np.round(np.asarray(K, dtype=np.float64).ravel(), 9)))

@@ -23,7 +23,7 @@ import numpy as np
 
 from bt_grasp.drivers.base import GraspPose, Observation
 
-from .geometry import Plane, backproject, fit_table_plane, frame_pointmap, quat_from_matrix
+from .geometry import Plane, backproject, fit_table_plane, frame_pointmap, quat_from_matrix, unique_rows
 from .types import Located
 
 
@@ -182,15 +182,7 @@ def _voxel_down(points: np.ndarray, voxel: float) -> np.ndarray:
     """One point per occupied voxel (the first): keeps the geometry, bounds the collision cost."""
     if len(points) == 0:
         return points
-    cell = np.floor(points / voxel).astype(np.int64)
-    cell -= cell.min(axis=0)
-    span = cell.max(axis=0) + 1
-    if float(span[0]) * float(span[1]) * float(span[2]) < 2.0 ** 62:
-        # One integer per cell (a 1-D unique is far faster than unique(axis=0)); the same cells,
-        # and return_index gives each cell's first point either way.
-        _, first = np.unique((cell[:, 0] * span[1] + cell[:, 1]) * span[2] + cell[:, 2], return_index=True)
-    else:
-        _, first = np.unique(cell, axis=0, return_index=True)
+    _, first = unique_rows(np.floor(points / voxel).astype(np.int64), return_index=True)
     return points[np.sort(first)]
 
 

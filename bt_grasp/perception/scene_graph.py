@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .geometry import unique_rows
 from .types import SceneObject
 
 NEXT_TO_M = 0.03
@@ -61,19 +62,10 @@ def occlusion_counts(labels: np.ndarray, depth: np.ndarray, step: float = OCCLUS
             for occluded, occluder, dz in ((a, b, x - y), (b, a, y - x)):
                 hit = dz > step
                 if hit.any():
-                    for (p, q), c in _pair_counts(occluded[hit], occluder[hit]):
+                    pairs, n = unique_rows(np.stack([occluded[hit], occluder[hit]], 1), return_counts=True)
+                    for (p, q), c in zip(pairs.tolist(), n.tolist(), strict=True):
                         counts[(p, q)] = counts.get((p, q), 0) + c
     return counts
-
-
-def _pair_counts(a: np.ndarray, b: np.ndarray) -> list[tuple[tuple[int, int], int]]:
-    """((a, b), count) for each distinct pair of labels (≥ 0), sorted by a then b.
-
-    The rows np.unique(axis=0) gives, from one integer per pair: a 1-D unique is far cheaper.
-    """
-    m = int(max(a.max(), b.max())) + 1
-    keys, n = np.unique(a.astype(np.int64) * m + b, return_counts=True)
-    return [((k // m, k % m), c) for k, c in zip(keys.tolist(), n.tolist(), strict=True)]
 
 
 def _apart(box_a: tuple[np.ndarray, np.ndarray], box_b: tuple[np.ndarray, np.ndarray], reach: float) -> bool:
