@@ -15,10 +15,11 @@ CASES = {
     "ablation_watchdog": ["--n", "1"],
     "halt_latency": ["--halts", "3", "--repeats", "1"],
     "watchdog_live": ["--n", "3", "--repeat", "1"],
+    "physics_settings": ["--episodes", "1", "--image-size", "128", "--settings", "pyramid"],
 }
 EXPECT = {"tick_overhead": "overhead x", "watchdog": "samples/s", "episode_perf": "median",
           "ablation_watchdog": "clutter", "halt_latency": "polled / blocking wall ratio",
-          "watchdog_live": "naive / incremental"}
+          "watchdog_live": "naive / incremental", "physics_settings": "physics floor"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
