@@ -111,6 +111,10 @@ def test_finalize_precision_counts_only_success_claims_and_is_undefined_without_
      "push ineffective"),
     ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "action budget spent (10 grasp/push actions)",
       "attempts": []}, "budget spent"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "search and grasp attempts spent",
+      "target_left_table": True, "target": "red box",
+      "attempts": [{"node": "grasp", "aimed": "red box", "held": "red box", "label": "SUCCESS", "executed": True}]},
+     "target left the table"),
 ])
 def test_every_episode_gets_one_taxonomy_category(fields, category):
     from bt_grasp.bench.metrics import taxonomy

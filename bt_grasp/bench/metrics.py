@@ -30,8 +30,8 @@ from typing import Any
 
 GROUP_KEYS = ("method", "perception", "lighting", "clutter")
 # Failure taxonomy, in the order it is decided (the first that applies names the episode).
-TAXONOMY = ("success", "false FINALIZE", "grounding miss", "wrong object grasped", "grasp failed",
-            "push ineffective", "budget spent", "other")
+TAXONOMY = ("success", "false FINALIZE", "target left the table", "grounding miss", "wrong object grasped",
+            "grasp failed", "push ineffective", "budget spent", "other")
 TARGET_GRASP_NODE = "grasp"  # the leaf that grasps the located target in the shipped trees
 
 
@@ -44,7 +44,9 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
     """{"category", "detail"} of one episode from its trace-derived fields and ground truth.
 
     success: the target is in the basket. false FINALIZE: success claimed, target not in the
-    basket. grounding miss: no locate of the goal ever returned the target's mask. wrong object
+    basket. target left the table: the simulator lost the target off the table (knocked, squeezed
+    out of the grip or ejected by a contact; ground truth), after which no search can succeed
+    (detail = the decision's reason). grounding miss: no locate of the goal ever returned the target's mask. wrong object
     grasped: the target-grasp leaf closed on another object. grasp failed: grasps aimed at the
     target never held it (detail = the Watchdog label of the last one). push ineffective: pushes
     were made and the target was never held. budget spent: the action budget or the attempts ran
@@ -57,6 +59,8 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
         return {"category": "success", "detail": reason}
     if success_finalize(rec):
         return {"category": "false FINALIZE", "detail": reason}
+    if rec.get("target_left_table"):
+        return {"category": "target left the table", "detail": reason}
     if not rec.get("grounded_ever", rec.get("grounded")):
         return {"category": "grounding miss", "detail": reason}
     wrong = [a for a in attempts if a.get("node") == TARGET_GRASP_NODE and a.get("held")

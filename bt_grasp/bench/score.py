@@ -11,6 +11,9 @@ from typing import Any
 from bt_grasp.bench.metrics import taxonomy
 
 DISPLACED_M = 0.02  # a non-target object counts as displaced when it moved more than this
+# The target left the table when it ends this far below where it rested after the reset: more
+# than any pile is tall, and there is no floor, so a body off the table keeps falling.
+LEFT_TABLE_DROP_M = 0.25
 
 
 class SnapshotWorld:
@@ -79,6 +82,9 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
         pose = driver.object_pose(name)
         if pose is not None and float(np.linalg.norm(np.asarray(pose[0]) - np.asarray(p0))) > DISPLACED_M:
             displaced += 1
+    final = driver.object_pose(target) if target else None
+    left_table = bool(final is not None and target in before
+                      and float(final[0][2]) < before[target][2] - LEFT_TABLE_DROP_M)
     counters = result.counters
     retries = sum(max(0, int(v) - 1) for v in counters.get("retry_starts", {}).values())
     prim = counters.get("primitive_calls", {})
@@ -97,7 +103,7 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
         "grasps_executed": len(executed), "grasps_held": len(held),
         "grasps_held_target": sum(1 for g in held if g["held"] == target),
         "watchdog_judged": len(agree), "watchdog_agree": int(sum(agree)),
-        "displaced": displaced,
+        "displaced": displaced, "target_left_table": left_table,
         "task_success": bool(target and driver.object_in_basket(target)),
         "grounded_ever": any(r["found"] and r["body"] in target_bodies for r in goal_locates),
         "attempts": attempts,
