@@ -38,7 +38,8 @@ def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
 def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.ndarray, namer: Namer,
              min_pixels: int = 1) -> SceneGraph:
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
-    relate the objects and return the graph. Stores the table plane in each object's attributes.
+    relate the objects and return the graph. Stores the table plane in each object's attributes,
+    and `occluded` (the object is partially_occluded_by another) for grounding.
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -70,6 +71,9 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         pts[oid], hts[oid] = p, h
     kept = np.isin(labels, [o.id for o in objects])
     rel = build_relations(objects, np.where(kept, labels, 0), obs.depth, pts, hts)
+    hidden = {a for a, r, _ in rel if r == "partially_occluded_by"}
+    for o in objects:  # grounding judges a partly hidden segment's catalogue fits less strictly
+        o.attributes["occluded"] = o.id in hidden
     return SceneGraph(objects=objects, relations=rel, clock=obs.clock)
 
 

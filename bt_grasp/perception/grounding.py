@@ -32,6 +32,13 @@ AMBIGUOUS = 0.8
 NOUN_FLOOR = 0.25
 # Noun fits are taken relative to the object's best fit, or to this when the best is lower.
 FIT_REF = 0.4
+# The same two levels for a partly hidden segment (attributes["occluded"]: partially_occluded_by
+# another object in the scene graph, a nearer neighbour or one lying on it): its hidden
+# part lowers every catalogue fit, so a weak fit is still the best evidence there is (its shape
+# class is worse: a cut box's outline says "cylinder"). Set on the calibration scenes: see
+# docs/perception.md, "Occluded fragments".
+NOUN_FLOOR_OCCLUDED = 0.1
+FIT_REF_OCCLUDED = 0.25
 
 # Catalogue categories a "block" may be.
 BLOCK_NOUNS = ("box", "cube", "lego brick", "jenga block")
@@ -64,19 +71,22 @@ def _colour_score(q: Query, o: SceneObject) -> float:
 def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
     """The geometric backend's catalogue-fit scores {noun: {size: score}}, when some catalogue
     entry explains the segment at all; None for the sim backend and for unfamiliar objects
-    (those are judged by their perceived shape class and dimensions instead)."""
+    (those are judged by their perceived shape class and dimensions instead). An occluded
+    segment's fits are all lowered by its hidden part, so a lower floor applies to it."""
     ns = o.attributes.get("name_scores")
-    if not ns or max(max(v.values()) for v in ns.values()) < NOUN_FLOOR:
+    floor = NOUN_FLOOR_OCCLUDED if o.attributes.get("occluded") else NOUN_FLOOR
+    if not ns or max(max(v.values()) for v in ns.values()) < floor:
         return None
     return ns
 
 
-def _noun_score(q: Query, ns: dict[str, dict[str, float]]) -> float:
+def _noun_score(q: Query, ns: dict[str, dict[str, float]], occluded: bool = False) -> float:
     """How well the catalogue noun fits, relative to the object's best-fitting noun.
 
     Relative, because occlusion lowers every fit alike, but never relative to less than FIT_REF:
     a fragment that fits nothing well must not look like a perfect match (segments no entry
-    explains at all are not scored this way, see _name_fit).
+    explains at all are not scored this way, see _name_fit). For an occluded segment the
+    reference is FIT_REF_OCCLUDED: its weak fits are expected, not evidence against the noun.
     """
     best = max((max(v.values()) for v in ns.values()), default=0.0)
     nouns = ["box", "cube", "bar", "jenga block", "lego brick", "domino"] if q.category == "block" \
@@ -84,7 +94,7 @@ def _noun_score(q: Query, ns: dict[str, dict[str, float]]) -> float:
     s = max((max(ns[n].values()) for n in nouns if n in ns), default=-1.0)
     if s < 0:
         return -1.0
-    return min(1.0, s / max(best, FIT_REF))
+    return min(1.0, s / max(best, FIT_REF_OCCLUDED if occluded else FIT_REF))
 
 
 def _category_score(q: Query, o: SceneObject) -> float:
@@ -94,7 +104,7 @@ def _category_score(q: Query, o: SceneObject) -> float:
         return 1.0
     ns = _name_fit(o)
     if ns is not None:
-        s = _noun_score(q, ns)
+        s = _noun_score(q, ns, bool(o.attributes.get("occluded")))
         if s >= 0:
             return max(s, 0.02)
     c = o.attributes.get("category")
