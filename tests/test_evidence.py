@@ -170,6 +170,43 @@ def test_the_target_arriving_beside_something_of_another_colour_is_delivered():
     assert outcome == "delivered", ctx.blackboard.get("check.reason")
 
 
+BASKET = (20, 30, 50, 60)  # pixels of the basket where things land
+BLUE = (40, 40, 200)
+
+
+def _knocked_aside(landed_colour) -> tuple[Observation, Observation]:
+    """Pick frame: the target on the table and a tall blue object standing in the basket. After:
+    the table is empty, something of `landed_colour` lies low where the blue object stood, and
+    the blue object lies knocked over beside it."""
+    before = frame({TARGET: 0.03})
+    before.depth[BASKET[0]:BASKET[1], BASKET[2]:BASKET[3]] = 1.0 - 0.08
+    before.rgb[BASKET[0]:BASKET[1], BASKET[2]:BASKET[3]] = BLUE
+    after = frame({BASKET: 0.03}, colour=landed_colour, clock=1)
+    after.depth[40:50, 50:60] = 1.0 - 0.03
+    after.rgb[40:50, 50:60] = BLUE
+    return before, after
+
+
+def test_the_target_landing_where_a_taller_object_stood_is_delivered():
+    """Its surface is lower than the blue object's was, so only the colour it brought shows it
+    arrived; a rise alone would call this delivery unknown."""
+    before, after = _knocked_aside((200, 40, 40))
+    outcome, _, ctx = _run(VerifyDelivery, Driver(after), before)
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
+def test_another_colour_landing_where_a_taller_object_stood_is_unknown():
+    before, after = _knocked_aside((40, 200, 40))
+    assert _run(VerifyDelivery, Driver(after), before)[0] == "unknown"
+
+
+def test_the_target_colour_already_in_the_basket_settling_lower_is_no_arrival():
+    """A red object already in the basket that only fell over is not the target arriving."""
+    before = frame({TARGET: 0.03, BASKET: 0.08})
+    after = frame({BASKET: 0.03}, clock=1)
+    assert _run(VerifyDelivery, Driver(after), before)[0] == "unknown"
+
+
 def test_arrivals_outside_the_place_region_do_not_count():
     after = frame({(20, 30, 34, 44): 0.03}, clock=1)  # on the table, not in the basket
     assert _run(VerifyDelivery, Driver(after))[0] == "unknown"

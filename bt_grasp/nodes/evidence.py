@@ -145,20 +145,32 @@ def _chroma(rgb: np.ndarray) -> np.ndarray:
 
 def arrivals(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
              region: tuple[np.ndarray, np.ndarray]) -> tuple[float, float]:
-    """(area in m² of pixels inside the region whose surface rose ≥ ARRIVED_RISE_M, the part of
-    that area whose chromaticity lies within COLOUR_GAP (L1) of the target's at the pick).
+    """(area in m² of new matter inside the region, the part of it whose chromaticity lies
+    within COLOUR_GAP (L1) of the target's at the pick).
 
-    Counted pixel by pixel, not as one mean colour: objects dropped earlier that shift, or a
-    shadow, must not hide the target's own pixels among what arrived."""
+    New matter: a surface that rose by ARRIVED_RISE_M or more, or one whose height changed by
+    that much and that took the target's colour where another colour was. The second kind is a
+    target that landed where a taller object stood in the receptacle (an earlier drop, knocked
+    aside by this one): its surface is lower than before, so a rise alone misses it. Counted
+    pixel by pixel, not as one mean colour: objects dropped earlier that shift, or a shadow,
+    must not hide the target's own pixels among what arrived."""
     from bt_grasp.perception.geometry import frame_pointmap
 
     P0, P1 = frame_pointmap(before_obs), frame_pointmap(after_obs)
     inside = np.all((P1 >= region[0]) & (P1 <= region[1]), axis=-1)
-    rose = inside & np.isfinite(P0[..., 2]) & (P1[..., 2] - P0[..., 2] >= ARRIVED_RISE_M)
-    if not rose.any():
+    dz = P1[..., 2] - P0[..., 2]
+    changed = inside & np.isfinite(P0[..., 2]) & (np.abs(dz) >= ARRIVED_RISE_M)
+    if not changed.any():
         return 0.0, 0.0
     target = _chroma(before_obs.rgb[np.asarray(target_mask, bool)]).mean(0)
-    close = np.abs(_chroma(after_obs.rgb[rose]) - target).sum(1) <= COLOUR_GAP
-    matching = np.zeros_like(rose)
-    matching[rose] = close
-    return metric_area(after_obs, rose), metric_area(after_obs, matching)
+
+    def of_target_colour(rgb: np.ndarray) -> np.ndarray:
+        return np.abs(_chroma(rgb[changed]) - target).sum(1) <= COLOUR_GAP
+
+    now, was = of_target_colour(after_obs.rgb), of_target_colour(before_obs.rgb)
+    rose = dz[changed] >= ARRIVED_RISE_M
+    new = rose | (now & ~was)
+    arrived, matching = np.zeros_like(changed), np.zeros_like(changed)
+    arrived[changed] = new
+    matching[changed] = new & now
+    return metric_area(after_obs, arrived), metric_area(after_obs, matching)
