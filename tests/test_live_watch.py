@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+import pytest
 from helpers import ROOT, run_oracle, tree
 from test_live_render import BUSY
 
@@ -104,13 +105,20 @@ def test_a_trace_written_again_from_the_start_starts_the_view_again(tmp_path):
     assert firsts[:3] == ["tick 1", "tick 2", "tick 3"] and firsts[-4:] == ["tick 1", "tick 2", "tick 3", "tick 4"]
 
 
-def test_ctrl_c_stops_watching_with_exit_130_and_no_traceback(tmp_path):
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("started_with", ["default", "SIGINT ignored"])
+def test_ctrl_c_stops_watching_with_exit_130_and_no_traceback(tmp_path, started_with):
+    """Also when the watcher inherited SIGINT ignored (a background job, or a parent such as a
+    test worker that ignores it): Python alone would then never raise KeyboardInterrupt."""
     lines = recorded(tmp_path)
     path = tmp_path / "going.jsonl"
     path.write_bytes(b"".join(lines[:3]))
     proc = subprocess.Popen([sys.executable, "-m", "bt_grasp.cli", "watch", str(path), "--view", "lines",
                              "--poll", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT)
+                            cwd=ROOT, preexec_fn=_ignore_sigint if started_with != "default" else None)
     try:
         assert proc.stdout.readline().startswith("tick 1 | ")  # it is following
         assert proc.stdout.readline().startswith("tick 2 | ")

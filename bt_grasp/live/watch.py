@@ -8,7 +8,11 @@ the same --trace) starts the view again. Following stops at the `final` record.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -85,16 +89,35 @@ class TraceFollower:
             self._fh.close()
 
 
+@contextmanager
+def ctrl_c_stops() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt inside the block even when the process started with SIGINT
+    ignored (Python then keeps it ignored: a job a script started in the background, a child of a
+    process that ignores it), so Ctrl-C and `kill -INT` stop watching alike, as they stop a run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def watch(path: str | Path, view: TerminalView, once: bool = False, poll: float = 0.1,
           print_line=print) -> int:
     """Follow `path` into `view` until its final record (0) or Ctrl-C (130); `once`: draw now, exit."""
-    follower = TraceFollower(path)
+    with ctrl_c_stops():
+        return _watch(TraceFollower(path), view, once, poll, print_line)
+
+
+def _watch(follower: TraceFollower, view: TerminalView, once: bool, poll: float, print_line: Any) -> int:
     try:
         if once:
             for rec in follower.read_new():
                 view.state.fold(rec)
             if not follower.header_seen:
-                raise no_header_error(str(path))
+                raise no_header_error(follower.display)
             view.show()
             if view.state.final is not None:
                 print_line(final_line(view.state.final))
