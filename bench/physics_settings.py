@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,38 +90,13 @@ def _apply_shipped_step() -> None:
     scene.TIMESTEP = SETTINGS["shipped"].timestep
 
 
-class CallClock:
-    """Wall seconds inside the named pybullet functions (every caller does `pb.<name>(...)`)."""
-
-    def __init__(self, *names: str) -> None:
-        import pybullet as pb
-
-        self.seconds = dict.fromkeys(names, 0.0)
-        for name in names:
-            setattr(pb, name, self._timed(name, getattr(pb, name)))
-
-    def _timed(self, name: str, inner: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                self.seconds[name] += time.perf_counter() - t0
-
-        return timed
-
-    def take(self) -> dict[str, float]:
-        out = dict(self.seconds)
-        self.seconds = dict.fromkeys(out, 0.0)
-        return out
-
-
 def run(episodes: int, seed: int, perception: str, image_size: int, names: list[str]) -> dict[str, list[dict]]:
+    from bench.episode_speed import PhaseClock
     from bt_grasp.bench.tasks import make_tasks
     from bt_grasp.bench.worker import _world_for, close_worlds, run_task
 
     tasks = make_tasks([str(ROOT / "trees" / "clutter.yaml")], [seed], episodes, ["easy"], [perception], image_size)
-    clock = CallClock("stepSimulation", "getCameraImage", "calculateInverseKinematics")
+    clock = PhaseClock()  # seconds inside stepSimulation, getCameraImage and IK, by phase
     current = {"physics": SETTINGS["shipped"]}
     profile, driver = _world_for(tasks[0])
     _resetting_with(driver, lambda: current["physics"], profile.control_period_s)
@@ -134,8 +108,8 @@ def run(episodes: int, seed: int, perception: str, image_size: int, names: list[
                 clock.take()
                 rec = run_task(task)
                 spent = clock.take()
-                rec["physics_s"], rec["render_s"] = spent["stepSimulation"], spent["getCameraImage"]
-                rec["ik_s"] = spent["calculateInverseKinematics"]
+                rec["physics_s"] = spent.get("physics", 0.0) + spent.get("settle", 0.0)
+                rec["render_s"], rec["ik_s"] = spent.get("render", 0.0), spent.get("ik", 0.0)
                 out[name].append(rec)
                 print(f"[{i}/{len(tasks)}] {name:10s} ep {task.episode}: {rec['wall']:.2f} s "
                       f"(physics {rec['physics_s']:.2f}) {rec.get('decision')} {rec.get('task_success')} "
