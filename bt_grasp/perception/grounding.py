@@ -68,25 +68,32 @@ def _colour_score(q: Query, o: SceneObject) -> float:
     return 0.5 if frozenset((c, want)) in SIMILAR else 0.05
 
 
+def _fit_levels(o: SceneObject) -> tuple[float, float]:
+    """(noun floor, fit reference) for this segment: the occluded levels for a partly hidden one,
+    whose hidden part lowers all of its catalogue fits alike."""
+    if o.attributes.get("occluded"):
+        return NOUN_FLOOR_OCCLUDED, FIT_REF_OCCLUDED
+    return NOUN_FLOOR, FIT_REF
+
+
 def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
     """The geometric backend's catalogue-fit scores {noun: {size: score}}, when some catalogue
-    entry explains the segment at all; None for the sim backend and for unfamiliar objects
-    (those are judged by their perceived shape class and dimensions instead). An occluded
-    segment's fits are all lowered by its hidden part, so a lower floor applies to it."""
+    entry explains the segment at all (its best fit reaches the noun floor, see _fit_levels);
+    None for the sim backend and for unfamiliar objects (those are judged by their perceived
+    shape class and dimensions instead)."""
     ns = o.attributes.get("name_scores")
-    floor = NOUN_FLOOR_OCCLUDED if o.attributes.get("occluded") else NOUN_FLOOR
-    if not ns or max(max(v.values()) for v in ns.values()) < floor:
+    if not ns or max(max(v.values()) for v in ns.values()) < _fit_levels(o)[0]:
         return None
     return ns
 
 
-def _noun_score(q: Query, ns: dict[str, dict[str, float]], occluded: bool = False) -> float:
+def _noun_score(q: Query, ns: dict[str, dict[str, float]], ref: float = FIT_REF) -> float:
     """How well the catalogue noun fits, relative to the object's best-fitting noun.
 
-    Relative, because occlusion lowers every fit alike, but never relative to less than FIT_REF:
-    a fragment that fits nothing well must not look like a perfect match (segments no entry
-    explains at all are not scored this way, see _name_fit). For an occluded segment the
-    reference is FIT_REF_OCCLUDED: its weak fits are expected, not evidence against the noun.
+    Relative, because occlusion lowers every fit alike, but never relative to less than `ref`
+    (FIT_REF, or FIT_REF_OCCLUDED for an occluded segment, whose weak fits are expected): a
+    fragment that fits nothing well must not look like a perfect match (segments no entry
+    explains at all are not scored this way, see _name_fit).
     """
     best = max((max(v.values()) for v in ns.values()), default=0.0)
     nouns = ["box", "cube", "bar", "jenga block", "lego brick", "domino"] if q.category == "block" \
@@ -94,7 +101,7 @@ def _noun_score(q: Query, ns: dict[str, dict[str, float]], occluded: bool = Fals
     s = max((max(ns[n].values()) for n in nouns if n in ns), default=-1.0)
     if s < 0:
         return -1.0
-    return min(1.0, s / max(best, FIT_REF_OCCLUDED if occluded else FIT_REF))
+    return min(1.0, s / max(best, ref))
 
 
 def _category_score(q: Query, o: SceneObject) -> float:
@@ -104,7 +111,7 @@ def _category_score(q: Query, o: SceneObject) -> float:
         return 1.0
     ns = _name_fit(o)
     if ns is not None:
-        s = _noun_score(q, ns, bool(o.attributes.get("occluded")))
+        s = _noun_score(q, ns, _fit_levels(o)[1])
         if s >= 0:
             return max(s, 0.02)
     c = o.attributes.get("category")
