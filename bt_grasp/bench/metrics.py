@@ -46,8 +46,8 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
     success: the target is in the basket. false FINALIZE: success claimed, target not in the
     basket. target left the table: the simulator lost the target off the table (knocked, squeezed
     out of the grip or ejected by a contact; ground truth), after which no search can succeed
-    (detail = the decision's reason). grounding miss: no locate of the goal ever returned the target's mask. wrong object
-    grasped: the target-grasp leaf closed on another object. grasp failed: grasps aimed at the
+    (detail = the decision's reason). grounding miss: no locate of the goal ever returned the
+    target's mask. wrong object grasped: the target-grasp leaf closed on another object. grasp failed: grasps aimed at the
     target never held it (detail = the Watchdog label of the last one). push ineffective: pushes
     were made and the target was never held. budget spent: the action budget or the attempts ran
     out. other: anything else (detail = the decision's reason)."""
