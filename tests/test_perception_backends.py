@@ -165,3 +165,28 @@ def test_survey_at_512_finds_every_object():
     big = render(scene_prims(), K, T, shape)
     scene = GeometricPerceiver().survey(big)
     assert sorted(o.name for o in scene.objects) == sorted(p.name for p in scene_prims())
+
+
+def _segments(prims: list[Prim]) -> list[set[int]]:
+    """The rendered bodies (annotation ids) each geometric segment covers."""
+    K, T, shape = overhead_camera(512, tilt=0.15)
+    obs = render(prims, K, T, shape)
+    inst = obs.annotations["instance"]
+    return [{int(i) for i in np.unique(inst[o.mask]) if i} for o in GeometricPerceiver().survey(obs).objects]
+
+
+def test_the_two_ends_of_a_bar_under_a_box_are_one_object():
+    """A box lying across a bar leaves two green ends in the image: one bar, re-joined."""
+    bar = Prim("box", (0.50, 0.0, 0.0125), (0.03, 0.15, 0.025), rgb("green"))
+    box = Prim("box", (0.50, 0.0, 0.05), (0.08, 0.04, 0.05), rgb("red"))
+    assert sorted(map(sorted, _segments([bar, box]))) == [[1], [2]]
+
+
+def test_two_objects_of_one_colour_beside_one_box_stay_two():
+    """A pink ball and a pink can on either side of a taller box look like the two ends of one
+    object cut by it (same colour, same top height, one occluder), but no catalogue object
+    explains them together: they stay two segments, not one "pink mug"."""
+    ball = Prim("sphere", (0.50, -0.045, 0.028), (0.028,), rgb("pink"))
+    can = Prim("cylinder", (0.50, 0.045, 0.028), (0.028, 0.056), rgb("pink"))
+    box = Prim("box", (0.50, 0.0, 0.05), (0.10, 0.03, 0.10), rgb("blue"))
+    assert sorted(map(sorted, _segments([ball, can, box]))) == [[1], [2], [3]]

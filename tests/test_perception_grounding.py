@@ -190,3 +190,19 @@ def test_two_touching_pieces_of_one_named_object_are_one_answer_not_a_question()
     hit = resolve("the small orange ball", SceneGraph([a, b], []))
     assert hit is not None and [o.id for o in hit.alternatives] == [2]
     assert len(hit.alternative_scores) == 1 and 0.8 * hit.score <= hit.alternative_scores[0] <= hit.score
+
+
+def test_a_near_perfect_fit_settles_what_relative_scores_leave_open():
+    """A mug whose best catalogue fit is "duck" (0.8) scores as well for "the large yellow duck"
+    as the duck itself (0.975), each relative to its own fits. The duck's fit is near-perfect and
+    clearly better: it is the answer. Two similar fits (0.9 and 0.8) stay a question."""
+    duck = _measured_obj(1, "large yellow duck", "yellow", "yellow",
+                         {"duck": {"small": 0.37, "large": 0.975}, "mug": {"medium": 0.85}}, 0.3)
+    mug = _measured_obj(2, "large yellow duck", "yellow", "yellow",
+                        {"duck": {"small": 0.1, "large": 0.8}, "mug": {"medium": 0.76}}, 0.7)
+    hit = resolve("the large yellow duck", SceneGraph([mug, duck], []))
+    assert hit is not None and hit.obj.id == 1 and hit.alternatives == []
+    mug.attributes["name_scores"]["duck"]["large"] = 0.85
+    duck.attributes["name_scores"]["duck"]["large"] = 0.9
+    hit = resolve("the large yellow duck", SceneGraph([mug, duck], []))
+    assert hit is not None and len(hit.alternatives) == 1

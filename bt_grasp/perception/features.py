@@ -313,3 +313,10 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                sphere_fit=[round(radius, 4), round(rms, 5)], planar_share=round(planar, 3), lying_cylinder=round(p_cyl, 3),
                graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25))
     return out
+
+
+def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
+                       occluded: bool, colour: str) -> float:
+    """How well the best catalogue entry explains this mask (0..1): the test for joining pieces."""
+    ns = measure(mask, P, heights, rgb, occluded=occluded, colour=colour).get("name_scores") or {}
+    return max((max(v.values()) for v in ns.values()), default=0.0)
