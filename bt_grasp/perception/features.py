@@ -316,7 +316,7 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
 
 
 def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-                       occluded: bool, colour: str) -> float:
+                       occluded: bool, colour: str, window: tuple[slice, slice] | None = None) -> float:
     """How well the best catalogue entry explains this mask (0..1): the test for joining pieces."""
-    ns = measure(mask, P, heights, rgb, occluded=occluded, colour=colour).get("name_scores") or {}
+    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour).get("name_scores") or {}
     return max((max(v.values()) for v in ns.values()), default=0.0)

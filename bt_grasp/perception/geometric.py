@@ -184,7 +184,9 @@ class GeometricPerceiver(GroundingLocator):
         def fit(group: frozenset[int]) -> float:  # fragments are occluded by definition
             if group not in fits:
                 mask = np.isin(labels, list(group))
-                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0])
+                rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+                box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box)
             return fits[group]
 
         members = {i: frozenset([i]) for i in range(n + 1)}
