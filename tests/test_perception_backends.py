@@ -190,3 +190,13 @@ def test_two_objects_of_one_colour_beside_one_box_stay_two():
     can = Prim("cylinder", (0.50, 0.045, 0.028), (0.028, 0.056), rgb("pink"))
     box = Prim("box", (0.50, 0.0, 0.05), (0.10, 0.03, 0.10), rgb("blue"))
     assert sorted(map(sorted, _segments([ball, can, box]))) == [[1], [2], [3]]
+
+
+def test_a_ball_on_a_hidden_post_is_sized_by_its_sphere_not_by_the_table():
+    """A 4 cm ball on a thin post 7 cm tall: from above only the ball shows, and the ring of pixels
+    around it sees the table, as if the ball were 9 cm tall. Its sphere fit gives its diameter."""
+    ball = Prim("sphere", (0.50, 0.0, 0.09), (0.02,), rgb("purple"))
+    post = Prim("cylinder", (0.50, 0.0, 0.035), (0.008, 0.07), rgb("white"))
+    K, T, shape = overhead_camera(512, tilt=0.15)
+    scene = GeometricPerceiver().survey(render([ball, post], K, T, shape))
+    assert [o.name for o in scene.objects] == ["small purple ball"]
