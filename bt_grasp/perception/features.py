@@ -321,4 +321,4 @@ def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb
                        occluded: bool, colour: str, window: tuple[slice, slice] | None = None) -> float:
     """How well the best catalogue entry explains this mask (0..1): the test for joining pieces."""
     ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour).get("name_scores") or {}
-    return max((max(v.values()) for v in ns.values()), default=0.0)
+    return max(best_name(ns)[2], 0.0)

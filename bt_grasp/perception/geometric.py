@@ -184,8 +184,7 @@ class GeometricPerceiver(GroundingLocator):
         def fit(group: frozenset[int]) -> float:  # fragments are occluded by definition
             if group not in fits:
                 mask = np.isin(labels, list(group))
-                rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-                box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+                box = ndimage.find_objects(mask.astype(np.int8))[0]
                 fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box)
             return fits[group]
 
