@@ -159,6 +159,19 @@ def test_a_large_ball_on_a_hidden_support_is_sized_by_its_radius_not_its_visible
     assert best_name(name_scores(m, "yellow"))[:2] == ("ball", "large")
 
 
+def test_a_leaning_box_showing_one_big_rectangle_is_a_box_not_a_can():
+    """A medium box leaning on a neighbour: 62 % of its points on one 6 x 4 cm rectangle, all of
+    them on planes, nothing curved. A leaning can would show a disc or narrow curved strips."""
+    box = _measured(0.07, 0.059, 0.11, tilted=1.0, p_flat=0.15, p_round=0.3, p_planar=1.0, p_cyl=0.0,
+                    p_sphere=0.0, obb=(0.066, 0.047, 0.035),
+                    faces=[[0.62, 0.061, 0.041, 0.97], [0.35, 0.06, 0.046, 0.77]])
+    assert best_name(name_scores(box, "red"))[:2] == ("box", "medium")
+    can = _measured(0.11, 0.07, 0.10, tilted=1.0, p_flat=0.2, p_round=0.6, p_planar=0.3, p_cyl=0.3,
+                    p_sphere=0.0, obb=(0.112, 0.066, 0.03),
+                    faces=[[0.42, 0.067, 0.066, 0.79], [0.25, 0.111, 0.03, 0.9]])  # its top disc
+    assert best_name(name_scores(can, "red"))[:2] == ("can", "large")
+
+
 def test_textured_meshes_are_named_by_their_catalogue_colour_not_their_tint():
     """The duck's texture tints its catalogue colour: a blue duck looks green, a purple one brown."""
     assert looks("duck", "blue") == "green" and looks("duck", "purple") == "brown"
