@@ -15,8 +15,11 @@ import numpy as np
 
 from .colour import name_colour
 from .geometry import cross3
+from .outline import edge_roundness
 from .vocabulary import best_name, catalogue_colour, name_scores
 
+# How sharply the free edge's circle-vs-lines margin (outline.edge_roundness) turns into p_round.
+EDGE_SCALE = 0.06
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
 
@@ -288,8 +291,10 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     sup_lo, sup_hi = support_heights(mask, heights)
     sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
     p_round, p_flat = shape_beliefs(roundness, flat_top)
-    if occluded:  # a cut outline says little about roundness
-        p_round = 0.5 + 0.4 * (p_round - 0.5)
+    if occluded:  # a cut outline's fill says little about roundness; its own free edge says more
+        edge = edge_roundness(mask, heights, P)
+        p_round = 0.5 + 0.4 * (p_round - 0.5) if edge is None else \
+            float(np.clip(1.0 / (1.0 + np.exp(-edge / EDGE_SCALE)), 0.1, 0.9))
     tilted = flat_top < 0.5 and top - bottom > 0.02
     planar, faces = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
     p_cyl = cross_curvature(pts, yaw, width)
