@@ -36,10 +36,11 @@ def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
 
 
 def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.ndarray, namer: Namer,
-             min_pixels: int = 1) -> SceneGraph:
+             min_pixels: int = 1, brightness: float = 1.0) -> SceneGraph:
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
     relate the objects and return the graph. Stores the table plane in each object's attributes,
-    and `occluded` (the object is partially_occluded_by another) for grounding.
+    and `occluded` (the object is partially_occluded_by another) for grounding. `brightness` is
+    the scene's light for colour naming (colour.scene_brightness).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -57,7 +58,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         mask[win] = labels[win] == oid
         if mask[win].sum() < min_pixels:
             continue
-        meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded)
+        meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness)
         name, desc, attrs = namer(oid, meas)
         attrs = {**meas, **attrs}
         point2d = attrs.pop("point2d")

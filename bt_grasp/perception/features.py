@@ -248,13 +248,14 @@ def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
 
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-            window: tuple[slice, slice] | None = None, occluded: bool = False,
+            window: tuple[slice, slice] | None = None, occluded: bool = False, brightness: float = 1.0,
             colour: str | None = None) -> dict[str, Any]:
     """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
     window: optional (rows, cols) slices bounding the mask, to work on a crop (speed);
     occluded: a nearer object borders the segment, so its footprint may be cut short;
+    brightness: the scene's light for colour naming (colour.scene_brightness);
     colour: the palette name when already known (skips colour naming).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
@@ -273,7 +274,7 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     out: dict[str, Any] = {"pixels": int(mask.sum()), "point2d": (u / max(wid - 1, 1), v / max(hgt - 1, 1))}
     cconf = 1.0
     if colour is None:
-        colour, cconf = name_colour(rgb[mask])
+        colour, cconf = name_colour(rgb[mask], brightness)
     out.update(colour=colour, colour_confidence=round(cconf, 3))
     if len(pts) < 3:
         out.update(category="irregular", shape="irregular", size="small", centroid_base=[float("nan")] * 3,

@@ -24,7 +24,7 @@ import numpy as np
 from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
-from .colour import name_colour
+from .colour import name_colour, scene_brightness
 from .features import best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
 from .scene_graph import occlusion_counts
@@ -256,7 +256,8 @@ class GeometricPerceiver(GroundingLocator):
                 attrs["in_receptacle"] = RECEPTACLE_NAME
             return name, describe(name, meas), attrs
 
-        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
+        light = scene_brightness(obs.rgb[(labels == rid) & (heights < self.min_height)]) if rid else 1.0
+        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light)
         self.last_scene = scene
         return scene
 
