@@ -40,3 +40,21 @@ def test_an_outline_hidden_all_round_says_nothing():
     mask = (abs(xx - 30) <= 5) & (abs(yy - 30) <= 5)
     heights = np.where(mask, 0.02, 0.06)  # a low patch seen through a gap between higher things
     assert edge_roundness(mask, heights, P) is None
+
+
+def _lying_cylinder_top(radius: float, width: float, length: float = 0.08) -> np.ndarray:
+    """Points on the visible top of a cylinder lying along x, `width` of it across (1 mm grid)."""
+    ys = np.arange(-width / 2, width / 2 + 1e-9, 0.001)
+    xs = np.arange(-length / 2, length / 2 + 1e-9, 0.001)
+    x, y = np.meshgrid(xs, ys)
+    z = np.sqrt(np.maximum(radius ** 2 - y ** 2, 0.0))
+    return np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+
+
+def test_a_lying_can_is_a_cylinder_and_a_narrow_rounded_strip_is_not():
+    from bt_grasp.perception.features import cross_curvature
+
+    can = _lying_cylinder_top(0.028, 0.056)  # a medium can on its side, seen whole
+    assert cross_curvature(can, 0.0, 0.056) > 0.8
+    strip = _lying_cylinder_top(0.006, 0.011)  # 11 mm of a box edge, rounded like a 6 mm rod
+    assert cross_curvature(strip, 0.0, 0.011) == 0.0  # no catalogue cylinder is that thin

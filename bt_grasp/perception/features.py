@@ -20,6 +20,7 @@ from .vocabulary import best_name, catalogue_colour, name_scores
 
 # How sharply the free edge's circle-vs-lines margin (outline.edge_roundness) turns into p_round.
 EDGE_SCALE = 0.06
+MIN_CYLINDER_R = 0.015  # the thinnest catalogue can is 4 cm across
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
 
@@ -229,6 +230,8 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
         if keep.sum() < 20:
             return 0.0
     share = float(keep.mean())
+    if r < MIN_CYLINDER_R:  # no catalogue cylinder is this thin: a narrow strip's rounded edge
+        return 0.0
     ratio = r / (width / 2.0)
     return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2) / (1.0 + np.exp(-(share - 0.7) / 0.05)))
 
