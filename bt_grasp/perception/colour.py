@@ -26,9 +26,11 @@ SIMILAR = {frozenset(p) for p in (("red", "orange"), ("red", "pink"), ("orange",
                                   ("green", "cyan"), ("red", "brown"))}
 
 
-# Brown (and the purple duck that looks brown) stays under this value in the calibration light
-# (0.57 at most), red and orange above 0.8: the split sits between, with room for a misread light.
-BROWN_V80 = 0.64
+# Value splits (80th-percentile value, 0..1) in the calibration light; name_colour scales each by
+# the scene's brightness. White above WHITE_V80, black below BLACK_V80 (grey between); a light
+# red above PINK_V80 is pink. Brown (and the purple duck that looks brown) stays under 0.57,
+# red and orange above 0.8: BROWN_V80 sits between, with room for a misread light.
+WHITE_V80, BLACK_V80, PINK_V80, BROWN_V80 = 0.62, 0.22, 0.6, 0.64
 
 # The grey basket floor's 80th-percentile value under the light the value splits were set in
 # (the benchmark's `easy` lighting: 0.64 in every calibration frame with the floor in view).
@@ -77,9 +79,9 @@ def name_colour(pixels: np.ndarray, brightness: float = 1.0) -> tuple[str, float
     v80 = float(np.quantile(v, 0.8))
     if frac < 0.35:
         conf = 1.0 - frac
-        if v80 > 0.62 * brightness:
+        if v80 > WHITE_V80 * brightness:
             return "white", conf
-        if v80 < 0.22 * brightness:
+        if v80 < BLACK_V80 * brightness:
             return "black", conf
         return "grey", conf * 0.7
     w = s[chroma]
@@ -88,7 +90,7 @@ def name_colour(pixels: np.ndarray, brightness: float = 1.0) -> tuple[str, float
     spread = float(np.hypot((w * np.sin(ang)).sum(), (w * np.cos(ang)).sum()) / max(w.sum(), 1e-9))
     s_med = float(np.median(s[chroma]))
     name = hue_name(mean_h)
-    if name == "red" and s_med < 0.62 and v80 > 0.6 * brightness:
+    if name == "red" and s_med < 0.62 and v80 > PINK_V80 * brightness:
         name = "pink"
     elif name in ("orange", "red") and v80 < BROWN_V80 * brightness:
         name = "brown"

@@ -16,7 +16,7 @@ import numpy as np
 from .colour import name_colour
 from .geometry import cross3
 from .outline import edge_roundness
-from .vocabulary import best_name, catalogue_colour, name_scores
+from .vocabulary import belief, best_name, catalogue_colour, name_scores
 
 # How sharply the free edge's circle-vs-lines margin (outline.edge_roundness) turns into p_round.
 EDGE_SCALE = 0.06
@@ -127,9 +127,7 @@ def shape_beliefs(roundness: float, flat_top: float) -> tuple[float, float]:
     of it (≈ 0.8); flat tops put most points within 4 mm of the top (≥ 0.8), balls and lying
     cylinders about a third.
     """
-    p_round = 1.0 / (1.0 + np.exp((roundness - 0.865) / 0.02))
-    p_flat = 1.0 / (1.0 + np.exp(-(flat_top - 0.6) / 0.08))
-    return float(p_round), float(p_flat)
+    return belief(roundness, 0.865, -0.02), belief(flat_top, 0.6, 0.08)
 
 
 def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
@@ -233,7 +231,7 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
     if r < MIN_CYLINDER_R:  # no catalogue cylinder is this thin: a narrow strip's rounded edge
         return 0.0
     ratio = r / (width / 2.0)
-    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2) / (1.0 + np.exp(-(share - 0.7) / 0.05)))
+    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2)) * belief(share, 0.7, 0.05)
 
 
 def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
@@ -297,14 +295,16 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     p_round, p_flat = shape_beliefs(roundness, flat_top)
     if occluded:  # a cut outline's fill says little about roundness; its own free edge says more
         edge = edge_roundness(mask, heights, P)
-        p_round = 0.5 + 0.4 * (p_round - 0.5) if edge is None else \
-            float(np.clip(1.0 / (1.0 + np.exp(-edge / EDGE_SCALE)), 0.1, 0.9))
+        if edge is None:
+            p_round = 0.5 + 0.4 * (p_round - 0.5)
+        else:
+            p_round = min(max(belief(edge, 0.0, EDGE_SCALE), 0.1), 0.9)
     tilted = flat_top < 0.5 and top - bottom > 0.02
     planar, faces = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
     p_cyl = cross_curvature(pts, yaw, width)
-    p_planar = float(1.0 / (1.0 + np.exp(-(planar - 0.93) / 0.02)))
+    p_planar = belief(planar, 0.93, 0.02)
     radius, rms = fit_sphere(pts)
-    p_sphere = float(1.0 / (1.0 + np.exp((rms - 0.0009) / 0.0002))) if 0.012 < radius < 0.06 else 0.0
+    p_sphere = belief(rms, 0.0009, -0.0002) if 0.012 < radius < 0.06 else 0.0
     if p_sphere > 0.5:  # a ball's own height is its diameter, even on a support the ring missed
         sup_hi = max(sup_hi, min(top - 2.0 * radius, bottom))  # (a ball on a hidden post)
     scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import permutations
 
+import numpy as np
+
 SIZES = ("small", "medium", "large")
 TILTED_WEIGHT = 0.8  # a leaning pose explains a segment a little less readily than a rest pose
 # How textured catalogue entries look to the camera. A mesh's own texture tints its catalogue
@@ -130,6 +132,12 @@ def nouns() -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.noun for p in prototypes()))
 
 
+def belief(x: float, centre: float, width: float) -> float:
+    """Logistic belief (0..1) that a cue is past `centre`, rising over about `width` (a negative
+    width for a belief that falls as the cue grows). Every soft cue here is one of these."""
+    return float(1.0 / (1.0 + np.exp(-(x - centre) / width)))
+
+
 def _log_penalty(measured: float, expected: float, sigma_over: float, sigma_under: float) -> float:
     """Gaussian in log ratio, with separate widths for too large and too small."""
     if expected <= 0 or measured <= 0:
@@ -226,7 +234,7 @@ def rectangular_face(m: dict[str, float]) -> float:
     faces = m.get("faces") or []
     if not faces or faces[0][0] < RECT_FACE_SHARE:
         return 0.0
-    return float(1.0 / (1.0 + math.exp(-(faces[0][3] - RECT_FACE_FILL) / 0.02)))
+    return belief(faces[0][3], RECT_FACE_FILL, 0.02)
 
 
 def face_score(proto: Prototype, m: dict[str, float]) -> float:
@@ -243,7 +251,7 @@ def face_score(proto: Prototype, m: dict[str, float]) -> float:
     for k, (_, length, width, fill) in enumerate(faces[:2]):
         s = max(_log_penalty(length, a, over, under) * _log_penalty(max(width, 1e-4), b, over, under)
                 for a, b in pairs)
-        s *= 1.0 / (1.0 + math.exp(-(fill - 0.87) / 0.02))  # a block's faces are rectangles, a can's top is not
+        s *= belief(fill, 0.87, 0.02)  # a block's faces are rectangles, a can's top is not
         out *= s if k == 0 else 0.5 + 0.5 * s
     return out * m.get("p_planar", 1.0) * (1.0 - m.get("p_sphere", 0.0))
 
