@@ -172,6 +172,18 @@ def test_a_leaning_box_showing_one_big_rectangle_is_a_box_not_a_can():
     assert best_name(name_scores(can, "red"))[:2] == ("can", "large")
 
 
+def test_a_leaning_cube_is_judged_along_its_own_faces_not_its_points_spread():
+    """A 4.5 cm cube leaning on a neighbour, partly hidden (measured on a calibration scene): its
+    top and side are 4.5 cm squares, but its points spread 6 cm along their principal axis (the
+    faces' diagonal), which a 6 x 4.5 x 4 cm box explains better than a cube."""
+    m = _measured(0.061, 0.051, 0.034, height_hi=0.081, p_round=0.12, p_flat=0.01, p_planar=0.97,
+                  p_cyl=0.0, p_sphere=0.0, occluded=1.0, tilted=1.0, obb=[0.06, 0.049, 0.039],
+                  faces=[[0.7, 0.046, 0.045, 0.967], [0.295, 0.046, 0.043, 0.819]])
+    assert best_name(name_scores(m, "red"))[0] == "box"  # the point spread alone
+    m["face_frame"] = [0.046, 0.044, 0.041]  # extents along the big square's sides and normal
+    assert best_name(name_scores(m, "red"))[0] == "cube"
+
+
 def test_textured_meshes_are_named_by_their_catalogue_colour_not_their_tint():
     """The duck's texture tints its catalogue colour: a blue duck looks green, a purple one brown."""
     assert looks("duck", "blue") == "green" and looks("duck", "purple") == "brown"

@@ -153,19 +153,24 @@ def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
 
 
 def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_points: int = 300,
-                 seed: int = 0, planes: int = 3, rectangles: bool = True) -> tuple[float, list[list[float]]]:
-    """(share of points on the best `planes` planes, [[share, long, short, fill] per plane]).
+                 seed: int = 0, planes: int = 3, rectangles: bool = True
+                 ) -> tuple[float, list[list[float]], list[float]]:
+    """(share of points on the best `planes` planes, [[share, long, short, fill] per plane],
+    extents of all points in the first face's frame, longest first).
 
     Why: boxes and leaning blocks show one to three flat faces (three planes cover most points;
     each face's in-plane rectangle is two of the object's dimensions whatever its tilt), while
-    balls, ducks and bears are curved all over.
+    balls, ducks and bears are curved all over. A block's own axes are its first face's rectangle
+    sides and normal, so the extents in that frame are its dimensions (where seen); principal
+    axes are not (a leaning cube showing two faces spreads along a face diagonal: 6 cm for 4.5).
     """
     if len(pts) < 20:
-        return 0.0, []
+        return 0.0, [], []
     sub = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)] if len(pts) > max_points else pts
     rng = np.random.default_rng(seed)
     covered = np.zeros(len(sub), dtype=bool)
     faces: list[list[float]] = []
+    frame_extents: list[float] = []
     for _ in range(planes):
         rest = np.flatnonzero(~covered)
         if len(rest) < 10:
@@ -189,10 +194,13 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
             e1 /= np.linalg.norm(e1)
             e2 = cross3(n[best], e1)
             q = pts[on][:: max(1, int(on.sum()) // 400)] - a[best]
-            _, _, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
+            _, yaw, length, width, hull = min_area_rect(np.stack([q @ e1, q @ e2], axis=1))
             fill = hull / (length * width) if length * width > 0 else 0.0  # 1 rectangle, π/4 disc
             faces.append([float(on.mean()), length, width, fill])
-    return float(covered.mean()), faces
+            if not frame_extents:
+                r1 = np.cos(yaw) * e1 + np.sin(yaw) * e2
+                frame_extents = extents_along(pts, np.stack([r1, cross3(n[best], r1), n[best]], axis=1))
+    return float(covered.mean()), faces, frame_extents
 
 
 def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int = 400,
@@ -242,10 +250,13 @@ def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
         pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
     q = pts - pts.mean(axis=0)
     _, vecs = np.linalg.eigh(q.T @ q)
-    proj = q @ vecs
-    lo, hi = np.quantile(proj, [0.02, 0.98], axis=0)
-    ext = hi - lo
-    return sorted((float(e) for e in ext), reverse=True)
+    return extents_along(pts, vecs)
+
+
+def extents_along(pts: np.ndarray, axes: np.ndarray) -> list[float]:
+    """Extents (2nd-98th percentile) of 3D points along the columns of `axes`, longest first."""
+    lo, hi = np.quantile(pts @ axes, [0.02, 0.98], axis=0)
+    return sorted((float(e) for e in hi - lo), reverse=True)
 
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
@@ -300,7 +311,7 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
         else:
             p_round = min(max(belief(edge, 0.0, EDGE_SCALE), 0.1), 0.9)
     tilted = flat_top < 0.5 and top - bottom > 0.02
-    planar, faces = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
+    planar, faces, face_frame = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
     p_cyl = cross_curvature(pts, yaw, width)
     p_planar = belief(planar, 0.93, 0.02)
     radius, rms = fit_sphere(pts)
@@ -310,7 +321,7 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
                           "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
                           "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl, "sphere_r": radius if p_sphere > 0.5 else 0.0,
-                          "occluded": float(occluded), "obb": principal_extents(pts),
+                          "occluded": float(occluded), "obb": principal_extents(pts), "face_frame": face_frame,
                           "tilted": float(tilted)}, colour)
     noun, size, _ = best_name(scores)
     # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.

@@ -195,9 +195,12 @@ def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
 
 
 def tilted_score(proto: Prototype, m: dict[str, float]) -> float:
-    """An object leaning on others: its visible surface's principal extents against the sorted
-    dimensions (the hidden third may be short, never much longer)."""
+    """An object leaning on others: its visible surface's extents against the sorted dimensions
+    (the hidden third may be short, never much longer). Extents along the principal axes, or for
+    a block showing a big rectangle along that face's sides and normal (features.planar_faces)."""
     obb = m.get("obb")
+    if proto.poses[0].planar and m.get("face_frame") and rectangular_face(m) > 0.5:
+        obb = m["face_frame"]  # a block's own axes: its rectangular face's sides and normal
     if not obb:
         return 0.0
     over = 0.22 if proto.loose else 0.15
