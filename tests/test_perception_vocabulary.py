@@ -14,6 +14,7 @@ from bt_grasp.perception.vocabulary import (
     best_name,
     catalogue_colour,
     catalogue_name,
+    cylinder_evidence,
     looks,
     name_scores,
     sizes_of,
@@ -182,6 +183,21 @@ def test_a_leaning_cube_is_judged_along_its_own_faces_not_its_points_spread():
     assert best_name(name_scores(m, "red"))[0] == "box"  # the point spread alone
     m["face_frame"] = [0.046, 0.044, 0.041]  # extents along the big square's sides and normal
     assert best_name(name_scores(m, "red"))[0] == "cube"
+
+
+def test_a_leaning_duck_is_no_leaning_can_or_puck_without_a_flat_end_or_curved_side():
+    """Measured on a calibration scene: a large duck leaning on a neighbour, partly hidden. Its
+    extents fit a standing puck or can too; what it lacks is a cylinder's flat end disc or
+    curved side. A leaning can whose end disc is only its third face still shows one."""
+    duck = _measured(0.06, 0.045, 0.066, height_lo=0.04, p_round=0.89, p_flat=0.01, p_planar=0.0,
+                     p_cyl=0.0, p_sphere=0.0, occluded=1.0, tilted=1.0, obb=[0.055, 0.049, 0.034],
+                     faces=[[0.279, 0.059, 0.044, 0.832], [0.23, 0.058, 0.034, 0.821], [0.144, 0.031, 0.019, 0.8]])
+    scores = {noun: max(by_size.values()) for noun, by_size in name_scores(duck, "green").items()}
+    assert cylinder_evidence(duck) < 0.1
+    assert best_name(name_scores(duck, "green"))[0] == "duck"
+    assert scores["puck"] < 0.5 * scores["duck"] and scores["can"] < 0.5 * scores["duck"]
+    can_faces = [[0.342, 0.081, 0.024, 0.949], [0.263, 0.082, 0.032, 0.844], [0.224, 0.056, 0.055, 0.802]]
+    assert cylinder_evidence({"faces": can_faces, "p_cyl": 0.0}) > 0.5  # two side strips, then the disc
 
 
 def test_textured_meshes_are_named_by_their_catalogue_colour_not_their_tint():
