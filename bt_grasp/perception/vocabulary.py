@@ -233,11 +233,20 @@ RECT_FACE_FILL = 0.9  # ... and fills its bounding rectangle this well (a rectan
 RECT_FACE_WEIGHT = 0.75  # how much such a face lowers a leaning cylinder's fit
 
 
-# ... and it does show a cylinder: a flat end disc, as the largest face (median share 41 % for
-# cans, 47 % for pucks on the calibration scenes; a leaning duck's or mug's largest near-flat
-# patch holds 28-34 %) or as a square-bounded face of fair share, or a curved side (p_cyl).
-# Without this a leaning duck fitted a standing puck or can on its extents alone, as well as a
-# duck. Leaning cans/pucks without such evidence: 3 % / 7 %; ducks, mugs, bears: 54-72 %.
+def rectangular_face(m: dict[str, float]) -> float:
+    """Belief (0..1) that the segment's largest flat face is a rectangle holding most of its points."""
+    faces = m.get("faces") or []
+    if not faces or faces[0][0] < RECT_FACE_SHARE:
+        return 0.0
+    return belief(faces[0][3], RECT_FACE_FILL, 0.02)
+
+
+# A leaning can or puck does show a cylinder: a flat end disc, as the largest face (median
+# share 41 % for cans, 47 % for pucks on the calibration scenes; a leaning duck's or mug's
+# largest near-flat patch holds 28-34 %) or as a square-bounded face of fair share, or a curved
+# side (p_cyl). Without this a leaning duck fitted a standing puck or can on its extents alone,
+# as well as a duck. Leaning cans / pucks without such evidence: 3 % / 7 %; ducks, mugs and
+# teddy bears: 54-72 % (seeds 0 and 1, easy lighting).
 END_FACE_SHARE = 0.36
 DISC_SHARE = 0.2
 DISC_ASPECT = 0.93  # short / long side of the face's bounding rectangle (a disc: 1)
@@ -251,14 +260,6 @@ def cylinder_evidence(m: dict[str, float]) -> float:
     disc = max((belief(share, DISC_SHARE, 0.02) * belief(short / max(long, 1e-6), DISC_ASPECT, 0.02)
                 for share, long, short, _ in faces), default=0.0)
     return max(end, disc, float(m.get("p_cyl", 0.0)))
-
-
-def rectangular_face(m: dict[str, float]) -> float:
-    """Belief (0..1) that the segment's largest flat face is a rectangle holding most of its points."""
-    faces = m.get("faces") or []
-    if not faces or faces[0][0] < RECT_FACE_SHARE:
-        return 0.0
-    return belief(faces[0][3], RECT_FACE_FILL, 0.02)
 
 
 def face_score(proto: Prototype, m: dict[str, float]) -> float:
