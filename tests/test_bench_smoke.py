@@ -1,4 +1,4 @@
-"""CI smoke of `bt-grasp bench`: 3 episodes per shipped tree at 256², two local workers; every
+"""CI smoke of `bt-grasp bench`: 2 episodes per shipped tree at 256², two local workers; every
 metric computed, tables and plots rendered, failed episodes keep their traces; then resuming."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from bt_grasp.bench.results import load_records
 from bt_grasp.cli import main
 
 TREES = [str(ROOT / "trees" / n) for n in ("clutter.yaml", "open_loop.yaml", "remove_all.yaml")]
-EPISODES = 3
+EPISODES = 2
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_every_metric_is_computed_and_the_report_renders(bench_out):
             assert not math.isnan(v)
         assert sum(g.decisions.values()) == EPISODES
     md = (bench_out / "report.md").read_text()
-    assert "| clutter | sim | easy | all | 3 |" in md and "Median s/ep" in md
+    assert f"| clutter | sim | easy | all | {EPISODES} |" in md and "Median s/ep" in md
     assert "FINALIZE precision" in md and "## Failure taxonomy" in md
     for png in ("success_all.png", "decisions.png"):
         assert (bench_out / png).read_bytes()[:4] == b"\x89PNG"
