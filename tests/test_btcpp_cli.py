@@ -57,6 +57,22 @@ def test_user_errors_exit_2_with_file_and_line(tmp_path, capsys):
     assert _run(["import", str(bad), "--outcomes", "Spin"]) == 2
 
 
+def test_a_text_value_btcpp_would_read_as_a_blackboard_entry_is_refused_where_it_is_written(tmp_path, capsys):
+    """BT.CPP strips the spaces and reads " {grasp.label}" as an entry: exported, the reason would
+    change meaning (and come back from import as a reference), so it is refused, not written."""
+    src = tmp_path / "lit.yaml"
+    src.write_text('tree: lit\nroot:\n  sequence:\n    children:\n      - grasp: {id: g}\n'
+                   '      - finalize: {reason: " {grasp.label}"}\n')
+    out = tmp_path / "lit.xml"
+    assert _run(["export", str(src), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{src}:6:28: reason: ") and "blackboard entry" in err and "\n" not in err
+    assert not out.exists()
+    src.write_text(src.read_text().replace('" {grasp.label}"', '"{grasp.label}"'))  # a reference: fine
+    assert _run(["export", str(src), "-o", str(out)]) == 0
+    assert 'reason="{grasp.label}"' in out.read_text()
+
+
 def test_unknown_format_is_rejected_by_the_parser():
     with pytest.raises(SystemExit):
         _run(["export", "x.yaml", "--format", "groot"])

@@ -19,7 +19,7 @@ from bt_grasp.spec.model import looks_like_ref
 
 # Plain text, not a blackboard reference. BT.CPP strips surrounding spaces before it looks for
 # braces (the importer strips all whitespace), so " {x}" is a reference to it too: no literal
-# of that shape survives the trip.
+# of that shape survives the trip: the exporter refuses it (tests/test_btcpp_cli.py).
 TEXT = st.text(alphabet="ab <>&\"'\n{}é/.", min_size=1, max_size=12).filter(
     lambda s: s.strip() and not looks_like_ref(s) and not looks_like_ref(s.strip()))
 OUTCOMES = st.lists(st.sampled_from(["success", "failure", "running"]), min_size=1, max_size=3,

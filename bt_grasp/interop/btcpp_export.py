@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from bt_grasp.errors import UserError, excerpt
 from bt_grasp.interop.btcpp_meta import derived_key, metadata_pi
 from bt_grasp.interop.common import (
     BUDGET_ATTRS,
@@ -27,6 +28,7 @@ from bt_grasp.interop.common import (
 )
 from bt_grasp.interop.outcomes import DEFAULT_OUTCOMES
 from bt_grasp.registry import NodeType, Port, Registry
+from bt_grasp.spec.model import looks_like_ref
 
 # Switch2..Switch6 are registered by BT.CPP itself; wider switches must be declared.
 BUILTIN_SWITCH_MAX = 6
@@ -91,6 +93,22 @@ def registry_ports(nt: NodeType) -> dict[str, PortModel]:
     for use in nt.keys:
         out[use.port] = (use.direction, None, f"entry {use.key}: {use.doc}", None)
     return out
+
+
+def _literal(spec: Any, name: str, value: Any) -> str:
+    """A literal port value as BT.CPP text. BT.CPP reads any value that is braced once its
+    spaces are stripped as a blackboard entry and has no escape for it, so a bt_grasp literal
+    such as " {grasp.label}" (a string here, the spaces being part of it) cannot be exported
+    without changing its meaning: refused at the value's place in the tree file."""
+    text = fmt_value(value)
+    stripped = text.strip()
+    if (isinstance(value, str) and not looks_like_ref(value)
+            and stripped.startswith("{") and stripped.endswith("}")):
+        pos = spec.param_pos.get(name, spec.pos)
+        raise UserError(f"{name}: {excerpt(repr(value))} is text here, but BT.CPP would read it as "
+                        "a blackboard entry and has no way to write it as text (drop the braces, "
+                        "or drop the spaces to make it a blackboard entry)", pos.file, pos.line, pos.col)
+    return text
 
 
 def _key_value(value: Any) -> str:
@@ -218,7 +236,7 @@ class _Writer:
                 if not str(value).startswith("{"):
                     bare.append(name)
             elif value is not None:
-                attrs[name] = fmt_value(value)
+                attrs[name] = _literal(spec, name, value)
         if bare:
             meta["bare"] = bare
         value_of = lambda name: spec.params.get(name, nt.ports[name].default)  # noqa: E731
