@@ -83,7 +83,7 @@ root:
     assert res.actions == 1 and any(e.metadata.get("outcome") == "stale_marker" for e in res.events)
 
 
-@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "goal_revision"])  # see below
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "goal_revision"])  # its own test below
 def test_agentic_scenario(world, scenario: str) -> None:
     t = run_trial(world, scenario, "agentic", seed=0)
     assert t.valid
@@ -101,14 +101,15 @@ def test_open_loop_is_fooled_where_the_agent_is_not(world) -> None:
 
 
 def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
-    """The goal_revision scenario's agentic trial: the user revises while the robot drives to the first table; the revised object is delivered.
+    """The goal_revision scenario's agentic trial (not run again by test_agentic_scenario): the
+    user revises while the robot drives to the first table; the revised object is delivered.
     A streaming robot halts the drive in the tick the guard hears the user; a robot whose motions
     block hears it at the first guard after the drive."""
     from bt_grasp.drivers.motion import Streaming
 
     trace = tmp_path / "rev.jsonl"
     t = run_trial(world, "goal_revision", "agentic", seed=0, trace=str(trace))
-    assert t.success and t.revised and t.wrong_picks == 0, (t.decision, t.reason)
+    assert t.valid and t.success and t.revised and t.wrong_picks == 0, (t.decision, t.reason)
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     text = json.dumps(records)
     assert '"goal.object": "blue can"' in text and "revised" in text
