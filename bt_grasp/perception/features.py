@@ -321,7 +321,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
                           "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
                           "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl, "sphere_r": radius if p_sphere > 0.5 else 0.0,
-                          "occluded": float(occluded), "obb": principal_extents(pts), "face_frame": face_frame,
+                          "occluded": float(occluded), "face_frame": face_frame,
+                          "obb": principal_extents(pts) if tilted else [],  # read for leaning segments only
                           "tilted": float(tilted)}, colour)
     noun, size, _ = best_name(scores)
     # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.
