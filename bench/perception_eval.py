@@ -148,6 +148,7 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
             "located_name": None if located is None else located.name,
             "alternatives": [] if located is None else list(getattr(located, "alternatives", [])),
             "score": None if located is None else round(float(located.score), 3),
+            "hidden_reading": bool(getattr(located, "hidden_reading", False)),
             "alternative_scores": [] if located is None else list(getattr(located, "alternative_scores", []))}
 
 
@@ -238,6 +239,9 @@ def summarise(records: list[dict[str, Any]]) -> str:
         for outcome in ("wrong", "ambiguous", "missing"):
             k = sum(r["grounding"] == outcome for r in recs)
             lines.append(f"| grounding outcome: {outcome} | {_rate(k, len(recs))} |")
+        hid = [r for r in recs if r.get("hidden_reading") and r["grounding"] != "ambiguous"]
+        lines.append(f"| answers from a hidden reading, right | "
+                     f"{_rate(sum(r['grounding'] == 'correct' for r in hid), len(hid))} |")
         asked = [r for r in recs if r["grounding"] == "ambiguous" and r.get("best_right") is not None]
         lines.append(f"| when ambiguous, the best candidate was the target | "
                      f"{_rate(sum(r['best_right'] for r in asked), len(asked))} |")

@@ -60,10 +60,11 @@ class Perceiver:
         return None
 
 
-def ctx_with(driver, before: Observation | None, score: float = 1.0, objects=()) -> RunContext:
+def ctx_with(driver, before: Observation | None, score: float = 1.0, objects=(), hidden: bool = False) -> RunContext:
     mask = np.zeros((H, W), bool)
     mask[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]] = True
-    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name="red box", score=score)
+    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name="red box", score=score,
+                              hidden_reading=hidden)
     bb = Blackboard({"target": located, "target.query": "red box", "target.frame": before})
     return RunContext(registry=default_registry(), driver=driver, perceiver=Perceiver(objects), blackboard=bb)
 
@@ -102,8 +103,8 @@ def test_verifier_answers_map_to_three_verdicts_and_none_is_never_ok():
         ["ok", "mismatch", "unknown", "unknown", "ok"]
 
 
-def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), **params):
-    ctx = ctx_with(driver, before, score, objects)
+def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), hidden=False, **params):
+    ctx = ctx_with(driver, before, score, objects, hidden)
     leaf = leaf_cls("check", params, ctx)
     status = leaf.update()
     return leaf.last_outcome, status, ctx
@@ -141,6 +142,19 @@ def test_the_goal_still_grounding_to_an_object_on_the_table_is_not_delivered():
 def test_objects_that_fit_the_goal_worse_or_lie_in_the_basket_are_no_rivals():
     objects = [seen(1, "blue box", "blue", "box", ON_TABLE), seen(2, "red box", "red", "box", IN_BASKET)]
     outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=objects)
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
+def test_a_target_taken_for_the_goal_with_its_rest_hidden_must_look_like_it_once_delivered():
+    """Located as what a partly hidden segment could be (a rounded end of a box under another):
+    in the basket, in full view, the object delivered must fit the goal as seen."""
+    ball = [seen(2, "red ball", "red", "ball", IN_BASKET)]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.75, objects=ball, hidden=True)
+    assert outcome == "not_delivered" and "in full view" in ctx.blackboard.get("check.reason")
+    goal = [seen(2, "red box", "red", "box", IN_BASKET)]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.75, objects=goal, hidden=True)
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.75, objects=ball)  # located as seen
     assert outcome == "delivered", ctx.blackboard.get("check.reason")
 
 

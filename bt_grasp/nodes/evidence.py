@@ -41,9 +41,11 @@ class VerifyDelivery(Leaf):
     """delivered: the place where the target was located has emptied, inside the place region
     new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared,
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
-    fits the goal about as well (table_rivals); not_delivered: the target's surface has not moved
-    (it still lies where it was), the goal still grounds to an object on the table, or the object
-    delivered fitted the goal only weakly (a look-alike of a goal perhaps still hidden: look on);
+    fits the goal about as well (table_rivals), and a target located only as what it could be with
+    its rest hidden looks like the goal in the receptacle (goal_seen_in); not_delivered: the
+    target's surface has not moved (it still lies where it was), the goal still grounds to an
+    object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
+    perhaps still hidden: look on), or, delivered in full view, does not look like the goal;
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     TYPE = "verify_delivery"
@@ -84,12 +86,16 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was delivered, but it fits the goal only "
                                                  f"weakly (grounding score {score:.2f} < {CONFIDENT_SCORE}): "
                                                  "the goal may still be hidden")
-        rivals = table_rivals(str(ctx.blackboard.get(f"{before_key}.query") or ""), scene, region,
-                              score)
+        query = str(ctx.blackboard.get(f"{before_key}.query") or "")
+        rivals = table_rivals(query, scene, region, score)
         if rivals:
             return self._answer("not_delivered", f"the goal still grounds to the {rivals[0][0]} on the table "
                                                  f"(score {rivals[0][1]:.2f} vs {score:.2f} "
                                                  "for the object delivered)")
+        if getattr(before, "hidden_reading", False) and not goal_seen_in(query, scene, region):
+            return self._answer("not_delivered", f"the {before.name} was taken for the goal as what it could be "
+                                                 f"with its rest hidden, and in the {place}, in full view, "
+                                                 "nothing fits the goal")
         return self._answer("delivered", f"its place is empty and {matching * 1e4:.1f} cm² of its colour "
                                          f"arrived in the {place}")
 
@@ -123,6 +129,21 @@ def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
            if scores.get(o.id, 0.0) >= floor and not o.attributes.get("fixture")
            and not in_region(o.attributes.get("centroid_base"), region)]
     return sorted(out, key=lambda t: -t[1])
+
+
+def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None) -> bool:
+    """Does an object inside the region fit the goal text as seen (no hidden part assumed)?
+
+    Why: a target located only as what a partly hidden segment could be (Located.hidden_reading)
+    is a hypothesis; once delivered it lies in full view, and then it must look like the goal."""
+    from bt_grasp.perception.grounding import ACCEPT, seen_scores
+    from bt_grasp.perception.query import parse
+
+    if not text:
+        return False
+    scores = seen_scores(parse(text), scene)
+    return any(scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
+               and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
 
 
 ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's area seen at the pick

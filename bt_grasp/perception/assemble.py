@@ -58,7 +58,8 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         mask[win] = labels[win] == oid
         if mask[win].sum() < min_pixels:
             continue
-        meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness)
+        meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness,
+                       amodal=True)
         name, desc, attrs = namer(oid, meas)
         attrs = {**meas, **attrs}
         point2d = attrs.pop("point2d")
@@ -146,4 +147,5 @@ class GroundingLocator:
         if loc is not None:
             loc.alternatives = alternative_names(hit.obj, hit.alternatives)
             loc.alternative_scores = [round(float(x), 3) for x in hit.alternative_scores]
+            loc.hidden_reading = hit.hidden_reading
         return loc

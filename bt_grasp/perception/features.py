@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .amodal import footprint_room
 from .colour import name_colour
 from .geometry import cross3
 from .outline import edge_roundness
@@ -261,19 +262,21 @@ def extents_along(pts: np.ndarray, axes: np.ndarray) -> list[float]:
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
             window: tuple[slice, slice] | None = None, occluded: bool = False, brightness: float = 1.0,
-            colour: str | None = None) -> dict[str, Any]:
+            colour: str | None = None, amodal: bool = False) -> dict[str, Any]:
     """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
     window: optional (rows, cols) slices bounding the mask, to work on a crop (speed);
     occluded: a nearer object borders the segment, so its footprint may be cut short;
     brightness: the scene's light for colour naming (colour.scene_brightness);
-    colour: the palette name when already known (skips colour naming).
+    colour: the palette name when already known (skips colour naming);
+    amodal: for an occluded segment, measure how far it could continue out of sight (amodal.py).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
     hgt, wid = mask.shape
     v0 = u0 = 0
+    whole = (mask, P, heights)  # the room an occluded object could take is searched beyond its window
     if window is not None:
         window = _pad(window, mask.shape, 6)
         mask, P, heights, rgb = mask[window], P[window], heights[window], rgb[window]
@@ -318,12 +321,16 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     p_sphere = belief(rms, 0.0009, -0.0002) if 0.012 < radius < 0.06 else 0.0
     if p_sphere > 0.5:  # a ball's own height is its diameter, even on a support the ring missed
         sup_hi = max(sup_hi, min(top - 2.0 * radius, bottom))  # (a ball on a hidden post)
-    scores = name_scores({"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
-                          "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
-                          "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl, "sphere_r": radius if p_sphere > 0.5 else 0.0,
-                          "occluded": float(occluded), "face_frame": face_frame,
-                          "obb": principal_extents(pts) if tilted else [],  # read for leaning segments only
-                          "tilted": float(tilted)}, colour)
+    m_fit = {"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
+             "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
+             "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl,
+             "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded), "face_frame": face_frame,
+             "obb": principal_extents(pts) if tilted else [],  # read for leaning segments only
+             "tilted": float(tilted)}
+    scores = name_scores(m_fit, colour)
+    if occluded and amodal:  # what it could be with the rest out of sight: evidence for grounding only
+        room = footprint_room(*whole, top, centre, yaw)
+        out["amodal_scores"] = name_scores({**m_fit, "room_long": room[0], "room_short": room[1]}, colour)
     noun, size, _ = best_name(scores)
     # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.
     out.update(colour=catalogue_colour(noun, colour), seen_colour=colour)

@@ -45,6 +45,11 @@ FIT_REF = 0.4
 # docs/perception.md, "Occluded fragments".
 NOUN_FLOOR_OCCLUDED = 0.1
 FIT_REF_OCCLUDED = 0.25
+# A partly hidden segment may be the named entry with the rest out of sight, where nearer objects
+# leave room for it (features.measure's amodal_scores). Asked only when nothing fits as seen
+# (score_objects), that fit counts beside the visible part's own fits (which stay the reference)
+# up to this noun score: enough to accept a lone candidate, never a perfect match.
+AMODAL_CAP = 0.75
 
 # Catalogue categories a "block" may be.
 BLOCK_NOUNS = ("box", "cube", "lego brick", "jenga block")
@@ -93,15 +98,26 @@ def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
     return ns
 
 
-def _noun_score(q: Query, ns: dict[str, dict[str, float]], ref: float = FIT_REF) -> float:
+def _with_hidden(o: SceneObject, ns: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The segment's fits, each raised to its fit with the rest hidden where nearer objects leave
+    room for it (only partly hidden segments have those)."""
+    hidden = o.attributes.get("amodal_scores")
+    if not hidden:
+        return ns
+    return {n: {z: max(v, hidden.get(n, {}).get(z, 0.0)) for z, v in by.items()} for n, by in ns.items()}
+
+
+def _noun_score(q: Query, ns: dict[str, dict[str, float]], ref: float = FIT_REF,
+                seen: dict[str, dict[str, float]] | None = None) -> float:
     """How well the catalogue noun fits, relative to the object's best-fitting noun.
 
     Relative, because occlusion lowers every fit alike, but never relative to less than `ref`
     (FIT_REF, or FIT_REF_OCCLUDED for an occluded segment, whose weak fits are expected): a
     fragment that fits nothing well must not look like a perfect match (segments no entry
-    explains at all are not scored this way, see _name_fit).
+    explains at all are not scored this way, see _name_fit). `seen`: the visible part's own fits,
+    the reference when `ns` also holds fits with a hidden rest (_with_hidden).
     """
-    best = max((max(v.values()) for v in ns.values()), default=0.0)
+    best = max((max(v.values()) for v in (seen or ns).values()), default=0.0)
     s = max((max(ns[n].values()) for n in _catalogue_nouns(q) if n in ns), default=-1.0)
     if s < 0:
         return -1.0
@@ -113,14 +129,17 @@ def _catalogue_nouns(q: Query) -> tuple[str, ...]:
     return (*BLOCK_NOUNS, "bar", "domino") if q.category == "block" else (str(q.category),)
 
 
-def _category_score(q: Query, o: SceneObject) -> float:
+def _category_score(q: Query, o: SceneObject, hidden: bool = False) -> float:
     if q.unknown_noun is not None:
         return 1.0 if q.unknown_noun in o.name.split() else 0.02
     if q.category is None:
         return 1.0
     ns = _name_fit(o)
     if ns is not None:
-        s = _noun_score(q, ns, _fit_levels(o)[1])
+        ref = _fit_levels(o)[1]
+        s = _noun_score(q, ns, ref)
+        if hidden and o.attributes.get("amodal_scores"):
+            s = max(s, min(AMODAL_CAP, _noun_score(q, _with_hidden(o, ns), ref, ns)))
         if s >= 0:
             return max(s, 0.02)
     c = o.attributes.get("category")
@@ -157,12 +176,12 @@ def _volume(o: SceneObject) -> float:
     return float(e[0] * e[1] * e[2])
 
 
-def _abs_size_score(q: Query, o: SceneObject) -> float:
+def _abs_size_score(q: Query, o: SceneObject, hidden: bool = False) -> float:
     if q.size is None:
         return 1.0
     ns = _name_fit(o)
     if ns is not None and q.category in ns and len(ns[q.category]) > 1:
-        by_size = ns[q.category]
+        by_size = (_with_hidden(o, ns) if hidden else ns)[q.category]
         if q.size not in by_size:  # "medium" bar: the catalogue has none, the nearest sizes count
             return 0.8
         return by_size[q.size] / max(max(by_size.values()), 1e-6)
@@ -226,18 +245,39 @@ def _dims_score(q: Query, o: SceneObject, scene: SceneGraph | None = None) -> fl
 
 
 def score_objects(q: Query, scene: SceneGraph) -> dict[int, float]:
-    """Score every object in the scene against the query (0..1)."""
+    """Score every object in the scene against the query (0..1).
+
+    As seen first; only when nothing then reaches ACCEPT, again with what partly hidden segments
+    could be with the rest out of sight (AMODAL_CAP): an object the words fit as seen needs no
+    hidden part to explain it, and a hidden reading never rivals it."""
+    return _scores_and_reading(q, scene)[0]
+
+
+def seen_scores(q: Query, scene: SceneGraph) -> dict[int, float]:
+    """Every object's score for the query as seen (no reading of hidden parts)."""
+    return _scores(q, scene, hidden=False)
+
+
+def _scores_and_reading(q: Query, scene: SceneGraph) -> tuple[dict[int, float], bool]:
+    """(scores, whether they read hidden parts): see score_objects."""
+    scores = _scores(q, scene, hidden=False)
+    if max(scores.values(), default=0.0) < ACCEPT and any(o.attributes.get("amodal_scores") for o in scene.objects):
+        return _scores(q, scene, hidden=True), True
+    return scores, False
+
+
+def _scores(q: Query, scene: SceneGraph, hidden: bool) -> dict[int, float]:
     objs = scene.objects
-    base = {o.id: _colour_score(q, o) * _category_score(q, o) * (1.0 if _name_fit(o) else _dims_score(q, o, scene))
-            for o in objs}
+    base = {o.id: _colour_score(q, o) * _category_score(q, o, hidden)
+            * (1.0 if _name_fit(o) else _dims_score(q, o, scene)) for o in objs}
     # Relative size compares like with like: candidates whose perceived shape is typical for the word.
-    cands = [o for o in objs if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o) >= 0.8)]
-    scores = {o.id: base[o.id] * _abs_size_score(q, o) for o in objs}
+    cands = [o for o in objs if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o, hidden) >= 0.8)]
+    scores = {o.id: base[o.id] * _abs_size_score(q, o, hidden) for o in objs}
     if q.size in ("small", "large") and len(cands) >= 2:
         rel = _rank_scores([_volume(o) for o in cands], prefer_low=q.size == "small")
         for o, r in zip(cands, rel, strict=True):
             if q.comparative or _name_fit(o) is None:
-                scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o))
+                scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o, hidden))
             else:  # a catalogue size word: the fit decides, the rank only breaks near-ties
                 scores[o.id] *= 0.85 + 0.15 * (r - 0.4) / 0.6
     live = [o for o in objs if scores[o.id] >= ACCEPT]
@@ -281,6 +321,7 @@ class Grounded:
     score: float
     alternatives: list[SceneObject] = field(default_factory=list)
     alternative_scores: list[float] = field(default_factory=list)
+    hidden_reading: bool = False  # it fits only with its rest out of sight (score_objects)
 
 
 def resolve(text: str, scene: SceneGraph) -> Grounded | None:
@@ -288,7 +329,9 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
 
     An exact (case-insensitive) name match wins outright when names are authoritative (the sim
     backend's catalogue names); measured names are only evidence, so they are scored like any
-    other text. Candidates scoring at least AMBIGUOUS × the best are returned as alternatives.
+    other text. Candidates scoring at least AMBIGUOUS × the best are returned as alternatives,
+    except between hidden readings (score_objects): those are no question worth asking, so None
+    (the tree searches and looks again).
     """
     t = text.lower().strip()
     t_bare = re.sub(r"^(the|a|an)\s+", "", t)
@@ -299,7 +342,7 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     if q.colour is None and q.category is None and q.unknown_noun is None and q.size is None \
             and q.superlative is None:
         return None
-    scores = score_objects(q, scene)
+    scores, hidden = _scores_and_reading(q, scene)
     if not scores:
         return None
     order = sorted(scores, key=lambda i: (scores[i], scene.by_id(i).attributes.get("pixels", 0)),  # type: ignore[union-attr]
@@ -315,10 +358,12 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     if pieces:
         obj = _joined(obj, pieces)
         alts = [a for a in alts if a not in pieces]
+    if hidden and alts:  # two objects that might each be it, partly hidden: look on, do not ask
+        return None
     decisive = _decisive(q, [obj, *alts]) if alts else None
     if decisive is not None:
-        return Grounded(decisive, scores[decisive.id])
-    return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts])
+        return Grounded(decisive, scores[decisive.id], hidden_reading=hidden)
+    return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts], hidden)
 
 
 def _named_fit(q: Query, o: SceneObject) -> float | None:

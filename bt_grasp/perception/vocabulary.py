@@ -161,6 +161,14 @@ def _height_fit(h: float, m: dict[str, float], over: float) -> float:
     return f
 
 
+AMODAL_UNDER = 2.0  # log-ratio width for a footprint smaller than a pose's, where the rest has room to hide
+
+
+def _room_fit(side: float, room: float, over: float) -> float:
+    """1 when a footprint side fits the room measured for it, falling as it overhangs."""
+    return 1.0 if side <= room else _log_penalty(side, room, over, over)
+
+
 def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
     """How well one rest pose explains the measurements (0..1)."""
     over = 0.22 if loose else 0.13
@@ -169,6 +177,10 @@ def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
     if pose.sphere and m.get("sphere_r", 0.0) > 0:
         under = 2.0  # the radius is measured directly: a cut outline is only occlusion
     f = _height_fit(pose.height, m, over)
+    if m.get("room_long", 0.0) > 0:  # occluded, with the room it could take measured (amodal.py)
+        under = AMODAL_UNDER
+        f *= max(_room_fit(pose.long, m["room_long"], over) * _room_fit(pose.short, m["room_short"], over),
+                 _room_fit(pose.long, m["room_short"], over) * _room_fit(pose.short, m["room_long"], over))
     f *= _log_penalty(m["long"], pose.long, over, under)
     f *= _log_penalty(m["short"], pose.short, over, under)
     if pose.sphere and m.get("sphere_r", 0.0) > 0:
@@ -286,7 +298,9 @@ def name_scores(m: dict[str, float], colour: str | None = None) -> dict[str, dic
 
     m: long, short (footprint sides), height_lo ≤ height_firm ≤ height_hi (own height: weak lower
     bound, likely lower bound, upper bound), p_round, p_flat, p_sphere (0..1 beliefs), sphere_r,
-    occluded (1 when a nearer object borders it: the footprint may be cut). A seen colour the
+    occluded (1 when a nearer object borders it: the footprint may be cut); optionally room_long,
+    room_short (the footprint an occluded segment could have with its rest hidden, amodal.py: a
+    pose within it is hardly penalised for being larger than the part seen). A seen colour the
     entry never shows (see APPEARANCE) divides its score by 8 (colour naming is right ~95 % of
     the time).
     """
