@@ -7,7 +7,8 @@ chromaticity/brightness (colour break) -> small segments dropped -> segments cut
 folds and the pieces merged back where one catalogue object explains them (split_merge.py) ->
 fragments cut apart by an object lying across them re-joined -> the basket fixture found and
 given its floor (fixtures.py) -> colour, catalogue noun and size named per segment
-(vocabulary.py) -> relations. Ids are kept stable across frames by matching segments to the
+(vocabulary.py), and for a partly hidden one also what it could be with its rest under a nearer
+object (amodal.py) -> relations. Ids are kept stable across frames by matching segments to the
 previous survey (Hungarian assignment on 3D centroid distance < track_radius).
 
 Simplified: touching same-colour objects with no fold between them (two boxes side by side at
