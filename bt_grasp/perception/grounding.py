@@ -261,7 +261,8 @@ def seen_scores(q: Query, scene: SceneGraph) -> dict[int, float]:
 def _scores_and_reading(q: Query, scene: SceneGraph) -> tuple[dict[int, float], bool]:
     """(scores, whether they read hidden parts): see score_objects."""
     scores = _scores(q, scene, hidden=False)
-    if max(scores.values(), default=0.0) < ACCEPT and any(o.attributes.get("amodal_scores") for o in scene.objects):
+    if max(scores.values(), default=0.0) < ACCEPT and any(o.attributes.get("amodal_scores") and _name_fit(o)
+                                                          for o in scene.objects):
         return _scores(q, scene, hidden=True), True
     return scores, False
 
