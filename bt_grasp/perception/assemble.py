@@ -36,11 +36,13 @@ def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
 
 
 def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.ndarray, namer: Namer,
-             min_pixels: int = 1, brightness: float = 1.0) -> SceneGraph:
+             min_pixels: int = 1, brightness: float = 1.0, amodal: bool = False) -> SceneGraph:
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
     relate the objects and return the graph. Stores the table plane in each object's attributes,
     and `occluded` (the object is partially_occluded_by another) for grounding. `brightness` is
-    the scene's light for colour naming (colour.scene_brightness).
+    the scene's light for colour naming (colour.scene_brightness); `amodal`: also fit what partly
+    hidden segments could be with their rest out of sight (features.measure), for a backend that
+    names by measured fits.
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -59,7 +61,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         if mask[win].sum() < min_pixels:
             continue
         meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness,
-                       amodal=True)
+                       amodal=amodal)
         name, desc, attrs = namer(oid, meas)
         attrs = {**meas, **attrs}
         point2d = attrs.pop("point2d")

@@ -258,7 +258,8 @@ class GeometricPerceiver(GroundingLocator):
             return name, describe(name, meas), attrs
 
         light = scene_brightness(obs.rgb[(labels == rid) & (heights < self.min_height)]) if rid else 1.0
-        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light)
+        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light,
+                         amodal=True)
         self.last_scene = scene
         return scene
 

@@ -363,7 +363,7 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
         return None
     decisive = _decisive(q, [obj, *alts]) if alts else None
     if decisive is not None:
-        return Grounded(decisive, scores[decisive.id], hidden_reading=hidden)
+        return Grounded(decisive, scores[decisive.id])  # never a hidden reading: those ask no question
     return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts], hidden)
 
 

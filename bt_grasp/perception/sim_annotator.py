@@ -50,7 +50,6 @@ class SimPerceiver(GroundingLocator):
             # the catalogue name is the annotator's: no measured catalogue fit may overrule it
             # (grounding then matches the name exactly, as an upper bound on naming should)
             attrs["name_scores"] = {}
-            attrs["amodal_scores"] = {}  # ... nor what a hidden part could be
             return name, describe(name, {**meas, **attrs}), attrs
 
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
