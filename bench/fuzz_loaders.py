@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bt_grasp.errors import UserError
+from bt_grasp.verifier.tick_cap import episode_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^[^\n]+:\d+:\d+: [^\n]+$")
@@ -170,14 +171,13 @@ def seeds(target: str, tmp: Path) -> list[Any]:
 def _recorded_trace(tmp: Path) -> list[Any]:
     """A real trace: trees/open_loop.yaml run against a random oracle (no robot)."""
     from bt_grasp.blackboard import Blackboard
-    from bt_grasp.context import EpisodeLimits, RunContext
+    from bt_grasp.context import RunContext
     from bt_grasp.oracles import RandomOracle
     from bt_grasp.runner import Runner
     from bt_grasp.spec.loader import load_tree
 
     spec = load_tree(ROOT / "trees" / "open_loop.yaml")
-    b = spec.budgets
-    ctx = RunContext(registry=spec.registry, limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=spec.registry, limits=episode_limits(spec),
                      oracle=RandomOracle(3), blackboard=Blackboard({"goal.object": "mug"}))
     path = tmp / "seed.jsonl"
     Runner(spec, ctx, trace_path=str(path)).run()

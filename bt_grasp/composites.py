@@ -11,6 +11,7 @@ reads the logical clock, `switch` routes on a blackboard label, `budget` scopes 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +24,17 @@ from bt_grasp.resumable import Resumable
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, QuietStop, Selector, Sequence
 
 PREEMPTED = "preempted"  # why a reactive composite halted a RUNNING child (the leaf's event says it)
+# What an oracle answers a timeout asking whether its deadline has passed (LogicalTimeout._due).
+DEADLINE_NOT_YET, DEADLINE_PASSED = "not yet", "passed"
+DEADLINE_OUTCOMES = (DEADLINE_NOT_YET, DEADLINE_PASSED)
+
+
+def tick_allowance(seconds: float, tick_period: float) -> int:
+    """Tick entries after a timeout's start by which `seconds` have passed on any clock whose
+    ticks last at least `tick_period` (the start tick itself may be all but over)."""
+    if tick_period <= 0:
+        return 1
+    return math.ceil(round(seconds / tick_period, 9)) + 1
 
 
 class _Preempting:
@@ -136,33 +148,68 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
 
     While the child ticks, the deadline is also visible to primitives (ctx.remaining_time()), so
     a motion started near the deadline is stopped by the driver at the deadline.
+
+    Under an outcome oracle (the verifier, property tests) time is not measured but bounded: a
+    tick lasts at least one tick period, so after `tick_allowance` tick entries the deadline has
+    certainly passed, and before that it may already have (a slow call, a long tick). The oracle
+    is asked `<id>#deadline` at every check the deadline is not certain at, except the one that
+    starts the timeout; a run of the real clock is one of the answers.
     """
 
-    RESET = ("deadline",)
+    RESET = ("deadline", "ticks_run", "checking")
 
     def __init__(self, name: str, child: Behaviour, seconds: float, ctx: RunContext) -> None:
         super().__init__(name=name, child=child)
         self.seconds = seconds
         self.ctx = ctx
         self.deadline = 0.0
+        self.ticks_run = 0  # tick entries since the one that started it (the oracle's clock)
+        # which check asks the oracle ("entry", "after" the child; "" otherwise): the two
+        # questions look alike but have different futures, so a state must tell them apart
+        self.checking = ""
 
     def initialise(self) -> None:
         self.deadline = self.ctx.clock.now + self.seconds
+        self.ticks_run = 0
+
+    @property
+    def tick_allowance(self) -> int:
+        """Tick entries after its start by which the deadline has passed on any clock: the start
+        may fall anywhere in its tick, and every later tick lasts at least one tick period."""
+        return tick_allowance(self.seconds, self.ctx.clock.tick_period)
 
     def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
-        """Only the time left matters, not when the episode started (rounded: float noise)."""
+        """Only the time left matters, not when the episode started (rounded: float noise);
+        under an oracle only the ticks run count."""
+        if self.ctx.oracle is not None:
+            return (reset[1], reset[2])
         return (_time_left(reset[0], now),)
 
-    def _due(self) -> bool:
-        """The deadline has come: judged on the time left rounded as in `_canonical`, so that the
-        summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s reach a
-        3 s deadline) and states the verifier merges by time left behave alike."""
-        return _time_left(self.deadline, self.ctx.clock.now) <= 0
+    def _due(self, starting: bool = False, check: str = "after") -> bool:
+        """The deadline has come. On a clock: judged on the time left rounded as in `_canonical`,
+        so that the summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s
+        reach a 3 s deadline). Under an oracle: certain after `tick_allowance` entries, never at
+        the start (unless `seconds` is 0), else the oracle's answer."""
+        ctx = self.ctx
+        if ctx.oracle is None or self.seconds <= 0:
+            return _time_left(self.deadline, ctx.clock.now) <= 0
+        if starting:
+            return False
+        if self.ticks_run >= self.tick_allowance:
+            return True
+        self.checking = check
+        try:
+            return ctx.oracle.choose(f"{self.name}#deadline", DEADLINE_OUTCOMES) == DEADLINE_PASSED
+        finally:
+            self.checking = ""
 
     def tick(self) -> Iterator[Behaviour]:
-        if self.status != Status.RUNNING:
+        starting = self.status != Status.RUNNING
+        if starting:
             self.initialise()
-        if self._due():
+        else:
+            self.ticks_run += 1
+        if self._due(starting, "entry"):
             self._halt_child()
             _finish(self, Status.FAILURE)
             yield self

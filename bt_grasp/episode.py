@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, LogicalClock, RunContext, WallClock
+from bt_grasp.context import LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.goal_text import goal_object
 from bt_grasp.outcomes import Decision, OutcomeEvent
@@ -56,10 +56,11 @@ def episode_clock(driver: Any) -> LogicalClock:
 def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
     """The episode's context. A driver that moves in real time (`realtime`: a real robot) gets a
     wall clock, so timeouts preempt at wall-clock deadlines and ticks poll it at a steady rate."""
-    b = spec.budgets
+    from bt_grasp.verifier.tick_cap import episode_limits
+
     clock = episode_clock(world.driver)
-    return RunContext(registry=getattr(spec, "registry", None) or default_registry(),
-                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    registry = getattr(spec, "registry", None) or default_registry()
+    return RunContext(registry=registry, limits=episode_limits(spec, registry),
                       driver=world.driver, perceiver=world.perceiver, profile=world.profile,
                       blackboard=Blackboard(goal), services=dict(world.services), clock=clock)
 
@@ -198,7 +199,9 @@ def _early_header(writer: TraceWriter | None, spec: Any, goal: str | None, about
     """Write what is known before set-up; the runner's header refines it."""
     if writer is None:
         return
-    b = spec.budgets
+    from bt_grasp.verifier.tick_cap import episode_limits
+
+    b = episode_limits(spec, getattr(spec, "registry", None))
     writer.write({"type": "header", "tree": spec.name, "file": getattr(spec, "file", None),
                   "structure": structure(spec.root), "source": getattr(spec, "source", None),
                   "budgets": {"actions": b.actions, "perception_streak": b.perception_streak,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Iterable
 
 
@@ -24,14 +25,14 @@ class ScriptedOracle:
     `fallback` (when in the alphabet) or the alphabet's first outcome."""
 
     def __init__(self, script: dict[str, Iterable[str]], fallback: str | None = None) -> None:
-        self.script = {k: list(v) for k, v in script.items()}
+        self.script = {k: deque(v) for k, v in script.items()}
         self.fallback = fallback
         self.choices: list[tuple[str, str]] = []
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         queue = self.script.get(node_id)
         if queue:
-            outcome = queue.pop(0)
+            outcome = queue.popleft()
             if outcome not in alphabet:
                 raise ValueError(f"{node_id}: scripted outcome {outcome!r} not in {alphabet}")
         elif self.fallback in alphabet:

@@ -22,11 +22,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, Ledger, RunContext
+from bt_grasp.context import Ledger, RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.outcomes import LABELS, Decision
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.trace import read_trace
+from bt_grasp.verifier.tick_cap import episode_limits
 from bt_grasp.verify import VerifyResult
 
 PROFILE_ENV = "BT_GRASP_HYPOTHESIS_PROFILE"
@@ -306,10 +307,9 @@ def run_tracked(spec: Any, oracle: Any, trace: str | None = None,
                 explore_running: bool | None = None) -> tuple[EpisodeResult, TrackingLedger]:
     """tests/helpers.run_oracle with a TrackingLedger in the context. `explore_running`: the
     oracle is asked `<id>#running` each tick a call may go on (default: for a RunningOracle)."""
-    b = spec.budgets
     ledger = TrackingLedger()
-    ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
-                     limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
+    registry = getattr(spec, "registry", None) or default_registry()
+    ctx = RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=oracle,
                      blackboard=Blackboard({"goal.object": "red mug"}), ledger=ledger,
                      explore_running=isinstance(oracle, RunningOracle) if explore_running is None
                      else explore_running)
@@ -344,7 +344,7 @@ def assert_decided_within(res: EpisodeResult, ledger: TrackingLedger, spec: Any,
     assert res.reason, "every decision has a reason"
     b = spec.budgets
     c = res.counters
-    assert res.ticks <= b.max_ticks
+    assert res.ticks <= episode_limits(spec).max_ticks
     assert res.actions <= b.actions, f"actions {res.actions} > budget {b.actions}"
     assert ledger.max_perception_streak <= b.perception_streak, (
         f"perception streak {ledger.max_perception_streak} > limit {b.perception_streak}")

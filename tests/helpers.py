@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.verifier.tick_cap import episode_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,9 +27,8 @@ def tree(text: str, file: str = "<test>.yaml"):
 
 
 def run_oracle(spec, oracle, goal: str = "red mug", trace: str | None = None) -> EpisodeResult:
-    b = spec.budgets
-    ctx = RunContext(registry=getattr(spec, "registry", None) or default_registry(),
-                     limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), oracle=oracle,
+    registry = getattr(spec, "registry", None) or default_registry()
+    ctx = RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=oracle,
                      blackboard=Blackboard({"goal.object": goal}))
     return Runner(spec, ctx, trace_path=trace).run()
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.compile import compile_tree
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.interop.common import interop_registry
 from bt_grasp.spec.loader import load_tree_text
+from bt_grasp.verifier.tick_cap import episode_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 BTCPP_DATA = ROOT / "tests" / "data" / "btcpp"
@@ -55,9 +56,8 @@ class Harness:
     """A compiled tree ticked by hand against a scripted oracle."""
 
     def __init__(self, spec, oracle) -> None:
-        b = spec.budgets
         self.ctx = RunContext(registry=registry(), oracle=oracle,
-                              limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                              limits=episode_limits(spec),
                               blackboard=Blackboard({"goal.object": "mug"}))
         self.root = compile_tree(spec, self.ctx)
 

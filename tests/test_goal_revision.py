@@ -13,13 +13,14 @@ import pytest
 from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion, run_to_end
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.outcomes import Decision
 from bt_grasp.runner import Runner
+from bt_grasp.verifier.tick_cap import episode_limits
 from bt_grasp.watchdog.telemetry import Telemetry
 
 PERIOD = 0.05
@@ -88,8 +89,7 @@ GUARDED_DRIVE = """
 
 def _run(robot: FakeMobileRobot, trace: str, goal: str = "red can"):
     spec = tree(GUARDED_DRIVE)
-    b = spec.budgets
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      driver=robot, blackboard=Blackboard({"goal.object": goal, "goal.text": f"Bring me the {goal}"}))
     return Runner(spec, ctx, trace_path=trace).run(), ctx
 

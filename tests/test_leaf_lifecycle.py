@@ -9,12 +9,13 @@ import pytest
 from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext, WallClock
+from bt_grasp.context import RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision
 from bt_grasp.runner import Runner
+from bt_grasp.verifier.tick_cap import episode_limits
 from bt_grasp.watchdog.telemetry import Telemetry
 
 PERIOD = 0.05
@@ -58,8 +59,7 @@ class FakeStreamingRobot:
 
 def run(text: str, robot, clock=None, trace=None):
     spec = tree(text)
-    b = spec.budgets
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      driver=robot, blackboard=Blackboard({"goal.object": "mug"}))
     if clock is not None:
         ctx.clock = clock

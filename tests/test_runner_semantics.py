@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from helpers import run_oracle, tree
 
+from bt_grasp.composites import tick_allowance
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.outcomes import Decision
 
@@ -149,8 +150,9 @@ def test_tick_cap_is_a_hard_stop():
     assert res.ticks == 7
 
 
-def test_timeout_reads_the_logical_clock():
-    # Two lifts are instant, the third overruns the deadline: the timeout fails its child then.
+def test_under_an_oracle_a_deadline_passes_when_the_oracle_says_and_at_the_latest_tick():
+    # The oracle stands for any clock: the deadline may pass at any check after the start, and
+    # has certainly passed once `tick_allowance` tick periods have gone by since the start tick.
     spec = tree("""
         tree: t
         root:
@@ -165,11 +167,15 @@ def test_timeout_reads_the_logical_clock():
                         lift: {id: up}
               - finalize: {reason: timed out}
     """)
-    durations = {"up#duration": ["instant", "instant", "overruns deadline"]}
-    res = run_oracle(spec, ScriptedOracle(durations, fallback="done"))
+    # checks: after the first tick's lift, then at each later tick's entry and after its lift
+    early = {"limit#deadline": ["not yet", "not yet", "passed"]}
+    res = run_oracle(spec, ScriptedOracle(early, fallback="done"))
     assert res.decision == Decision.FINALIZE and res.reason == "timed out"
-    assert res.counters["primitive_calls"]["lift"] == 3
-    assert res.clock > 5.0
+    assert res.counters["primitive_calls"]["lift"] == 2 and res.ticks == 2
+    late = run_oracle(spec, ScriptedOracle({"limit#deadline": []}, fallback="done"))  # "not yet"
+    assert tick_allowance(5.0, 0.05) == 101
+    assert late.reason == "timed out" and late.ticks == 102
+    assert late.counters["primitive_calls"]["lift"] == 101
 
 
 def test_switch_routes_on_the_watchdog_label_and_fails_without_a_case():

@@ -14,10 +14,11 @@ import time
 from helpers import start_endless_run, tree
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.runner import Runner
 from bt_grasp.trace import TraceWriter, read_trace
+from bt_grasp.verifier.tick_cap import episode_limits
 
 GRASP_LOOP = """
 tree: grasp_loop
@@ -89,8 +90,7 @@ class _KillingOracle:
 def _runner(tmp_path, oracle) -> tuple[Runner, _Driver, object]:
     spec = tree(GRASP_LOOP)
     driver = _Driver()
-    b = spec.budgets
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      oracle=oracle, driver=driver, blackboard=Blackboard({"goal.object": "mug"}))
     path = tmp_path / "run.jsonl"
     return Runner(spec, ctx, trace_path=str(path)), driver, path

@@ -15,13 +15,14 @@ import pytest
 from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision, Label
 from bt_grasp.profile import load_profile
 from bt_grasp.runner import Runner
+from bt_grasp.verifier.tick_cap import episode_limits
 from bt_grasp.watchdog.classify import classify
 from bt_grasp.watchdog.dataset import load_dataset
 from bt_grasp.watchdog.live import LiveWatchdog
@@ -123,9 +124,8 @@ class ReplayRobot:
 
 def _run(text: str, robot: ReplayRobot):
     spec = tree(text)
-    b = spec.budgets
     pose = SimpleNamespace(position=np.zeros(3), orientation=np.array([0.0, 0.0, 0.0, 1.0]), width=0.05)
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      driver=robot, blackboard=Blackboard({"goal.object": "mug", "obj": SimpleNamespace(name="mug")}))
     ctx.services.update({"plan_grasps": lambda obs, located: [pose], "thresholds": TH,
                          "classify": lambda t: classify(t, TH)})

@@ -255,7 +255,8 @@ def export_spec(spec: Any, registry: Registry | None = None) -> str:
     root = ET.Element("root", {"BTCPP_format": "4", "main_tree_to_execute": spec.name})
     tree_meta: dict[str, Any] = {
         "exported": True,
-        "budgets": {key: getattr(spec.budgets, key) for key in BUDGET_ATTRS}}
+        "budgets": {key: getattr(spec.budgets, key) for key in BUDGET_ATTRS
+                    if getattr(spec.budgets, key) is not None}}
     if spec.description:
         tree_meta["description"] = str(spec.description)
     if spec.goal:

@@ -163,9 +163,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
                 ctx.oracle.choose(f"{self.node_id}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
             self.ticks_running += 1
             return Status.RUNNING
-        res = self.simulate(ctx.oracle.choose(self.node_id, self.alphabet))
-        self._choose_duration(res)
-        return self._commit(res)
+        return self._commit(self.simulate(ctx.oracle.choose(self.node_id, self.alphabet)))
 
     def _poll(self) -> Status:
         """Poll the motion once; at the last tick it may span, a motion still going is cancelled."""
@@ -240,16 +238,6 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         """The Watchdog label a preempted call had reached (primitives with a streaming Watchdog
         override this); None when it is not judged."""
         return None
-
-    def _choose_duration(self, res: LeafResult) -> None:
-        """Under a timeout, how long a verified call takes matters: the verifier tries both
-        extremes, an instant call (most iterations before the deadline) and one that overruns
-        the deadline. Without a timeout the nominal duration is kept (time is not observable)."""
-        remaining = self.ctx.remaining_time()
-        if remaining is None or self.node_type.kind not in ("primitive", "perception"):
-            return
-        pick = self.ctx.oracle.choose(f"{self.node_id}#duration", ("instant", "overruns deadline"))
-        res.duration = 0.0 if pick == "instant" else max(remaining, 0.0) + 1e-6
 
     def _pass_guards(self) -> bool:
         """Episode budgets, checked before the call; a refused call ends the episode."""

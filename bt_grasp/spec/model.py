@@ -94,11 +94,15 @@ class NodeSpec:
 
 @dataclass
 class Budgets:
-    """Episode-wide budgets; literal integers so the verifier's bounds are static."""
+    """Episode-wide budgets; literal integers so the verifier's bounds are static.
+
+    `max_ticks` None: not given, the tick cap in force is the tree's own structural bound
+    (bt_grasp/verifier/tick_cap.py), so a tree whose retries and budgets bound it proves.
+    """
 
     actions: int = 10
     perception_streak: int = 5
-    max_ticks: int = 1000
+    max_ticks: int | None = None
 
 
 @dataclass

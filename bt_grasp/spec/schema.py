@@ -120,7 +120,8 @@ class BudgetsFields(BaseModel):
                          description="grasp + push calls per episode")
     perception_streak: int = Field(Budgets.perception_streak, ge=0, strict=True,
                                    description="consecutive perception calls without manipulation")
-    max_ticks: int = Field(Budgets.max_ticks, ge=1, strict=True, description="hard cap on ticks")
+    max_ticks: int | None = Field(None, ge=1, strict=True,
+                                  description="hard cap on ticks (left out: the tree's own bound)")
 
 
 def build_models(registry: Registry) -> tuple[type[BaseModel], type[RootModel]]:

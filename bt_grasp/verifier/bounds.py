@@ -105,7 +105,14 @@ def summary_bounds(spec: Any, registry: Registry | None = None) -> Summary:
         return 0.0 if t is None else max(0.0, float(t[a]))
 
     ticks_structural = at_budget(TICKS) + 1
-    ticks = min(float(budgets.max_ticks), ticks_structural)
+    # no cap given: the cap in force is this very bound (tick_cap.py)
+    if budgets.max_ticks is not None:
+        cap = float(budgets.max_ticks)
+    else:
+        from bt_grasp.verifier.tick_cap import DEFAULT_CAP
+
+        cap = ticks_structural if ticks_structural < POS else float(DEFAULT_CAP)
+    ticks = min(cap, ticks_structural)
     bounds: dict[str, int | None] = {"ticks": _as_int(ticks)}
     late = _after_decision_keys(spec, registry)
     for key in sorted(_tree_keys(spec, registry) - {"ticks"}):
@@ -126,14 +133,14 @@ def summary_bounds(spec: Any, registry: Registry | None = None) -> Summary:
     for node_id, why in rules.unbounded_reasons.items():
         reasons.setdefault(f"node:{node_id}", why)
     finishes = root.min_s[0] < INF_ACTIONS or root.min_f[0] < INF_ACTIONS
-    if not finishes and ticks_structural <= budgets.max_ticks:
+    if not finishes and ticks_structural <= cap:
         return Summary(bounds, {}, True, reasons)
     parts = []
     if finishes:
         parts.append("the root may finish without a Decision (structure alone cannot rule it out)")
-    if ticks_structural > budgets.max_ticks:
+    if ticks_structural > cap:
         parts.append(f"the structure bounds ticks by {ticks_structural:g}, above max_ticks "
-                     f"{budgets.max_ticks}")
+                     f"{budgets.max_ticks if budgets.max_ticks is not None else 'in force'}")
     reasons["decides"] = "; ".join(parts)
     return Summary(bounds, {}, None, reasons)
 

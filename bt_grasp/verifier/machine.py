@@ -35,7 +35,7 @@ _MAX_DIVE = 10_000                     # new choices one advance may pass before
 
 
 # The Leaf methods that make every outcome of the same status behave alike.
-_DEFAULT_LEAF = ("update", "simulate", "result", "_choose_duration", "_commit")
+_DEFAULT_LEAF = ("update", "simulate", "result", "_commit")
 
 
 def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[str, ...]]:
@@ -82,6 +82,15 @@ class Point:
     script: list[int] = field(default_factory=list)
     text: str = ""                     # ending reason or problem
     path: list[str] = field(default_factory=list)
+    # the model's search (model_machine.py): ticks left per running call / timeout, and for an
+    # idle tick the choices it made and the ticks each resource lost
+    res: dict[int, tuple[int, int]] | None = None
+    idle: tuple[Any, ...] | None = None
+    # the model's search: unobserved calls that ran to their maximum since the last point
+    # (leaf id, extra ticks)
+    bumps: tuple[tuple[str, int], ...] = ()
+    # the model's search: the counters here (explore.py moves them along the edges)
+    cnt: tuple[int, ...] = ()
 
 
 class Machine:

@@ -15,7 +15,6 @@ clock, ledger, decision and tick count. `RunState.key()` keeps only what can cha
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,7 +247,8 @@ class RunState:
         return (nodes, board, min(led.actions, limits.actions),
                 min(led.perception_streak, limits.perception_streak), retry, scoped,
                 ctx.decision, ctx.reason if ctx.decision else None,
-                tuple(round(d - now, 9) for d in ctx.deadlines), tuple(ctx.action_scopes),
+                () if ctx.oracle is not None else tuple(round(d - now, 9) for d in ctx.deadlines),
+                tuple(ctx.action_scopes),
                 asking, pending)
 
     def _retry_count(self, scope: str, n: int, active: frozenset[int]) -> Any:
@@ -270,14 +270,13 @@ def _timeouts_above(node: Behaviour) -> list[LogicalTimeout]:
 
 def _deadline_first(leaf: Leaf, timeouts: list[LogicalTimeout], ctx: RunContext) -> Any:
     """A call's `ticks_running` changes its future only through its cap (max_ticks). Under a
-    timeout, each tick it runs moves the clock a tick period towards the deadline; when the
-    deadline halts it before it can reach the cap, how long it has run already is irrelevant
-    (the time left, in the timeout's own state, says everything): it is left out of the key.
-    So the runs of a call under a deadline merge by time left, not by time left × ticks run."""
+    timeout, each tick it runs brings the deadline a tick nearer; when the deadline is certain
+    before the call can reach its cap, how long it has run already is irrelevant (the ticks the
+    timeout has run, in its own state, say everything): it is left out of the key. So the runs
+    of a call under a deadline merge by the timeout's ticks, not by those × ticks run."""
     def canonical(reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
-        left = min(t.deadline for t in timeouts) - now
-        period = ctx.clock.tick_period
-        if period > 0 and reset[0] + math.ceil(max(left, 0.0) / period) + 2 < leaf.max_ticks:
+        left = min(t.tick_allowance - t.ticks_run for t in timeouts)
+        if reset[0] + max(left, 0) + 2 < leaf.max_ticks:
             return (None,)
         return reset
     return canonical

@@ -3,11 +3,11 @@ budget (see summary_rules for what a NodeSum holds)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from bt_grasp.composites import tick_allowance
 from bt_grasp.interop.nodes import may_run
 from bt_grasp.verifier.summary_model import NEVER, TICKS, ZERO, NodeSum, m_mul, m_once
 from bt_grasp.verifier.summary_tables import NEG, POS, Tables, cap_index, conv, get
@@ -42,7 +42,9 @@ def loops(rules: Any, node: Any, child: NodeSum, multi: bool) -> NodeSum:
 def timeout(rules: Any, node: Any, child: NodeSum, child_spec: Any) -> NodeSum:
     """An activation spans at most the ticks that fit in `seconds`; it may expire (fail)."""
     seconds = float(node.params["seconds"])
-    ticks = math.floor(seconds / TICK_PERIOD + 1e-6) + 2  # ticks one activation can span
+    # ticks one activation can span: its start tick, the entries its deadline allows, and the
+    # entry at which the deadline is certain (composites.tick_allowance)
+    ticks = tick_allowance(seconds, TICK_PERIOD) + 1
     act = rules._cap_ticks(child.act, child.tick, ticks)
     timed = any(rules.reg.require(n.type).kind in ("primitive", "perception") for n in child_spec.walk())
     can_expire = seconds <= 0 or timed or may_run(child_spec, rules.reg)

@@ -18,6 +18,7 @@ bt_grasp/nodes/base.py and the BT.CPP nodes of bt_grasp/interop/nodes.py.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,8 @@ class Rules:
         self.spec = spec
         self.reg = registry
         self.size = spec.budgets.actions + 1
-        self.max_ticks = spec.budgets.max_ticks
+        # no cap given: the structure's own bound is the cap (tick_cap.py), no limit here
+        self.max_ticks = spec.budgets.max_ticks if spec.budgets.max_ticks is not None else math.inf
         self.scopes: dict[str, int] = {}
         for node in spec.root.walk():
             if node.type == "retry":

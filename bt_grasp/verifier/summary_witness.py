@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.interop.nodes import OUTCOME_STATUS
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.verifier.tick_cap import episode_limits
 
 # (probability of a failing outcome, probability of "running" where a leaf may answer it)
 POLICIES = ((0.5, 0.3), (0.9, 0.1), (1.0, 0.0), (0.8, 0.5), (0.2, 0.2), (0.0, 0.0), (0.7, 0.0),
@@ -93,10 +94,9 @@ class Found:
 
 def play(spec: Any, registry: Registry, oracle: Any, goal: dict[str, Any] | None = None) -> EpisodeResult:
     """One episode of the real Runner against `oracle`, with the spec's budgets."""
-    b = spec.budgets
     goal = goal if goal is not None else dict(getattr(spec, "goal", {}) or {})
     initial = {f"goal.{k}": v for k, v in goal.items()} or {"goal.object": "target object"}
-    ctx = RunContext(registry=registry, limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=registry, limits=episode_limits(spec, registry),
                      oracle=oracle, blackboard=Blackboard(initial), explore_running=True)
     return Runner(spec, ctx).run()
 
