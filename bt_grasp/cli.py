@@ -92,7 +92,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from bt_grasp.verifier.report import render
 
     spec = _load(args.tree)
-    res = verify_tree(spec, max_runs=args.max_runs, time_limit=args.time_limit)
+    res = verify_tree(spec, max_runs=args.max_runs, time_limit=args.time_limit,
+                      engine=args.engine, replay_all=args.replay_all)
     if args.json:
         print(json.dumps(res.to_json()))
     else:
@@ -230,6 +231,11 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                    help="stop (incomplete, not proven) after this many partial runs")
     p.add_argument("--time-limit", type=_positive(float), default=None,
                    help="stop (incomplete, not proven) after this many seconds")
+    p.add_argument("--engine", choices=("auto", "symbolic", "reference"), default="auto",
+                   help="symbolic (the tree's model, time left symbolic), reference (the compiled "
+                        "tree itself, tick by tick where time is observed), or auto")
+    p.add_argument("--replay-all", action="store_true",
+                   help="replay every witness on the Runner, the tick bound's too however long")
     p.add_argument("--witness", default=None, metavar="KEY",
                    help="print the run reaching a bound, e.g. primitive:grasp, actions, ticks")
     p.set_defaults(func=cmd_verify)

@@ -16,19 +16,23 @@ import pytest
 from bt_strategies import blocking_calls  # noqa: F401  (autouse: calls end in the tick that starts them)
 from helpers import run_oracle, tree
 
-from bt_grasp.context import EpisodeLimits
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
-from bt_grasp.verifier.core import verify_tree
+from bt_grasp.verifier.core import verify_tree as _verify_tree
 from bt_grasp.verifier.machine import Machine, distinct_outcomes
 from bt_grasp.verifier.static import keys_read
+from bt_grasp.verifier.tick_cap import episode_limits
+
+
+def verify_tree(spec, *args, **kwargs):
+    """This file pins the reference search (the compiled tree itself)."""
+    return _verify_tree(spec, *args, engine="reference", **kwargs)
 
 
 def _board_at(spec, outcomes: list[str]) -> dict:
     """The board part of the merge key at the choice reached after `outcomes` (tick 1)."""
     reg = default_registry()
-    b = spec.budgets
-    m = Machine(spec, reg, EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    m = Machine(spec, reg, episode_limits(spec),
                 {"goal.object": "mug"}, keys_read(spec, reg))
     point = m.advance(m.start().snap, [])
     script: list[int] = []
@@ -123,8 +127,7 @@ def test_the_semantic_watchdog_writes_its_semantic_key_on_every_outcome(label, s
 def test_only_a_read_label_makes_every_outcome_worth_exploring():
     spec = tree(_guarded('lift: {id: second}'))
     reg = default_registry()
-    b = spec.budgets
-    m = Machine(spec, reg, EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    m = Machine(spec, reg, episode_limits(spec),
                 {"goal.object": "mug"}, keys_read(spec, reg))
     outcomes = distinct_outcomes(m.state.nodes, keys_read(spec, reg))
     assert "first" not in outcomes  # writes {x}, which the switch reads

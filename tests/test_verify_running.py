@@ -29,10 +29,17 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.verifier import running as running_mod
 from bt_grasp.verifier.bounds import summary_bounds
-from bt_grasp.verifier.core import run_costs, verify_tree
+from bt_grasp.verifier.core import run_costs
+from bt_grasp.verifier.core import verify_tree as _verify_tree
 from bt_grasp.verifier.machine import Machine
 from bt_grasp.verifier.running import unobserved_leaves
 from bt_grasp.verifier.static import keys_read
+from bt_grasp.verifier.tick_cap import episode_limits
+
+
+def verify_tree(spec, *args, **kwargs):
+    """This file pins the reference search (the compiled tree itself)."""
+    return _verify_tree(spec, *args, engine="reference", **kwargs)
 
 MAX = {name: default_registry().require(name).max_ticks for name in ("grasp", "lift", "open_gripper")}
 
@@ -53,11 +60,11 @@ GRASP_LIFT = """
 
 def _replay(spec, steps):
     from bt_grasp.blackboard import Blackboard
-    from bt_grasp.context import EpisodeLimits, RunContext
+    from bt_grasp.context import RunContext
     from bt_grasp.runner import Runner
+    from bt_grasp.verifier.tick_cap import episode_limits
 
-    b = spec.budgets
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      oracle=ScriptedOracle(scripts_of([(s["node"], s["outcome"]) for s in steps])),
                      blackboard=Blackboard({"goal.object": "target object"}), explore_running=True)
     return Runner(spec, ctx).run()
@@ -125,10 +132,8 @@ def test_what_observes_a_running_call(wrapper, observed):
     }[wrapper]
     spec = tree(f"tree: t\nroot:\n  {body}\n")
     reg = default_registry()
-    b = spec.budgets
-    from bt_grasp.context import EpisodeLimits
 
-    m = Machine(spec, reg, EpisodeLimits(b.actions, b.perception_streak, b.max_ticks), {}, keys_read(spec, reg))
+    m = Machine(spec, reg, episode_limits(spec), {}, keys_read(spec, reg))
     assert ("g" not in unobserved_leaves(m.state.nodes)) == observed
 
 
@@ -241,9 +246,9 @@ root:
     assert (quick.bounds, set(quick.endings)) == (every.bounds, set(every.endings))
 
 
-def test_a_deadline_of_whole_ticks_is_met_at_that_tick_whatever_the_float_sums():
-    # 3 s of 0.05 s ticks is 60 ticks, although 60 summed periods fall a hair short of 3.0; states
-    # merged by time left (rounded) must behave alike, so the tick bound's witness replays to it
+def test_a_deadline_of_whole_ticks_allows_that_many_tick_periods_after_its_start_tick():
+    # 3 s of 0.05 s ticks is 60 periods: the deadline is certain at the 61st entry after the
+    # start tick (the start may fall at the very end of its tick), and the witness replays to it
     spec = load_text("""
 tree: t
 budgets: {max_ticks: 100000}
@@ -264,8 +269,10 @@ root:
 """)
     res = verify_tree(spec)
     assert res.proven, res.problem
-    # the grasp ends by tick 60 or is halted at it; the open_gripper's 8 s deadline is tick 160
-    assert res.bounds["ticks"] <= 60 + 160 + 1
+    # the grasp ends at tick 61 at the latest (its deadline is certain at the entry of tick 62);
+    # the open_gripper starts in that tick, and its 8 s deadline is certain 161 entries later
+    assert res.bounds["ticks"] == 61 + 161
+    assert _replay(spec, res.witnesses["ticks"]).ticks == res.bounds["ticks"]
 
 
 def test_states_met_inside_a_tick_merge_only_if_their_tick_ends_alike():

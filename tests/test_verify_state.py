@@ -23,14 +23,21 @@ from test_btcpp_helpers import spec_of
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.cli import main
 from bt_grasp.compile import compile_tree
-from bt_grasp.context import EpisodeLimits, RunContext
+from bt_grasp.context import RunContext
 from bt_grasp.interop.btcpp_import import import_btcpp
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.runner import Runner
 from bt_grasp.spec.loader import load_tree
 from bt_grasp.verifier import search as search_mod
-from bt_grasp.verifier.core import run_costs, verify_tree
+from bt_grasp.verifier.core import run_costs
+from bt_grasp.verifier.core import verify_tree as _verify_tree
 from bt_grasp.verifier.state import RunState
+from bt_grasp.verifier.tick_cap import episode_limits
+
+
+def verify_tree(spec, *args, **kwargs):
+    """This file pins the reference search (the compiled tree itself)."""
+    return _verify_tree(spec, *args, engine="reference", **kwargs)
 
 NAV2 = ROOT / "tests" / "data" / "nav2"
 
@@ -103,9 +110,8 @@ DEADLINES = """
 def _replay(spec, steps, registry=None):
     choices = [(s["node"], s["outcome"]) for s in steps]
     oracle = ScriptedOracle(scripts_of(choices))
-    b = spec.budgets
     ctx = RunContext(registry=registry or getattr(spec, "registry", None) or btcpp_registry(),
-                     limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                     limits=episode_limits(spec),
                      oracle=oracle, blackboard=Blackboard({"goal.object": "target object"}),
                      explore_running=True)  # as the verifier replays: calls may span ticks
     return Runner(spec, ctx).run(), oracle.choices
@@ -219,9 +225,8 @@ def test_a_search_stopped_by_its_limit_says_incomplete_never_proven():
 
 
 def _ctx(spec, oracle):
-    b = spec.budgets
     return RunContext(registry=btcpp_registry(), oracle=oracle,
-                      limits=EpisodeLimits(b.actions, b.perception_streak, b.max_ticks),
+                      limits=episode_limits(spec),
                       blackboard=Blackboard({"goal.object": "target object"}))
 
 

@@ -28,8 +28,15 @@ class VerifyResult:
     witnesses: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     # (steps before the loop, steps in the loop) when the counterexample repeats a loop
     loop: tuple[int, int] | None = None
-    # "search": explored every run; "summary": compositional bounds, each reached by its witness
+    # "symbolic": the model's search; "reference": the compiled tree's own search (a node class
+    # without a model: `why_reference`); "summary": compositional bounds, each reached by its witness
     method: str = "search"
+    why_reference: str = ""
+    # the tick cap in force ({"value", "source": given | structure | default}) and, in words
+    tick_cap: dict[str, Any] = field(default_factory=dict)
+    tick_cap_text: str = ""
+    longest: int | None = None  # the most ticks any run takes (the symbolic search), cap or not
+    unreplayed: list[str] = field(default_factory=list)  # witnesses kept but not replayed
     # node id -> ids from the root down to it (for printing steps as paths through the tree)
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
@@ -38,7 +45,8 @@ class VerifyResult:
                 "counterexample": self.counterexample, "problem": self.problem, "path": self.path,
                 "unrouted": self.unrouted, "static_bounds": self.static_bounds,
                 "endings": self.endings, "complete": self.complete, "states": self.states,
-                "witnesses": self.witnesses}
+                "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
+                "longest_run_ticks": self.longest}
 
     def step_path(self, node: str) -> str:
         """'root > retry_1 > g' for the choice id 'g' (or 'g#duration')."""
@@ -93,13 +101,20 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
         out = [f"{name}: bounds from the tree's structure; the structure proves every run decides "
                f"within max_ticks, and each bound's witness, replayed, reaches it"]
     else:
-        out = [f"{name}: explored {res.runs_explored} partial runs, {res.states} distinct states"]
+        how = {"symbolic": ", time left symbolic",
+               "reference": f", the compiled tree itself ({res.why_reference})"}.get(res.method, "")
+        out = [f"{name}: explored {res.runs_explored} partial runs, {res.states} distinct states{how}"]
+    if res.tick_cap_text:
+        out.append(res.tick_cap_text)
     if res.bounds:
         out.append("worst case over every run (each reached by a witness run; "
                    "`--witness KEY` prints it):")
         out += _table(res)
+        for key in res.unreplayed:
+            out.append(f"  ({key}: its witness, {res.bounds[key]} ticks long, is replayed on the "
+                       "Runner by `verify --replay-all`)")
     if res.endings:
-        out.append("ways a run ends (how often the search reached each):" if res.method == "search"
+        out.append("ways a run ends (how often the search reached each):" if res.method != "summary"
                    else "ways the witness runs end:")
         for reason, n in sorted(res.endings.items(), key=lambda kv: -kv[1]):
             out.append(f"  {n:>6} x  {reason}")

@@ -63,6 +63,8 @@ class Found:
     cycle_ticks: int = 0
     path: list[str] = field(default_factory=list)
     incomplete: bool = False
+    graph: Any = None  # the symbolic search's states and edges (graph.Graph), for the tick bound
+    root: Any = None   # the symbolic search's initial state in that graph
 
 
 class _Counterexample(Exception):

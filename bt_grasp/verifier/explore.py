@@ -1,0 +1,293 @@
+"""The symbolic search: every run of the model (model_machine.py), in two passes.
+
+**Each state once, whatever its counters.** A run's counters (actions, perception streak, retry
+starts per scope, actions per named budget) only grow (the streak also restarts at 0 on an
+action) and are only ever compared with fixed limits. So the first pass explores the model with
+its counters left open: the key of a point is everything else (model_keys.py), and every
+comparison of a counter with a limit is a choice of its own (`<node>#~<counter>:<limit>`, "below"
+or "reached"), both answers explored, unless the streak restarted since the last point, which
+makes its value known. The pass records every point once and the edges between them: the
+choice made, what each counter grew by, and the costs added. No tick passes idle (see
+model_machine.py); a boundary that could idle is noted for the tick bound.
+
+**Then every run, by arithmetic.** The second pass walks the recorded graph from the initial
+point with the episode's actual counters: at a comparison choice only the answer the counter gives
+is taken, the counters move by what the edge grew them, and a state is (point, counters). This
+is the whole set of runs of the tree (the first pass explored every answer every counter could
+give), so the worst future of actions, perception calls and calls per primitive of each state,
+the endings, a run without a decision and a loop (the same state met again on the current path)
+come out exactly, each with the choices that reach it; comparison choices are the search's own and
+are left out of those. The tick bound then reads the graph of states this pass builds (ticks.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from bt_grasp.verifier.graph import Edge, Graph, asked, compose, mapping
+from bt_grasp.verifier.machine import Point
+from bt_grasp.verifier.search import ANY, Found, Step, Summary, _Counterexample, unroll
+
+__all__ = ["CMP", "explore", "unroll"]
+
+CMP = "#~"  # in the choice ids of counter comparisons, "<node>#~<counter>:<limit>" (the search's own)
+REACHED = "reached"
+
+
+@dataclass
+class _Open:
+    """The first pass's graph: each point once, its raw edges (step, child key or ending text,
+    parent point, child point: both of the advance that found the edge), and the boundaries at
+    which the run could have idled."""
+
+    points: dict[Any, Point] = field(default_factory=dict)
+    edges: dict[Any, list[tuple[Any, Any, Point, Point]]] = field(default_factory=dict)
+    idle: dict[Any, Any] = field(default_factory=dict)
+
+
+def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
+    """Every point of the model (see the module docstring): yields None after every `chunk`
+    advances (so that two passes can take turns), then the graph."""
+    graph = _Open()
+    stack: list[list[Any]] = []  # [point, next child, number of children]
+    root = machine.start()
+    graph.points[root.key] = root
+    stack.append([root, 0, 1])
+    machine.stop_at = lambda key: key in graph.points
+    while stack:
+        frame = stack[-1]
+        p, i, n = frame
+        if i >= n:
+            stack.pop()
+            continue
+        if machine.advances % chunk == 0:
+            yield None
+        frame[1] += 1
+        if p.kind == "choice":
+            child = machine.advance(p.snap, [*p.script, i])
+            step: Step | None = (p.node_id, p.alphabet[i])
+        else:
+            child = machine.advance(p.snap, [])
+            step = None
+        parent = p
+        for point in [*machine.dive, child]:
+            if point.kind == "idle":
+                boundary = next(f[0] for f in reversed(stack) if f[0].kind == "tick")
+                graph.idle[boundary.key] = point.idle
+                break
+            ref = point.key if point.kind in ("choice", "tick") else point.text
+            graph.edges.setdefault(parent.key, []).append((step, ref, parent, point))
+            if point.kind in ("end", "problem") or point.key in graph.points:
+                break
+            graph.points[point.key] = point
+            if point is child:
+                stack.append([point, 0, len(point.alphabet) if point.kind == "choice" else 1])
+            else:  # a choice the advance went past, with its first outcome
+                stack.append([point, 1, len(point.alphabet)])
+                parent, step = point, (point.node_id, point.alphabet[0])
+    yield graph
+
+
+@dataclass
+class _Macro:
+    """A way from a point to the next point that is not a counter comparison: the Runner's
+    answer it starts with, the comparisons it needs of the counters (counter, threshold,
+    reached: counter >= threshold), what it does to each counter ((absolute?, amount): grows
+    by it, or, for a restarted streak, becomes it), the costs it adds, and the edge's timing."""
+
+    needs: tuple[tuple[int, int, bool], ...]
+    moves: tuple[tuple[bool, int], ...]
+    costs: dict[str, int]
+    target: Any
+    kind: str  # "choice" / "tick" (a state), "end", "problem"
+    edge: Edge
+    path: list[str]
+
+
+def _macros(open_: _Open, key: Any, index: dict[str, int]) -> list[_Macro]:
+    """Every way from the point `key` through counter comparisons to the next other point."""
+    start = open_.points[key]
+    n = len(start.cnt)
+    out: list[_Macro] = []
+    todo: list[tuple[Any, ...]] = []
+    for step, ref, parent, child in open_.edges.get(key, []):
+        own = None if step is None or CMP in step[0] else step
+        todo.append((step, ref, parent, child, (), ((False, 0),) * n, {}, None, 0, (), own,
+                     asked(own, start, index)))
+    while todo:
+        step, ref, parent, child, needs, moves, costs, resmap, ticks, bumps, own, ask = todo.pop()
+        if step is not None and CMP in step[0]:  # this edge answers a comparison
+            cid, limit = (int(x) for x in step[0].partition(CMP)[2].split(":"))
+            absolute, amount = moves[cid]
+            reached = step[1] == REACHED
+            if absolute:
+                if (amount >= limit) != reached:
+                    continue  # the counter is known here: the other answer is not a run
+            else:
+                needs = (*needs, (cid, limit - amount, reached))
+        moved = []
+        for i, ((absolute, amount), a, b) in enumerate(zip(moves, parent.cnt, child.cnt, strict=True)):
+            if i == 1 and child.cnt[0] != parent.cnt[0]:
+                moved.append((True, b))  # an action restarted the streak on the way
+            else:
+                moved.append((absolute, amount + b - a))
+        added = dict(costs)
+        base = parent.costs
+        for k, v in child.costs.items():
+            if v != base.get(k, 0):
+                added[k] = added.get(k, 0) + v - base.get(k, 0)
+        step_map = mapping(parent, child)
+        resmap = step_map if resmap is None else compose(resmap, step_map)
+        ticks += child.tick - parent.tick
+        bumps = (*bumps, *child.bumps)
+        if child.kind == "choice" and CMP in child.node_id:
+            for edge in open_.edges.get(ref, []):
+                todo.append((*edge, needs, tuple(moved), added, resmap, ticks, bumps, own, ask))
+            continue
+        end = child.kind in ("end", "problem")
+        out.append(_Macro(needs, tuple(moved), added, ref, child.kind,
+                          Edge(own, ref, end, resmap, ticks, ask, bumps), child.path))
+    return out
+
+
+def _relevant(open_: _Open, macros: dict[Any, list[_Macro]], index: dict[str, int]) -> dict[Any, frozenset[int]]:
+    """Per point, the counters some comparison in its future reads (before a restart): the
+    others' values change nothing that can follow, so the states are told apart without them."""
+    todo = [k for k, p in open_.points.items() if CMP not in p.node_id]
+    for key in todo:
+        if key not in macros:
+            macros[key] = _macros(open_, key, index)
+    rel: dict[Any, set[int]] = {key: {c for way in macros[key] for c, _, _ in way.needs} for key in todo}
+    changed = True
+    while changed:  # to a fixpoint: the graph has cycles (retries start their child again)
+        changed = False
+        for key in todo:
+            mine = rel[key]
+            for way in macros[key]:
+                if way.kind not in ("choice", "tick"):
+                    continue
+                for c in rel[way.target]:
+                    if c not in mine and not way.moves[c][0]:
+                        mine.add(c)
+                        changed = True
+    return {key: frozenset(v) for key, v in rel.items()}
+
+
+def _moved(counters: tuple[int, ...], moves: tuple[tuple[bool, int], ...],
+           keep: frozenset[int]) -> tuple[int, ...]:
+    """The counters after `moves`, those no comparison ahead reads left at 0."""
+    return tuple((amount if absolute else c + amount) if i in keep else 0
+                 for i, (c, (absolute, amount)) in enumerate(zip(counters, moves, strict=True)))
+
+
+_CHUNK = 256  # advances each variant of the first pass takes before the other's turn
+
+
+def explore(machines: list[Any], max_advances: int, time_limit: float | None,
+            endings: dict[str, int] | None = None) -> Found:
+    """Both passes, the first by each machine in turn (the same tree, its action count kept or
+    left open: either gives every run exactly, and which is smaller depends on the tree), the
+    second on the graph of the one that finishes first. `Found.graph` is the second pass's
+    graph (graph.Graph), for the tick bound; `Found.advances` counts both machines'."""
+    endings = {} if endings is None else endings
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    passes = [(m, _open_pass(m, _CHUNK)) for m in machines]
+    open_: _Open | None = None
+    while open_ is None:
+        for m, gen in passes:
+            open_ = next(gen)
+            if open_ is not None:
+                machine = m
+                break
+        advances = sum(m.advances for m in machines)
+        if open_ is None and (advances >= max_advances or (deadline and time.perf_counter() > deadline)):
+            return Found({}, endings, 0, advances, incomplete=True)
+    index = machine.m.index
+    macros: dict[Any, list[_Macro]] = {}
+    relevant = _relevant(open_, macros, index)
+    runs = Graph()
+    memo: dict[Any, Summary] = {}
+    on_path: dict[Any, int] = {}
+    # a frame: [state, counters, macros, next, best, the answer into it, costs and ticks of
+    # the edge into it]
+    stack: list[list[Any]] = []
+
+    def path_steps() -> list[Step]:
+        return [f[5] for f in stack[1:] if f[5] is not None]
+
+    def push(key: Any, counters: tuple[int, ...], step: Step | None, costs: dict[str, int],
+             ticks: int) -> None:
+        state = (key, counters)
+        on_path[state] = len(stack)
+        point = open_.points[key]
+        runs.res[state] = frozenset(point.res or {})
+        if key in open_.idle:
+            runs.idle[state] = open_.idle[key]
+        if key not in macros:
+            macros[key] = _macros(open_, key, index)
+        stack.append([state, counters, macros[key], 0, {}, step, costs, ticks])
+
+    def fold(frame: list[Any], costs: dict[str, int], child: Summary, step: Step | None) -> None:
+        best = frame[4]
+        any_suffix = child[ANY][1]
+        for k in set(child) | set(costs):
+            value, suffix = child.get(k, (0, any_suffix))
+            total = costs.get(k, 0) + value
+            if k not in best or total > best[k][0]:
+                best[k] = (total, (step, suffix) if step is not None else suffix)
+
+    start = machine.start()
+    first = (start.key, _moved(start.cnt, ((False, 0),) * len(start.cnt), relevant[start.key]))
+    try:
+        push(*first, None, {}, 0)
+        root: Summary | None = None
+        while stack:
+            frame = stack[-1]
+            state, counters, ways, i = frame[:4]
+            if i >= len(ways):
+                stack.pop()
+                del on_path[state]
+                memo[state] = frame[4]
+                if stack:
+                    fold(stack[-1], frame[6], frame[4], frame[5])
+                else:
+                    root = frame[4]
+                continue
+            frame[3] += 1
+            way = ways[i]
+            if any((counters[c] >= t) != reached for c, t, reached in way.needs):
+                continue
+            step = way.edge.step
+            if way.kind == "problem":
+                raise _Counterexample(way.edge.target, path_steps() + ([step] if step else []),
+                                      path=way.path)
+            if way.kind == "end":
+                endings[way.target] = endings.get(way.target, 0) + 1
+                runs.edges.setdefault(state, []).append(way.edge)
+                fold(frame, way.costs, {ANY: (0, None)}, step)
+                continue
+            nxt = (way.target, _moved(counters, way.moves, relevant[way.target]))
+            e = way.edge
+            runs.edges.setdefault(state, []).append(
+                Edge(e.step, nxt, False, e.resources, e.ticks, e.ask, e.bumps))
+            if nxt in memo:
+                fold(frame, way.costs, memo[nxt], step)
+                continue
+            if nxt in on_path:
+                depth = on_path[nxt]
+                steps = path_steps() + ([step] if step else [])
+                before = len([f for f in stack[1:depth + 1] if f[5] is not None])
+                ticks = sum(f[7] for f in stack[depth + 1:]) + way.edge.ticks
+                raise _Counterexample(
+                    "loop: the tree returns to an earlier state with the same choices: it can loop forever",
+                    steps[:before], steps[before:], cycle_ticks=ticks)
+            push(way.target, nxt[1], step, way.costs, way.edge.ticks)
+    except _Counterexample as cx:
+        return Found({}, endings, len(memo), sum(m.advances for m in machines), cx.problem,
+                     cx.prefix, cx.cycle, cx.cycle_ticks, cx.path)
+    assert root is not None
+    return Found(root, endings, len(memo), sum(m.advances for m in machines), graph=runs,
+                 root=first)

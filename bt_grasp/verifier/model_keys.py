@@ -1,0 +1,135 @@
+"""The merge key of a modelled run: everything that can change its future, and nothing else.
+
+The same reductions as the compiled tree's key (bt_grasp/verifier/state.py, docs/semantics.md
+"Search"), read off the model's slots: a node's loop data only while it runs or is on the path
+of the tick in progress, finished statuses only under a parallel, the blackboard keys some reader
+can still see (liveness.py). Ticks left of running calls and timeouts are part of it (they bound
+what can still happen); the tick count is not. The counters (actions, streak, retry starts,
+scoped actions) are kept apart, as the key's second half: the search shares a future between
+counter values that every comparison in it treats alike (explore.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bt_grasp.trace import jsonable
+from bt_grasp.verifier.liveness import Liveness
+from bt_grasp.verifier.model import RUNNING, K
+from bt_grasp.verifier.state import _restartable
+
+_PLAIN = (str, int, float, bool, type(None))
+# kinds whose `a` slot holds data re-initialised when they start (RESET)
+_SLOT_A = {K.SEQ, K.SEL, K.PAR, K.REPEAT, K.TIMEOUT, K.LEAF, K.SWITCH, K.BRETRY, K.RECOV, K.PIPE,
+           K.TPAR}
+_SLOT_B = {K.RECOV, K.PIPE, K.TPAR, K.TIMEOUT}
+
+
+def plain(value: Any) -> Any:
+    if isinstance(value, _PLAIN):
+        return value
+    return json.dumps(jsonable(value), sort_keys=True, default=str)
+
+
+class KeyMaker:
+    """Builds keys ((nodes, board, decision, reason, asking, pending), counters) from a Ticker's
+    slots."""
+
+    def __init__(self, ticker: Any, read_keys: set[str], limits: Any) -> None:
+        t, m = ticker, ticker.m
+        self.t, self.m = t, m
+        self.read = sorted(read_keys)
+        n = m.n
+        self.paths: list[frozenset[int]] = []
+        for i in range(n):
+            path, cur = set(), i
+            while cur >= 0:
+                path.add(cur)
+                cur = m.parent[cur]
+            self.paths.append(frozenset(path))
+        self.reads_status = [m.parent[i] >= 0 and m.kind[m.parent[i]] == K.PAR for i in range(n)]
+        self.kept = [m.kind[i] == K.RROBIN for i in range(n)]
+        self.quiet = [not self.kept[i] and not self.reads_status[i] for i in range(n)]
+        # nodes whose `a` slot counts ticks left: calls that may span ticks, timeouts
+        self.timed = frozenset(i for i in range(n) if (m.kind[i] == K.LEAF and m.max_ticks[i] > 1)
+                               or m.kind[i] == K.TIMEOUT)
+        self.forever = frozenset(i for i in range(n) if m.kind[i] == K.REPEAT and m.param[i] is None)
+        # counters are compared only with these limits: values beyond the largest are alike
+        self.caps = [limits.actions, limits.perception_streak]
+        retry_nodes: dict[int, list[int]] = {}
+        budget_cap: dict[int, int] = {}
+        for i in range(n):
+            if m.kind[i] == K.RETRY:
+                retry_nodes.setdefault(m.scope[i], []).append(i)
+            elif m.kind[i] == K.BUDGET:
+                budget_cap[m.scope[i]] = max(budget_cap.get(m.scope[i], 0), m.param[i])
+        self.caps += [max(m.param[i] for i in retry_nodes.get(s, ())) if s in retry_nodes else 0
+                      for s in range(len(m.retry_scopes))]
+        self.caps += [budget_cap.get(s, 0) for s in range(len(m.budget_scopes))]
+        # a retry scope whose only node starts at most once per episode: once that node has
+        # finished, nothing reads the scope's count again
+        self.once = {2 + s: ids[0] for s, ids in retry_nodes.items()
+                     if len(ids) == 1 and not _restartable(m.nodes[ids[0]])}
+        liveness = Liveness(m.nodes, set(self.read))
+        self.guards = {key: [[(m.index[comp.name], j, leaf) for comp, j, leaf in per_reader]
+                             for per_reader in readers]
+                       for key, readers in liveness.guards.items()}
+
+    def _holds(self, guard: tuple[int, int, bool], active: frozenset[int]) -> bool:
+        """liveness._holds on the model: the guard's composite has not passed its writer yet."""
+        ci, j, leaf = guard
+        t = self.t
+        if ci in active:
+            at = t.a[ci]
+        elif t.st[ci] == RUNNING and self.m.memory[ci]:
+            child = t.cur[ci]
+            if child < 0:
+                return False
+            at = self.m.kids[ci].index(child)
+        else:
+            return True
+        return at < j or (at == j and leaf)
+
+    def dead(self, key: str, active: frozenset[int]) -> bool:
+        guards = self.guards.get(key)
+        if guards is None:
+            return False
+        return all(any(self._holds(g, active) for g in per_reader) for per_reader in guards)
+
+    def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
+        t, m = self.t, self.m
+        st, cur, a, b = t.st, t.cur, t.a, t.b
+        active = self.paths[m.index[asking.split("#", 1)[0]]] if asking else frozenset()
+        nodes = []
+        quiet, reads_status, kept = self.quiet, self.reads_status, self.kept
+        for i in range(m.n):
+            running = st[i] == RUNNING
+            act = i in active
+            if quiet[i] and not running and not act:
+                continue
+            shown = st[i] if reads_status[i] else running
+            keep = (a[i], b[i]) if kept[i] else ()
+            if running or act:
+                kind = m.kind[i]
+                slot_a = None if i in self.forever or kind not in _SLOT_A else a[i]
+                slot_b = b[i] if kind in _SLOT_B else None
+                nodes.append((i, shown, cur[i], slot_a, slot_b, keep))
+            else:
+                nodes.append((i, shown, keep))
+        bb = t.bb
+        board = tuple((k, plain(bb[k])) for k in self.read if k in bb and not self.dead(k, active))
+        rest = (tuple(nodes), board, t.decision, t.reason if t.decision else None, asking, pending)
+        return (rest, self.counters(active))
+
+    def counters(self, active: frozenset[int] = frozenset()) -> tuple[Any, ...]:
+        """The counters as far as any comparison ahead can tell them apart: capped at the
+        largest limit they are compared with, a finished once-only retry scope as "done"."""
+        t, out = self.t, []
+        for c, (value, cap) in enumerate(zip(t.counters(), self.caps, strict=True)):
+            node = self.once.get(c)
+            if node is not None and value >= 1 and node not in active and t.st[node] != RUNNING:
+                out.append("done")
+            else:
+                out.append(min(value, cap))
+        return tuple(out)

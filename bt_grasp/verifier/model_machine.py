@@ -1,0 +1,248 @@
+"""The modelled tree driven from one point of the search to the next, with time left symbolic.
+
+The same contract as bt_grasp/verifier/machine.py (the search in search.py drives either), on
+the model (ticker.py) instead of the compiled tree, and with one difference in what it explores:
+**no tick passes without an event.** A tick in which every running call goes on, every deadline
+is not yet due and every guard passes, and nothing else changes, leaves the run where it was
+with less time left: each call one tick nearer its max_ticks, each timeout one tick nearer its
+allowance. Time left only widens what can happen next (a call that may still run can also end
+now; a deadline not yet certain may also pass now), so such an *idle* tick is never needed to
+reach a decision, an action, a call or a counterexample: the search skips it (`Point("idle")`)
+and notes that the state could have idled. How many ticks the runs take, idle ticks included,
+is the tick bound's job (bt_grasp/verifier/ticks.py), which reads the graph of points this
+exploration leaves behind.
+
+A point carries the *resources* it holds: for every running call that may span ticks its ticks
+left (max_ticks - ticks run), for every running timeout its tick entries left before the
+deadline is certain, each with the activation it belongs to (so that a call restarted in the
+same tick is a new one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bt_grasp.context import EpisodeLimits
+from bt_grasp.nodes.base import ENDS_NOW
+from bt_grasp.verifier.explore import CMP, REACHED
+from bt_grasp.verifier.machine import Point
+from bt_grasp.verifier.model import FAILURE, RUNNING, SUCCESS, K, Model
+from bt_grasp.verifier.model_keys import KeyMaker
+from bt_grasp.verifier.running import unobserved_leaves
+from bt_grasp.verifier.ticker import Ticker, ticker_for
+
+__all__ = ["ModelMachine"]
+
+_MAX_DIVE = 10_000  # new choices one advance may pass before it stops
+_CMP_ANSWERS = ("below", REACHED)
+OPEN = 0  # the counter the search leaves open: the episode's actions (ticker.counters order)
+
+
+class _AtChoice(Exception):
+    def __init__(self, node_id: str, alphabet: tuple[str, ...], key: tuple[Any, ...]) -> None:
+        super().__init__(node_id)
+        self.node_id, self.alphabet, self.key = node_id, alphabet, key
+
+
+class ModelMachine:
+    """The model in its context, driven one advance at a time (see the module docstring)."""
+
+    def __init__(self, spec: Any, registry: Any, limits: EpisodeLimits, initial: dict[str, Any],
+                 read_keys: set[str], open_actions: bool = False) -> None:
+        """`open_actions`: leave the episode's action count out of the state (explore.py)."""
+        self.open = OPEN if open_actions else -1
+        self.limits = limits
+        self.t: Ticker = ticker_for(spec, registry, limits, initial, read_keys)
+        self.m: Model = self.t.m
+        self.keys = KeyMaker(self.t, read_keys, limits)
+        self.outcomes = self._distinct_outcomes(read_keys)
+        self.script: list[int] = []
+        self.pos = 0
+        self.pending: tuple[str, ...] = ()
+        self.advances = 0
+        self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
+        self.dive: list[Point] = []
+        self.dive_keys: set[tuple[Any, ...]] = set()
+        self.snap: tuple[Any, ...] | None = None
+        self.steps: list[tuple[str, str]] = []  # the choices made in the tick in progress
+        self.bumps: list[tuple[str, int]] = []
+        self.t.choose = self.choose
+        snap = self.save()
+        self.compared_in_tick = False
+        self.t.compare = self.compare
+        self.initial = self._point("tick", key=self._key(), snap=snap, res=self.resources())
+        self.max_ticks = {self.m.name[i]: self.m.max_ticks[i] for i in range(self.m.n)}
+        self.unobserved: dict[str, Any] = {}
+        # calls nothing observes while they run (running.unobserved_leaves, and no reactive
+        # composite above that would halt a later child because this one runs): they end at
+        # their first poll, and the ticks of their longest call are added there
+        self.longest = {i: self.m.max_ticks[i] - 1 for i in
+                        (self.m.index[name] for name, guards in unobserved_leaves(self.m.nodes).items()
+                         if not guards) if not self._under_reactive(i)}
+
+    def _under_reactive(self, i: int) -> bool:
+        m = self.m
+        j = m.parent[i]
+        while j >= 0:
+            if m.kind[j] in (K.SEQ, K.SEL) and not m.memory[j]:
+                return True
+            j = m.parent[j]
+        return False
+
+    def _distinct_outcomes(self, read_keys: set[str]) -> dict[str, tuple[str, ...]]:
+        """A leaf with the default simulate whose outcome no node reads ends alike with every
+        outcome of the same status: one of each is enough (machine.distinct_outcomes)."""
+        m, out = self.m, {}
+        for i in range(m.n):
+            if m.kind[i] != K.LEAF or m.simulates[i] or (m.out_key[i] in read_keys):
+                continue
+            firsts: dict[bool, str] = {}
+            for o in m.alphabet[i]:
+                firsts.setdefault(o in m.success[i], o)
+            out[m.name[i]] = tuple(o for o in m.alphabet[i] if o in firsts.values())
+        return out
+
+    # -- state ----------------------------------------------------------------------------------
+    def save(self) -> tuple[Any, ...]:
+        t = self.t
+        return (tuple(t.st), tuple(t.cur), tuple(t.a), tuple(t.b), tuple(t.gen),
+                (t.actions, t.streak, t.pcalls, t.tick, t.decision, t.reason, t.refusals),
+                tuple(t.prim), tuple(t.rstarts), tuple(t.scoped), dict(t.bb))
+
+    def restore(self, snap: tuple[Any, ...]) -> None:
+        t = self.t
+        st, cur, a, b, gen, ctx, prim, rstarts, scoped, bb = snap
+        t.st, t.cur, t.a, t.b, t.gen = list(st), list(cur), list(a), list(b), list(gen)
+        t.actions, t.streak, t.pcalls, t.tick, t.decision, t.reason, t.refusals = ctx
+        t.prim, t.rstarts, t.scoped, t.bb = list(prim), list(rstarts), list(scoped), dict(bb)
+        t.scopes = []
+        t.halt_reason = "halted"
+
+    def costs(self) -> dict[str, int]:
+        """What the report bounds but ticks (the tick bound is ticks.py's)."""
+        t, m = self.t, self.m
+        out = {"actions": t.actions, "perception": t.pcalls}
+        for name, n in zip(m.prim_names, t.prim, strict=True):
+            if n:
+                out[f"primitive:{name}"] = n
+        return out
+
+    def _point(self, kind: str, **fields: Any) -> Point:
+        """A point, with its counters (explore.py moves them along the edges)."""
+        return Point(kind, self.costs(), self.t.tick, cnt=self.t.counters(), bumps=self._bumps(),
+                     **fields)
+
+    def compare(self, node: int, counter: int, value: int, limit: int) -> bool:
+        """A counter against a limit. With the episode's action count left open: asked of the
+        search, both answers are runs for some count, and the second pass keeps those of the
+        actual one. Other counters are kept in the state, exactly."""
+        if counter != self.open:
+            return value >= limit
+        self.compared_in_tick = True
+        return self.choose(f"{self.m.name[node]}{CMP}{counter}:{limit}", _CMP_ANSWERS) == REACHED
+
+    def _key(self, asking: str | None = None) -> tuple[Any, ...]:
+        """A point's key: the state's, with its counters but the open one."""
+        rest, counters = self.keys.key(asking, self.pending) if asking else self.keys.key()
+        return (rest, counters[OPEN + 1:] if self.open == OPEN else counters)
+
+    def resources(self) -> dict[int, tuple[int, int]]:
+        """Node -> (ticks left, activation) for every running call that may span ticks and every
+        running timeout (see the module docstring)."""
+        t, m = self.t, self.m
+        out = {}
+        for i in self.keys.timed:
+            if t.st[i] == RUNNING:
+                if m.kind[i] == K.TIMEOUT:
+                    out[i] = (m.param[i][1] - t.a[i], t.gen[i])
+                else:
+                    out[i] = (m.max_ticks[i] - t.a[i], t.gen[i])
+        return out
+
+    # -- the oracle -----------------------------------------------------------------------------
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        if "#" not in node_id:
+            self.pending = ()
+            alphabet = self.outcomes.get(node_id, alphabet)
+        elif node_id.endswith("#running") or node_id.endswith("#deadline"):
+            self.pending = ()
+            if node_id.endswith("#running"):
+                leaf = self.m.index[node_id[:-len("#running")]]
+                extra = self.longest.get(leaf)
+                if extra is not None and self.t.a[leaf] == 0:
+                    # the twin argument (running.py): the longest call stands for every length
+                    self.t.tick += extra
+                    if self.pos >= len(self.script):  # not a replayed one: the edge's own
+                        self.bumps.append((node_id[:-len("#running")], extra))
+                    return ENDS_NOW
+        if self.pos >= len(self.script):
+            key = self._key(node_id)
+            stop = self.stop_at
+            if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
+                raise _AtChoice(node_id, alphabet, key)
+            self.dive.append(self._point("choice", key=key, node_id=node_id, alphabet=alphabet,
+                                         snap=self.snap, script=list(self.script),
+                                         res=self.resources()))
+            self.dive_keys.add(key)
+            self.script.append(0)
+        outcome = alphabet[self.script[self.pos]]
+        self.pos += 1
+        self.pending = (*self.pending, outcome)
+        self.steps.append((node_id, outcome))
+        return outcome
+
+    def _bumps(self) -> tuple[tuple[str, int], ...]:
+        out, self.bumps = tuple(self.bumps), []
+        return out
+
+    def start(self) -> Point:
+        return self.initial
+
+    # -- one advance ----------------------------------------------------------------------------
+    def advance(self, snap: tuple[Any, ...], script: list[int]) -> Point:
+        """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
+        (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
+        self.advances += 1
+        t = self.t
+        self.restore(snap)
+        self.script, self.pos, self.pending = list(script), 0, ()
+        self.snap, self.dive, self.dive_keys, self.steps, self.bumps = snap, [], set(), [], []
+        self.compared_in_tick = False
+        try:
+            t.tick_once()
+        except _AtChoice as at:
+            return self._point("choice", key=at.key, node_id=at.node_id, alphabet=at.alphabet,
+                               snap=snap, script=script, res=self.resources())
+        if t.decision is not None:
+            return self._point("end", text=f"{t.decision.value}: {t.reason}", res={})
+        if t.st[0] in (SUCCESS, FAILURE):
+            ended = "SUCCESS" if t.st[0] == SUCCESS else "FAILURE"
+            return self._point("problem", text=f"root ended {ended} without a decision")
+        new = self.save()
+        res = self.resources()
+        idle = None if self.compared_in_tick else self._idle(snap, new)
+        if idle is not None:
+            return self._point("idle", snap=new, res=res, text="idle", idle=(tuple(self.steps), idle))
+        return self._point("tick", key=self._key(), snap=new, res=res)
+
+    def _idle(self, before: tuple[Any, ...], after: tuple[Any, ...]) -> dict[int, int] | None:
+        """Node -> ticks its resource lost, when the tick from `before` to `after` changed nothing
+        but the ticks left of running calls and timeouts (and the search's own retry counter);
+        None when anything else changed."""
+        if before[0] != after[0] or before[1] != after[1] or before[3] != after[3]:
+            return None
+        timed = self.keys.timed
+        if any(x != y and i in timed for i, (x, y) in enumerate(zip(before[4], after[4], strict=True))):
+            return None  # a call or timeout restarted: not the one that was running
+        bc, ac = before[5], after[5]
+        if bc[:3] != ac[:3] or bc[4:] != ac[4:] or before[6:] != after[6:]:
+            return None
+        lost: dict[int, int] = {}
+        for i, (x, y) in enumerate(zip(before[2], after[2], strict=True)):
+            if x == y:
+                continue
+            if i not in timed or self.t.st[i] != RUNNING or y != x + 1:
+                return None
+            lost[i] = 1
+        return lost or None  # a tick that changed nothing at all repeats forever: not idle

@@ -1,0 +1,108 @@
+"""The reference search: the compiled tree itself explored tick by tick (machine.py, search.py).
+
+It runs the very behaviours the Runner ticks, so it needs no model of them: the verifier uses it
+for trees with a node class the symbolic model does not reproduce (model.NotModelled), and the
+tests use it to check the symbolic search on trees small enough for both. Where something
+observes how long a call runs it tries every length (running.py); elsewhere only the longest.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bt_grasp.oracles import ScriptedOracle, scripts_of
+from bt_grasp.registry import Registry
+from bt_grasp.verifier.machine import Machine
+from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, counterexample
+from bt_grasp.verifier.report import VerifyResult
+from bt_grasp.verifier.running import RUNS_TO_MAX, expand_steps
+from bt_grasp.verifier.search import ANY, search, unroll
+from bt_grasp.verifier.state import COUNTER
+from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
+from bt_grasp.verifier.summary_witness import run_costs
+
+# CPU seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
+# witnesses must reach every bound, so it only pays off for trees the search cannot settle soon;
+# CPU time, so that a loaded machine does not make verify pay for it more often).
+_QUICK = 2.0
+
+
+def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> VerifyResult:
+    """verify_tree by the reference search (see the module docstring)."""
+    spec, registry = setup.spec, setup.registry
+    machine = Machine(spec, registry, setup.limits, setup.initial, keys_read(spec, registry))
+    memo: dict = {}
+    endings: dict[str, int] = {}
+    start = time.perf_counter()
+    # A quick search first: small trees are settled completely (every ending listed). Only if it
+    # does not finish are the compositional bounds tried, then the search goes on where it was.
+    found = search(machine, max_runs, time_limit, memo, endings, cpu_limit=_QUICK)
+    if found.incomplete and machine.advances < max_runs:
+        fast = _from_summary(spec, registry, setup)
+        if fast is not None:
+            fast.runs_explored += machine.advances
+            return fast
+        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - start))
+        found = search(machine, max_runs, left, memo, endings)
+    result = VerifyResult(
+        proven=False, bounds={}, runs_explored=found.advances, counterexample=None,
+        unrouted=unrouted_labels(spec, registry), static_bounds=static_bounds(spec, registry),
+        endings=dict(found.endings), states=found.states, complete=not found.incomplete)
+    if found.incomplete:
+        return result
+    if found.problem is not None:
+        found.prefix = expand_steps(found.prefix, machine.max_ticks, machine.unobserved)
+        found.cycle = expand_steps(found.cycle, machine.max_ticks, machine.unobserved)
+        counterexample(setup, found, result)
+        return result
+    bounds = {k: v for k, (v, _) in found.summary.items() if k != ANY and not k.startswith(COUNTER)}
+    for key in FIXED_KEYS:
+        bounds.setdefault(key, 0)
+    result.bounds = dict(sorted(bounds.items()))
+    any_run = found.summary[ANY][1]
+    result.proven = True
+    witnesses = Witnesses(setup)
+    for key in result.bounds:
+        steps = unroll(found.summary.get(key, (0, any_run))[1])
+        # Every bound but ticks is reached as well with the unobserved calls ending at once
+        # (verifier/running.py: a call's twin): a short witness, unless its replay says otherwise.
+        short = [s for s in steps if s[1] != RUNS_TO_MAX]
+        full = expand_steps(steps, machine.max_ticks, machine.unobserved)
+        reached = key != "ticks" and witnesses.costs(short).get(key, 0) == result.bounds[key]
+        witnesses.check(result, key, short if reached else full)
+    return result
+
+
+def _from_summary(spec: Any, registry: Registry, setup: Setup) -> VerifyResult | None:
+    """The compositional summary's result, if the structure proves that every run decides
+    within max_ticks and every bound's witness, replayed on the Runner, reaches it; else None."""
+    # imported here: its numpy tables are needed only for trees the quick search cannot settle
+    from bt_grasp.verifier.bounds import summarise
+
+    try:
+        summary = summarise(spec, registry)
+    except Exception:  # a node type the summary rules do not know: the search handles it
+        return None
+    if summary.decides is not True or any(v is None for v in summary.bounds.values()):
+        return None
+    bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
+    witnesses = {}
+    endings: dict[str, int] = {}
+    for key, bound in bounds.items():
+        steps = summary.witnesses.get(key)
+        if steps is None:
+            return None
+        res = setup.replay(ScriptedOracle(scripts_of(steps)))
+        if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
+            return None
+        witnesses[key] = as_steps(list(steps))
+        ending = f"{res.decision.value}: {res.reason}"
+        endings[ending] = endings.get(ending, 0) + 1
+    result = VerifyResult(
+        proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
+        counterexample=None, unrouted=unrouted_labels(spec, registry),
+        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
+        endings=endings)
+    result.method = "summary"
+    return result

@@ -1,0 +1,117 @@
+"""Every claim of the verifier, replayed on the real Runner before it is believed.
+
+A bound is reported only with a witness run reaching it, and a counterexample only as an outcome
+sequence that makes the real Runner end without a decision: both are replayed here with the same
+oracles a user would use (ScriptedOracle, SequenceOracle). Shared by both searches (core.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import RunContext
+from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
+from bt_grasp.registry import Registry
+from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.verifier.report import VerifyResult
+from bt_grasp.verifier.search import Step
+from bt_grasp.verifier.summary_witness import run_costs
+from bt_grasp.verifier.tick_cap import TickCap, episode_limits, tick_cap
+
+FIXED_KEYS = ("actions", "ticks", "perception")
+_MAX_REPLAY = 1_000_000  # a long loop is replayed for at most this many choices
+
+
+class Setup:
+    """One tree to verify: its registry, the budgets in force (the tick cap with where it came
+    from) and the goal on the blackboard at the start."""
+
+    def __init__(self, spec: Any, registry: Registry, goal: dict[str, Any] | None) -> None:
+        self.spec, self.registry = spec, registry
+        self.cap: TickCap = tick_cap(spec, registry)
+        self.limits = episode_limits(spec, registry)
+        goal = goal if goal is not None else dict(getattr(spec, "goal", {}) or {})
+        self.initial = {f"goal.{k}": v for k, v in goal.items()} or {"goal.object": "target object"}
+
+    def replay(self, oracle: Any) -> EpisodeResult:
+        ctx = RunContext(registry=self.registry, limits=self.limits, oracle=oracle,
+                         blackboard=Blackboard(dict(self.initial)), explore_running=True)
+        return Runner(self.spec, ctx).run()
+
+
+def as_steps(steps: list[Step]) -> list[dict[str, str]]:
+    return [{"node": n, "outcome": o} for n, o in steps]
+
+
+class Witnesses:
+    """Replays runs (once each, however many bounds share one) and keeps their costs."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.seen: dict[tuple[Step, ...], Any] = {}
+
+    def costs(self, choices: list[Step]) -> Any:
+        sig = tuple(choices)
+        if sig not in self.seen:
+            self.seen[sig] = run_costs(self.setup.replay(ScriptedOracle(scripts_of(choices))))
+        return self.seen[sig]
+
+    def check(self, result: VerifyResult, key: str, choices: list[Step]) -> None:
+        """Keep `choices` as the witness of `key`; a replay short of the bound is an internal
+        error, never hidden."""
+        result.witnesses[key] = as_steps(choices)
+        got = self.costs(choices).get(key, 0)
+        if got != result.bounds[key]:
+            result.proven = False
+            result.problem = (f"internal error: the witness for {key} replays to {got}, not the "
+                              f"bound {result.bounds[key]}; the state model missed something")
+
+
+class _Filled:
+    """SequenceOracle's answers in the recorded order (`steps` once, then `cycle` forever), and,
+    in between, the questions the search answered itself (`auto`: question id -> answer: an
+    unobserved call ending at its first poll, its longest call standing for every length)."""
+
+    def __init__(self, steps: list[Step], cycle: list[Step], auto: dict[str, str]) -> None:
+        self.recorded = SequenceOracle(steps, cycle)
+        self.auto = auto
+        self.choices: list[Step] = []
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        answer = self.auto.get(node_id)
+        if answer is None:
+            answer = self.recorded.choose(node_id, alphabet)
+        self.choices.append((node_id, answer))
+        return answer
+
+
+def counterexample(setup: Setup, found: Any, result: VerifyResult,
+                   auto: dict[str, str] | None = None) -> EpisodeResult | None:
+    """Replay the search's counterexample on the Runner; report the choices it really made
+    (`auto`: questions the search answered itself, see _Filled)."""
+    result.problem = found.problem
+    result.path = found.path
+    if found.cycle and found.cycle_ticks == 0:
+        result.problem = ("loop: the tree repeats a state inside one tick: a run never finishes "
+                          "its tick")
+        result.counterexample = as_steps(found.prefix + found.cycle)
+        result.loop = (len(found.prefix), len(found.cycle))
+        return None
+    oracle: Any = _Filled(found.prefix, found.cycle, auto or {}) if found.cycle else \
+        ScriptedOracle(scripts_of(found.prefix))
+    try:
+        res = setup.replay(oracle)
+    except ValueError as exc:  # the Runner asked for another leaf than the search recorded
+        result.counterexample = as_steps(found.prefix + found.cycle)
+        result.problem = (f"internal error: the counterexample ({found.problem}) does not replay "
+                          f"({exc}); the state model missed something")
+        return None
+    choices = list(oracle.choices)
+    result.counterexample = as_steps(choices[:_MAX_REPLAY])
+    if found.cycle:
+        result.loop = (len(found.prefix), len(found.cycle))
+    if not res.reason.startswith(("no decision", "tick cap")):
+        result.problem = (f"internal error: the counterexample ({found.problem}) replays to "
+                          f"'{res.reason}'; the state model missed something")
+    return res

@@ -1,0 +1,580 @@
+"""One tick of a modelled tree (bt_grasp/verifier/model.py), as the Runner ticks the compiled one.
+
+Each method reproduces one runtime class's tick or stop, statement for statement, on plain lists
+(status, current child, two data slots per node) and a small ledger, so that a state is cheap to
+save, compare and restore. The oracle is asked exactly the questions the compiled tree asks, in
+the same order and with the same ids, which tests/test_verify_model.py checks in lockstep with the
+real Runner on generated trees. The BT.CPP controls are in ticker_controls.py.
+
+Slots per node: `a` holds a sequence's or selector's loop position, a parallel's, a repeat's
+successes, a timeout's ticks run, a leaf's ticks running, a switch's chosen child, a BT.CPP
+retry's try count, a recovery's retry count, a pipeline's last running child, a round robin's
+position; `b` a recovery's, pipeline's or threshold parallel's loop position, a round robin's
+failures, a threshold parallel's finished children. `gen` counts a node's activations (a call's
+identity, which the tick bound needs; never part of a state's key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bt_grasp.blackboard import ref_key
+from bt_grasp.composites import DEADLINE_OUTCOMES, DEADLINE_PASSED, PREEMPTED
+from bt_grasp.context import EpisodeLimits
+from bt_grasp.interop.nodes import OUTCOME_STATUS
+from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING
+from bt_grasp.outcomes import Decision
+from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K, Model
+from bt_grasp.verifier.ticker_controls import ControlsMixin
+
+Choose = Callable[[str, tuple[str, ...]], str]
+_STATUS = {"SUCCESS": SUCCESS, "FAILURE": FAILURE, "RUNNING": RUNNING, "INVALID": INVALID}
+_OPAQUE_STATUS = {o: _STATUS[s.name] for o, s in OUTCOME_STATUS.items()}
+ENTRY, AFTER = 1, 2  # which of a timeout's checks asks whether its deadline has passed
+
+
+class _Board:
+    """The modelled blackboard as the compiled leaves read it inside `simulate`."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._data
+
+    def resolve(self, value: Any) -> Any:
+        key = ref_key(value)
+        return self._data.get(key) if key is not None else value
+
+    def set(self, key: str, value: Any) -> None:  # pragma: no cover - simulate only returns writes
+        raise AssertionError(f"simulate wrote {key} directly")
+
+
+class _Asker:
+    """The oracle a compiled leaf's `simulate` asks (the Watchdog's semantic verdict)."""
+
+    def __init__(self, ticker: Ticker) -> None:
+        self.ticker = ticker
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        return self.ticker.choose(node_id, alphabet)
+
+
+class Ticker(ControlsMixin):
+    """The mutable state of one modelled run and the tick that moves it."""
+
+    def __init__(self, model: Model, limits: EpisodeLimits, initial: dict[str, Any],
+                 tracked: set[str], sim_ctx: Any) -> None:
+        self.m, self.limits, self.tracked = model, limits, tracked
+        n = model.n
+        self.st = [INVALID] * n
+        self.cur = [-1] * n
+        self.a: list[Any] = [-1 if k == K.SWITCH else 0 for k in model.kind]
+        self.b: list[Any] = [() if k == K.TPAR else 0 for k in model.kind]
+        self.gen = [0] * n
+        self.actions = self.streak = self.pcalls = self.tick = 0
+        self.prim = [0] * len(model.prim_names)
+        self.rstarts = [0] * len(model.retry_scopes)
+        self.scoped = [0] * len(model.budget_scopes)
+        self.decision: Decision | None = None
+        self.reason = ""
+        self.bb: dict[str, Any] = {k: v for k, v in initial.items() if k in tracked}
+        self.refusals = 0  # actions a named budget refused after the episode's check passed
+        self.scopes: list[tuple[int, int]] = []  # the budgets on the path being ticked
+        self.halt_reason = "halted"
+        self.choose: Choose = _refuse
+        # Every comparison of a counter with a limit goes through `compare` (node comparing,
+        # counter, value, limit) -> value >= limit; the search answers it for every value at
+        # once (explore.py). Counters: 0 actions, 1 streak, then retry scopes, named budgets.
+        self.compare: Callable[[int, int, int, int], bool] = _at_least
+        self.sim_ctx = sim_ctx
+        self._asker = _Asker(self)
+        self._halted_key = [f"{nm}.halted" for nm in model.name]
+        self._tick = {K.SEQ: self._t_seq, K.SEL: self._t_sel, K.PAR: self._t_par,
+                      K.RETRY: self._t_retry, K.REPEAT: self._t_decorator, K.TIMEOUT: self._t_timeout,
+                      K.BUDGET: self._t_budget, K.SWITCH: self._t_switch, K.INV: self._t_decorator,
+                      K.FSUC: self._t_decorator, K.FFAIL: self._t_decorator, K.LEAF: self._t_leaf,
+                      K.COND: self._t_cond, K.TERM: self._t_term, K.OPAQUE: self._t_opaque,
+                      K.BRETRY: self._t_decorator, K.ODEC: self._t_decorator, K.RECOV: self._t_recov,
+                      K.PIPE: self._t_pipe, K.RROBIN: self._t_rrobin, K.TPAR: self._t_tpar}
+        self.dispatch = [self._tick[k] for k in model.kind]
+
+    # -- the episode ----------------------------------------------------------------------------
+    def run(self, choose: Choose, halt: bool = True) -> None:
+        """A whole episode as the Runner plays it (tick cap, decision, a root that ends);
+        `halt`: stop what still runs at the end, as the Runner does."""
+        self.choose = choose
+        while self.decision is None:
+            if self.tick >= self.limits.max_ticks:
+                self.decide(Decision.WAIT_CLARIFY, f"tick cap ({self.limits.max_ticks} ticks)")
+                break
+            self.tick_once()
+            if self.decision is None and self.st[0] in (SUCCESS, FAILURE):
+                ended = "SUCCESS" if self.st[0] == SUCCESS else "FAILURE"
+                self.decide(Decision.WAIT_CLARIFY, f"no decision (root ended {ended} without one)")
+        if halt:
+            self.stop(0, INVALID)  # the Runner halts what still runs once the episode is over
+
+    def running_calls(self) -> list[int]:
+        """The leaves whose calls are running now, in tree order."""
+        return [i for i in range(self.m.n) if self.m.kind[i] == K.LEAF and self.st[i] == RUNNING]
+
+    def ledger(self) -> dict[str, Any]:
+        """The counters as the Runner's Ledger.snapshot() names them (those that were used)."""
+        m = self.m
+        return {"actions": self.actions, "perception_streak": self.streak,
+                "perception_calls": self.pcalls,
+                "primitive_calls": {k: v for k, v in zip(m.prim_names, self.prim, strict=True) if v},
+                "retry_starts": {k: v for k, v in zip(m.retry_scopes, self.rstarts, strict=True) if v},
+                "scoped_actions": {k: v for k, v in zip(m.budget_scopes, self.scoped, strict=True) if v}}
+
+    def counters(self) -> tuple[int, ...]:
+        """The counters in the order `compare` numbers them."""
+        return (self.actions, self.streak, *self.rstarts, *self.scoped)
+
+    def tick_once(self) -> None:
+        """One tick of the root (the Runner checks the cap before and the decision after)."""
+        self.tick += 1
+        self.dispatch[0](0)
+
+    def decide(self, decision: Decision, reason: str) -> None:
+        if self.decision is None:
+            self.decision, self.reason = decision, reason
+
+    def set(self, key: str, value: Any) -> None:
+        if key in self.tracked:
+            self.bb[key] = value
+
+    def ticked(self, i: int) -> None:
+        self.dispatch[i](i)
+
+    # -- stopping (py_trees' stop() of each class) ----------------------------------------------
+    def stop(self, i: int, new: int) -> None:
+        kind = self.m.kind[i]
+        if kind in (K.LEAF, K.COND, K.TERM, K.OPAQUE):
+            if new == INVALID and self.st[i] == RUNNING:
+                self.halt(i, self.halt_reason)
+            self.st[i] = new
+        elif kind in (K.SEQ, K.SEL):
+            self.composite_stop(i, new)
+        elif kind == K.PAR:
+            for c in self.m.kids[i]:
+                if self.st[c] == RUNNING:
+                    self.stop(c, INVALID)
+            self.composite_stop(i, new)
+        elif kind == K.SWITCH:
+            for c in self.m.kids[i]:
+                if self.st[c] == RUNNING:
+                    self.stop(c, INVALID)
+            if new == INVALID:
+                self.a[i] = -1
+            self.composite_stop(i, new)
+        elif kind in (K.RECOV, K.PIPE, K.RROBIN, K.TPAR):
+            if new == INVALID and self.st[i] == RUNNING:
+                self.reset_state(i)
+            self.composite_stop(i, new)
+        else:  # decorators (QuietStop)
+            if kind == K.BRETRY:
+                self.a[i] = 0  # terminate(): the try count is refilled on every stop
+            c = self.m.kids[i][0]
+            if new == INVALID:
+                self.stop(c, INVALID)
+            if self.st[c] == RUNNING:
+                self.stop(c, INVALID)
+            self.st[i] = new
+
+    def composite_stop(self, i: int, new: int) -> None:
+        if new == INVALID:
+            self.cur[i] = -1
+            for c in self.m.kids[i]:
+                if self.st[c] != INVALID:
+                    self.stop(c, INVALID)
+        self.st[i] = new
+
+    def finish(self, i: int, new: int) -> None:
+        """composites._finish: stop unless still running, then take the status."""
+        if new != RUNNING:
+            self.stop(i, new)
+        self.st[i] = new
+
+    def halt_child(self, i: int, child: int) -> None:
+        if self.m.preempts[i]:
+            previous, self.halt_reason = self.halt_reason, PREEMPTED
+            try:
+                self.stop(child, INVALID)
+            finally:
+                self.halt_reason = previous
+        else:
+            self.stop(child, INVALID)
+
+    # -- leaves ---------------------------------------------------------------------------------
+    def halt(self, i: int, reason: str) -> None:
+        """Leaf._halt: preempted while RUNNING (the call was counted when it started)."""
+        self.set(self._halted_key[i], reason)
+        self.a[i] = 0
+
+    def _t_leaf(self, i: int) -> None:
+        st = self.st
+        if st[i] == RUNNING:
+            if self.decision is not None:
+                self.halt(i, "decided")
+                new = FAILURE
+            else:
+                new = self.oracle_tick(i)
+        elif self.decision is not None:
+            new = FAILURE
+        elif not self.pass_guards(i):
+            new = FAILURE
+        else:
+            self.a[i] = 0
+            self.gen[i] += 1
+            new = self.oracle_tick(i)
+        st[i] = new
+
+    def oracle_tick(self, i: int) -> int:
+        m = self.m
+        name = m.name[i]
+        ticks = self.a[i]
+        if ticks + 1 < m.max_ticks[i] and \
+                self.choose(f"{name}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
+            self.a[i] = ticks + 1
+            return RUNNING
+        outcome = self.choose(name, m.alphabet[i])
+        if m.simulates[i]:
+            res = self._simulate(i, outcome)
+            for key, value in res.writes.items():
+                self.set(key, value)
+            status = SUCCESS if res.status.name == "SUCCESS" else FAILURE
+        else:
+            status = SUCCESS if outcome in m.success[i] else FAILURE
+        if m.out_key[i] is not None:
+            self.set(m.out_key[i], outcome)
+        return status
+
+    def _simulate(self, i: int, outcome: str) -> Any:
+        ctx = self.sim_ctx
+        ctx.blackboard, ctx.oracle = _Board(self.bb), self._asker
+        ctx.events, ctx.all_events = [], []
+        return self.m.nodes[i].simulate(outcome)
+
+    def pass_guards(self, i: int) -> bool:
+        m, limits = self.m, self.limits
+        if m.action[i]:
+            if self.compare(i, 0, self.actions, limits.actions):
+                self.decide(Decision.WAIT_CLARIFY, f"action budget spent ({limits.actions} grasp/push actions)")
+                return False
+            base = 2 + len(m.retry_scopes)
+            for scope, limit in self.scopes:
+                if self.compare(i, base + scope, self.scoped[scope], limit):
+                    self.set(f"{m.name[i]}.error", f"budget '{m.budget_scopes[scope]}' spent")
+                    self.refusals += 1
+                    return False
+            self.actions += 1
+            for scope, _ in self.scopes:
+                self.scoped[scope] += 1
+            self.streak = 0
+        elif m.perception[i]:
+            if self.compare(i, 1, self.streak, limits.perception_streak):
+                self.decide(Decision.WAIT_CLARIFY, f"perception loop: {limits.perception_streak} "
+                            "perception calls in a row without a manipulation")
+                return False
+            self.streak += 1
+            self.pcalls += 1
+        if m.primitive[i] >= 0:
+            self.prim[m.primitive[i]] += 1
+        return True
+
+    def _t_cond(self, i: int) -> None:
+        if self.decision is not None:
+            new = FAILURE
+        else:
+            key, raw, label = self.m.param[i]
+            actual = self.bb.get(key) if key is not None else raw
+            new = SUCCESS if str(actual) == str(label) else FAILURE
+        self.st[i] = new
+
+    def _t_term(self, i: int) -> None:
+        if self.decision is not None:
+            new = FAILURE
+        else:
+            decision, reason = self.m.param[i]
+            key = ref_key(reason)
+            self.decide(decision, str(self.bb.get(key) if key is not None else reason))
+            new = SUCCESS
+        self.st[i] = new
+
+    def _t_opaque(self, i: int) -> None:
+        m = self.m
+        if self.st[i] != RUNNING:  # OpaqueLeaf.initialise counts the start
+            self.prim[m.primitive[i]] += 1
+            self.gen[i] += 1
+        if self.decision is not None:
+            new = FAILURE
+        else:
+            new = _OPAQUE_STATUS.get(self.choose(m.name[i], m.alphabet[i]), FAILURE)
+        self.st[i] = new
+
+    # -- bt_grasp controls ----------------------------------------------------------------------
+    def _t_seq(self, i: int) -> None:
+        st, cur, a = self.st, self.cur, self.a
+        kids = self.m.kids[i]
+        memory = self.m.memory[i]
+        if st[i] != RUNNING:
+            a[i] = 0
+            cur[i] = kids[0] if kids else -1
+            for c in kids:
+                if st[c] != INVALID:
+                    self.stop(c, INVALID)
+        elif memory and cur[i] != -1:
+            a[i] = kids.index(cur[i])
+        else:
+            a[i] = 0
+            cur[i] = kids[0] if kids else -1
+        if not kids:
+            cur[i] = -1
+            self.stop(i, SUCCESS)
+            return
+        n = len(kids)
+        while a[i] < n:
+            c = kids[a[i]]
+            self.dispatch[c](c)
+            s = st[c]
+            if s != SUCCESS:
+                if not memory:
+                    for later in kids[a[i] + 1:]:
+                        if st[later] != INVALID:
+                            self.halt_child(i, later)
+                if s != RUNNING:
+                    self.stop(i, s)
+                else:
+                    st[i] = s
+                return
+            if a[i] + 1 < n:
+                cur[i] = kids[a[i] + 1]
+            a[i] += 1
+        self.stop(i, SUCCESS)
+
+    def _t_sel(self, i: int) -> None:
+        st, cur, a = self.st, self.cur, self.a
+        kids = self.m.kids[i]
+        if st[i] != RUNNING:
+            cur[i] = kids[0] if kids else -1
+        if not kids:
+            cur[i] = -1
+            self.stop(i, FAILURE)
+            return
+        if self.m.memory[i]:
+            a[i] = kids.index(cur[i])
+            for c in kids[:a[i]]:
+                if st[c] != INVALID:
+                    self.stop(c, INVALID)
+        else:
+            a[i] = 0
+        n = len(kids)
+        while a[i] < n:
+            c = kids[a[i]]
+            self.dispatch[c](c)
+            s = st[c]
+            if s == RUNNING or s == SUCCESS:
+                if cur[i] != c:
+                    for later in kids[a[i] + 1:]:
+                        if st[later] != INVALID:
+                            self.halt_child(i, later)
+                    cur[i] = c
+                if s == SUCCESS:
+                    self.stop(i, s)
+                else:
+                    st[i] = s
+                return
+            a[i] += 1
+        self.stop(i, FAILURE)
+        cur[i] = kids[-1]
+
+    def _t_par(self, i: int) -> None:
+        st, cur, a = self.st, self.cur, self.a
+        kids = self.m.kids[i]
+        on_all = self.m.param[i]  # success on all children (and do not re-tick the finished)
+        if st[i] != RUNNING:
+            for c in kids:
+                if st[c] != INVALID:
+                    self.stop(c, INVALID)
+            cur[i] = -1
+        if not kids:
+            cur[i] = -1
+            self.stop(i, SUCCESS)
+            return
+        a[i] = 0
+        n = len(kids)
+        while a[i] < n:
+            c = kids[a[i]]
+            if not (on_all and st[c] == SUCCESS):
+                self.dispatch[c](c)
+            a[i] += 1
+        cur[i] = kids[-1]
+        new = RUNNING
+        failed = next((c for c in kids if st[c] == FAILURE), -1)
+        if failed >= 0:
+            cur[i] = failed
+            new = FAILURE
+        elif on_all:
+            if all(st[c] == SUCCESS for c in kids):
+                new = SUCCESS
+        else:
+            for c in reversed(kids):
+                if st[c] == SUCCESS:
+                    cur[i] = c
+                    new = SUCCESS
+                    break
+        if new != RUNNING:
+            self.stop(i, new)
+        st[i] = new
+
+    def _t_retry(self, i: int) -> None:
+        c = self.m.kids[i][0]
+        scope, attempts = self.m.scope[i], self.m.param[i]
+        if self.st[c] != RUNNING:
+            if self.compare(i, 2 + scope, self.rstarts[scope], attempts) or self.decision is not None:
+                self.finish(i, FAILURE)
+                return
+            self.rstarts[scope] += 1
+        self.dispatch[c](c)
+        s = self.st[c]
+        if s == FAILURE:
+            spent = self.compare(i, 2 + scope, self.rstarts[scope], attempts)  # its update compares too
+            s = RUNNING if not spent and self.decision is None else FAILURE
+        self.finish(i, s)
+
+    def _t_decorator(self, i: int) -> None:
+        """py_trees' Decorator.tick with each decorator's update (and BT.CPP's retry's)."""
+        st, a = self.st, self.a
+        kind = self.m.kind[i]
+        c = self.m.kids[i][0]
+        if st[i] != RUNNING and kind in (K.REPEAT, K.BRETRY):
+            a[i] = 0  # initialise: successes / try count
+        self.dispatch[c](c)
+        s = st[c]
+        if kind == K.INV:
+            new = FAILURE if s == SUCCESS else SUCCESS if s == FAILURE else s
+        elif kind == K.FSUC:
+            new = SUCCESS if s == FAILURE else s
+        elif kind == K.FFAIL:
+            new = FAILURE if s == SUCCESS else s
+        elif kind == K.REPEAT:
+            new = s
+            if s == SUCCESS:
+                a[i] += 1
+                times = self.m.param[i]
+                new = SUCCESS if times is not None and a[i] >= times else RUNNING
+        elif kind == K.BRETRY:
+            new = s
+            if s == FAILURE:
+                a[i] += 1
+                attempts = self.m.param[i]
+                new = RUNNING if attempts < 0 or a[i] < attempts else FAILURE
+        else:  # opaque decorator: transparent
+            new = s
+        if new != RUNNING:
+            self.stop(i, new)
+        st[i] = new
+
+    def _t_timeout(self, i: int) -> None:
+        c = self.m.kids[i][0]
+        starting = self.st[i] != RUNNING
+        if starting:
+            self.a[i] = 0
+            self.gen[i] += 1
+        else:
+            self.a[i] += 1
+        if self.due(i, starting, ENTRY):
+            self.halt_timeout_child(i)
+            self.finish(i, FAILURE)
+            return
+        self.dispatch[c](c)
+        s = self.st[c]
+        if s == RUNNING and self.due(i, False, AFTER):
+            self.halt_timeout_child(i)
+            s = FAILURE
+        self.finish(i, s)
+
+    def due(self, i: int, starting: bool, check: int) -> bool:
+        """LogicalTimeout._due; `check` (ENTRY / AFTER the child) is in the timeout's `b` slot
+        while the oracle is asked: the two questions look alike but have different futures."""
+        seconds, allowance = self.m.param[i]
+        if seconds <= 0:
+            return True
+        if starting:
+            return False
+        if self.a[i] >= allowance:
+            return True
+        self.b[i] = check
+        try:
+            return self.choose(f"{self.m.name[i]}#deadline", DEADLINE_OUTCOMES) == DEADLINE_PASSED
+        finally:
+            self.b[i] = 0
+
+    def halt_timeout_child(self, i: int) -> None:
+        c = self.m.kids[i][0]
+        if self.st[c] == RUNNING:
+            previous, self.halt_reason = self.halt_reason, "timeout"
+            try:
+                self.stop(c, INVALID)
+            finally:
+                self.halt_reason = previous
+        self.set(f"{self.m.name[i]}.label", "TIMEOUT")
+
+    def _t_budget(self, i: int) -> None:
+        c = self.m.kids[i][0]
+        self.scopes.append((self.m.scope[i], self.m.param[i]))
+        try:
+            self.dispatch[c](c)
+        finally:
+            self.scopes.pop()
+        self.finish(i, self.st[c])
+
+    def _t_switch(self, i: int) -> None:
+        kids = self.m.kids[i]
+        if self.st[i] != RUNNING or self.a[i] < 0:
+            key, cases, default = self.m.param[i]
+            label = self.bb.get(key)
+            self.a[i] = cases.get(str(label), default) if label is not None else default
+        if self.a[i] < 0:
+            self.cur[i] = -1
+            self.finish(i, FAILURE)
+            return
+        c = kids[self.a[i]]
+        self.cur[i] = c
+        self.dispatch[c](c)
+        self.finish(i, self.st[c])
+
+
+def _at_least(node: int, counter: int, value: int, limit: int) -> bool:
+    return value >= limit
+
+
+def _refuse(node_id: str, alphabet: tuple[str, ...]) -> str:  # pragma: no cover - set by the caller
+    raise AssertionError(f"{node_id} asked with no oracle")
+
+
+class _Everything:
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+def ticker_for(spec: Any, registry: Any, limits: EpisodeLimits, initial: dict[str, Any],
+               tracked: set[str] | None = None) -> Ticker:
+    """The model of `spec` compiled against `registry`, ready for its first tick; `tracked`: the
+    blackboard keys to keep (None: all of them)."""
+    from bt_grasp.blackboard import Blackboard
+    from bt_grasp.compile import compile_tree
+    from bt_grasp.context import RunContext
+    from bt_grasp.verifier.model import build_model
+
+    ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)),
+                     explore_running=True)
+    root = compile_tree(spec, ctx)
+    keep: Any = _Everything() if tracked is None else tracked
+    return Ticker(build_model(root), limits, initial, keep, ctx)
