@@ -24,11 +24,14 @@ class Oracle(Protocol):
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str: ...
 
 
+DEFAULT_MAX_TICKS = 1000  # the tick cap of a tree that gives none and whose structure bounds less
+
+
 @dataclass
 class EpisodeLimits:
     actions: int = 10
     perception_streak: int = 5
-    max_ticks: int = 1000
+    max_ticks: int = DEFAULT_MAX_TICKS
 
 
 @dataclass

@@ -30,7 +30,7 @@ def test_top_level_fields():
     spec = load_tree(GOOD / "clutter.yaml")
     assert spec.name == "clutter"
     assert spec.goal == {"object": "red mug"} and type(spec.goal) is dict
-    assert spec.budgets == Budgets(actions=6, perception_streak=4, max_ticks=1000)
+    assert spec.budgets == Budgets(actions=6, perception_streak=4, max_ticks=None)
     assert spec.source == (GOOD / "clutter.yaml").read_text()
     assert spec.includes == [] and spec.user_nodes == []
 

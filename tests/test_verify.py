@@ -130,4 +130,4 @@ def test_verify_cli_prints_counterexample_and_exits_1(tmp_path, capsys):
                     "      force_success: {child: {lift: {id: up}}}\n")
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "COUNTEREXAMPLE" in out and "up -> done" in out
+    assert "COUNTEREXAMPLE" in out and "up -> " in out and "repeat until the tick cap" in out

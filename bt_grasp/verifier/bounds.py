@@ -19,6 +19,7 @@ from bt_grasp.registry import Registry
 from bt_grasp.verifier.summary_rules import TICKS, Rules
 from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search
+from bt_grasp.verifier.tick_cap import tick_cap
 
 WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
 WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,
@@ -105,13 +106,7 @@ def summary_bounds(spec: Any, registry: Registry | None = None) -> Summary:
         return 0.0 if t is None else max(0.0, float(t[a]))
 
     ticks_structural = at_budget(TICKS) + 1
-    # no cap given: the cap in force is this very bound (tick_cap.py)
-    if budgets.max_ticks is not None:
-        cap = float(budgets.max_ticks)
-    else:
-        from bt_grasp.verifier.tick_cap import DEFAULT_CAP
-
-        cap = ticks_structural if ticks_structural < POS else float(DEFAULT_CAP)
+    cap = float(tick_cap(spec, registry).value)
     ticks = min(cap, ticks_structural)
     bounds: dict[str, int | None] = {"ticks": _as_int(ticks)}
     late = _after_decision_keys(spec, registry)
@@ -139,8 +134,8 @@ def summary_bounds(spec: Any, registry: Registry | None = None) -> Summary:
     if finishes:
         parts.append("the root may finish without a Decision (structure alone cannot rule it out)")
     if ticks_structural > cap:
-        parts.append(f"the structure bounds ticks by {ticks_structural:g}, above max_ticks "
-                     f"{budgets.max_ticks if budgets.max_ticks is not None else 'in force'}")
+        parts.append(f"the structure bounds ticks by {ticks_structural:g}, above the tick cap "
+                     f"{cap:g}")
     reasons["decides"] = "; ".join(parts)
     return Summary(bounds, {}, None, reasons)
 

@@ -86,6 +86,23 @@ class _Filled:
         return answer
 
 
+def periodic_tail(choices: list[Step]) -> tuple[int, int] | None:
+    """(start, period) of the shortest prefix + cycle that explains `choices`, which ends in a
+    loop repeated to the tick cap. The search's own steps are coarser than the Runner's choices
+    (one step may stand for several questions), so the loop is read off the replayed choices."""
+    n = len(choices)
+    best: tuple[int, int] | None = None
+    for period in range(1, n // 2 + 1):
+        if best is not None and period >= sum(best):
+            break
+        start = n - period
+        while start > 0 and choices[start - 1] == choices[start - 1 + period]:
+            start -= 1
+        if n - start >= 2 * period and (best is None or start + period < sum(best)):
+            best = (start, period)
+    return best
+
+
 def counterexample(setup: Setup, found: Any, result: VerifyResult,
                    auto: dict[str, str] | None = None) -> EpisodeResult | None:
     """Replay the search's counterexample on the Runner; report the choices it really made
@@ -110,7 +127,7 @@ def counterexample(setup: Setup, found: Any, result: VerifyResult,
     choices = list(oracle.choices)
     result.counterexample = as_steps(choices[:_MAX_REPLAY])
     if found.cycle:
-        result.loop = (len(found.prefix), len(found.cycle))
+        result.loop = periodic_tail(choices[:_MAX_REPLAY]) or (len(found.prefix), len(found.cycle))
     if not res.reason.startswith(("no decision", "tick cap")):
         result.problem = (f"internal error: the counterexample ({found.problem}) replays to "
                           f"'{res.reason}'; the state model missed something")

@@ -1,12 +1,14 @@
 """The tick cap in force for a tree, and where it came from.
 
-`budgets.max_ticks`, when the tree gives it. Otherwise the cap is the tree's own structural tick
-bound (bt_grasp/verifier/bounds.py: every retry, repeat, budget and call's max_ticks, composed
-over the structure in polynomial time), a number no run of the tree can exceed, so a tree whose
-retries and budgets bound it is PROVEN with the default budgets and never stopped by the cap it
-did not ask for. A structure that bounds nothing (an unbounded repeat, a BT.CPP retry of -1)
-gets DEFAULT_CAP. The Runner, the verifier and every tool that builds EpisodeLimits from a tree
-take the cap from here, so they all use the same one.
+`budgets.max_ticks`, when the tree gives it. Otherwise the cap is the larger of DEFAULT_CAP and
+the tree's own structural tick bound (summary_rules.py: every retry, repeat, budget and call's
+max_ticks, composed over the structure in polynomial time), a number no run of the tree can
+exceed, so a tree whose retries and budgets bound it is PROVEN with the default budgets and
+never stopped by a cap it did not ask for. The floor of DEFAULT_CAP keeps room for node types
+whose own `update` runs longer than they declare (the structure cannot see that). A structure
+that bounds nothing (an unbounded repeat, a BT.CPP retry of -1) gets DEFAULT_CAP. The Runner,
+the verifier and every tool that builds EpisodeLimits from a tree take the cap from here, so
+they all use the same one.
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bt_grasp.context import EpisodeLimits
+from bt_grasp.context import DEFAULT_MAX_TICKS, EpisodeLimits
+from bt_grasp.verifier.summary_rules import TICKS, Rules
+from bt_grasp.verifier.summary_tables import POS
 
-__all__ = ["DEFAULT_CAP", "TickCap", "episode_limits", "tick_cap"]
+__all__ = ["DEFAULT_CAP", "TickCap", "episode_limits", "structural_ticks", "tick_cap"]
 
-DEFAULT_CAP = 1000  # ticks, when neither the tree nor its structure bounds them
+DEFAULT_CAP = DEFAULT_MAX_TICKS  # ticks, when neither the tree nor its structure bounds them more
 _CACHE = "_tick_cap"  # a TreeSpec attribute: the structural bound costs a summary of the tree
 
 
 @dataclass(frozen=True)
 class TickCap:
     value: int
-    source: str  # "given" | "structure" | "default"
+    source: str  # "given" | "structure" | "default floor" | "default"
 
     def describe(self) -> str:
         if self.source == "given":
@@ -33,6 +37,9 @@ class TickCap:
         if self.source == "structure":
             return (f"tick cap {self.value} (budgets.max_ticks not given: the tree's structure "
                     "bounds every run by this many ticks)")
+        if self.source == "default floor":
+            return (f"tick cap {self.value} (budgets.max_ticks not given: the default, above the "
+                    "tree's structural bound)")
         return (f"tick cap {self.value} (budgets.max_ticks not given and the structure bounds no "
                 f"tick count: the default {DEFAULT_CAP})")
 
@@ -45,15 +52,32 @@ def tick_cap(spec: Any, registry: Any = None) -> TickCap:
     cached = getattr(spec, _CACHE, None)
     if cached is not None:
         return cached
-    from bt_grasp.verifier.bounds import summary_bounds
-
     try:
-        bound = summary_bounds(spec, registry).bounds.get("ticks")
+        bound = structural_ticks(spec, registry)
     except Exception:  # a node type the summary rules do not know
-        bound = None
-    cap = TickCap(int(bound), "structure") if bound else TickCap(DEFAULT_CAP, "default")
+        bound = POS
+    if bound == POS:
+        cap = TickCap(DEFAULT_CAP, "default")
+    elif bound > DEFAULT_CAP:
+        cap = TickCap(int(bound), "structure")
+    else:
+        cap = TickCap(DEFAULT_CAP, "default floor")
     setattr(spec, _CACHE, cap)
     return cap
+
+
+def structural_ticks(spec: Any, registry: Any = None) -> float:
+    """Most ticks any run of `spec` can take, from its structure alone (POS: unbounded). The
+    Runner's tick count includes the tick of the Decision, hence the + 1."""
+    from bt_grasp.default_registry import default_registry
+    from bt_grasp.interop.nodes import register_interop_types
+
+    registry = registry or getattr(spec, "registry", None) or default_registry()
+    register_interop_types(registry)
+    rules = Rules(spec, registry)
+    table = rules.full(rules.summarise(spec.root)).get(TICKS)
+    ticks = 0.0 if table is None else max(0.0, float(table[spec.budgets.actions]))
+    return POS if ticks >= POS else float(int(ticks + 1e-9)) + 1
 
 
 def episode_limits(spec: Any, registry: Any = None) -> EpisodeLimits:
