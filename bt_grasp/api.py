@@ -296,7 +296,10 @@ def _path_at(text: str, line: int) -> str:
                     best = (f"{path}[{i}]", pos.line)
                 walk(sub, f"{path}[{i}]")
 
-    walk(load_positioned(text, "<tree>"), "")
+    try:
+        walk(load_positioned(text, "<tree>"), "")
+    except UserError:  # the text itself is refused (too deep): the error names no key path
+        return ""
     return best[0]
 
 

@@ -68,9 +68,13 @@ def test_verify_soundness_bench_runs_and_prints_its_summary():
 def test_verify_scaling_bench_runs_and_plots(tmp_path):
     png = tmp_path / "scaling.png"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_scaling.py"), "--max-k", "2",
-                           "--max-n", "2", "--random-sizes", "20", "--random-per-size", "1",
-                           "--verify-max-runs", "200", "--no-shipped", "--plot", str(png)],
+                           "--max-parallel", "2", "--max-nested", "2", "--random-sizes", "20",
+                           "--random-per-size", "1", "--max-runs", "2000", "--families", "parallel",
+                           "chain", "nested", "random", "--plot", str(png)],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "verify_tree / summarise" in proc.stdout and "targets" in proc.stdout, proc.stdout[-2000:]
+    out = proc.stdout
+    assert "targets" in out and "parallel k<=8" in out, out[-2000:]
+    # the two-branch parallel under default budgets: proven, 4 grasps at most
+    assert out.count("PROVEN") >= 4 and "actions=4" in out, out[-2000:]
     assert png.stat().st_size > 0

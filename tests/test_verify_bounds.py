@@ -25,7 +25,7 @@ from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.summary_witness import play, run_costs
 
 sys.path.insert(0, str(ROOT / "bench"))
-from verify_scaling import chain  # noqa: E402
+from verify_scaling import nested as chain  # noqa: E402
 
 SHIPPED = sorted(p for p in (ROOT / "trees").rglob("*.yaml") if "subtrees" not in p.parts)
 

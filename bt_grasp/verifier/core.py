@@ -2,7 +2,10 @@
 
 The symbolic search explores the tree's model (model.py, ticker.py) with no tick passing idle
 (model_machine.py): it settles every ending, counterexample, action, call and perception bound;
-the tick bound then puts the idle ticks back, symbolically (ticks.py). A tree with a node class
+the tick bound then puts the idle ticks back, symbolically (ticks.py). A search still running
+after QUICK_SECONDS (at once for a tree with a parallel) asks the compositional summary once
+(summary_proof.py), which settles the tree when its bounds are proven and reached by replayed
+witnesses. A tree with a node class
 the model does not reproduce is explored by the reference search instead (reference.py). Either
 way every bound's witness and every counterexample is replayed on the real Runner (replay.py).
 """
@@ -23,6 +26,7 @@ from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, cou
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
+from bt_grasp.verifier.summary_proof import QUICK_SECONDS, from_summary, summary_first
 from bt_grasp.verifier.summary_witness import run_costs
 from bt_grasp.verifier.ticks import TickBound, Unidle, tick_bound
 
@@ -78,7 +82,18 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
                 for o in (False, True)]
     machine = machines[0]
     endings: dict[str, int] = {}
-    found = explore(machines, max_runs, time_limit, endings)
+    settled: list[VerifyResult] = []
+
+    def summary_settles() -> bool:
+        fast = from_summary(setup)
+        settled.extend([fast] if fast is not None else [])
+        return fast is not None
+
+    slow_after = 0.0 if summary_first(spec) else QUICK_SECONDS
+    found = explore(machines, max_runs, time_limit, endings, slow_after, summary_settles)
+    if settled:
+        settled[0].runs_explored += found.advances
+        return settled[0]
     result = VerifyResult(
         proven=False, bounds={}, runs_explored=found.advances, counterexample=None,
         unrouted=unrouted_labels(spec, registry), static_bounds=static_bounds(spec, registry),

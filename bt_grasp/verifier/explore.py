@@ -23,7 +23,7 @@ are left out of those. The tick bound then reads the graph of states this pass b
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,13 +187,18 @@ _CHUNK = 256  # advances each variant of the first pass takes before the other's
 
 
 def explore(machines: list[Any], max_advances: int, time_limit: float | None,
-            endings: dict[str, int] | None = None) -> Found:
+            endings: dict[str, int] | None = None, slow_after: float | None = None,
+            on_slow: Callable[[], bool] | None = None) -> Found:
     """Both passes, the first by each machine in turn (the same tree, its action count kept or
     left open: either gives every run exactly, and which is smaller depends on the tree), the
     second on the graph of the one that finishes first. `Found.graph` is the second pass's
-    graph (graph.Graph), for the tick bound; `Found.advances` counts both machines'."""
+    graph (graph.Graph), for the tick bound; `Found.advances` counts both machines'.
+
+    `on_slow` is called once when the first pass has taken `slow_after` CPU seconds; if it
+    answers True (the tree was settled another way) the search stops there, incomplete."""
     endings = {} if endings is None else endings
     deadline = None if time_limit is None else time.perf_counter() + time_limit
+    slow_at = None if slow_after is None or on_slow is None else time.process_time() + slow_after
     passes = [(m, _open_pass(m, _CHUNK)) for m in machines]
     open_: _Open | None = None
     while open_ is None:
@@ -205,6 +210,10 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
         advances = sum(m.advances for m in machines)
         if open_ is None and (advances >= max_advances or (deadline and time.perf_counter() > deadline)):
             return Found({}, endings, 0, advances, incomplete=True)
+        if open_ is None and slow_at is not None and time.process_time() > slow_at:
+            slow_at = None
+            if on_slow is not None and on_slow():
+                return Found({}, endings, 0, advances, incomplete=True)
     index = machine.m.index
     macros: dict[Any, list[_Macro]] = {}
     relevant = _relevant(open_, macros, index)

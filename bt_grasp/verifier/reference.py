@@ -9,22 +9,18 @@ observes how long a call runs it tries every length (running.py); elsewhere only
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from bt_grasp.oracles import ScriptedOracle, scripts_of
-from bt_grasp.registry import Registry
 from bt_grasp.verifier.machine import Machine
-from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, counterexample
+from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, counterexample
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.running import RUNS_TO_MAX, expand_steps
 from bt_grasp.verifier.search import ANY, search, unroll
 from bt_grasp.verifier.state import COUNTER
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
-from bt_grasp.verifier.summary_witness import run_costs
+from bt_grasp.verifier.summary_proof import from_summary
 
-# CPU seconds of search before the compositional summary is consulted (it costs ~0.4 s and its
-# witnesses must reach every bound, so it only pays off for trees the search cannot settle soon;
-# CPU time, so that a loaded machine does not make verify pay for it more often).
+# CPU seconds of the reference search before the compositional summary is consulted: a
+# reference search is slower per state than the symbolic one (summary_proof.QUICK_SECONDS).
 _QUICK = 2.0
 
 
@@ -39,7 +35,7 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
     # does not finish are the compositional bounds tried, then the search goes on where it was.
     found = search(machine, max_runs, time_limit, memo, endings, cpu_limit=_QUICK)
     if found.incomplete and machine.advances < max_runs:
-        fast = _from_summary(spec, registry, setup)
+        fast = from_summary(setup)
         if fast is not None:
             fast.runs_explored += machine.advances
             return fast
@@ -71,38 +67,4 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
         full = expand_steps(steps, machine.max_ticks, machine.unobserved)
         reached = key != "ticks" and witnesses.costs(short).get(key, 0) == result.bounds[key]
         witnesses.check(result, key, short if reached else full)
-    return result
-
-
-def _from_summary(spec: Any, registry: Registry, setup: Setup) -> VerifyResult | None:
-    """The compositional summary's result, if the structure proves that every run decides
-    within max_ticks and every bound's witness, replayed on the Runner, reaches it; else None."""
-    # imported here: its numpy tables are needed only for trees the quick search cannot settle
-    from bt_grasp.verifier.bounds import summarise
-
-    try:
-        summary = summarise(spec, registry)
-    except Exception:  # a node type the summary rules do not know: the search handles it
-        return None
-    if summary.decides is not True or any(v is None for v in summary.bounds.values()):
-        return None
-    bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
-    witnesses = {}
-    endings: dict[str, int] = {}
-    for key, bound in bounds.items():
-        steps = summary.witnesses.get(key)
-        if steps is None:
-            return None
-        res = setup.replay(ScriptedOracle(scripts_of(steps)))
-        if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
-            return None
-        witnesses[key] = as_steps(list(steps))
-        ending = f"{res.decision.value}: {res.reason}"
-        endings[ending] = endings.get(ending, 0) + 1
-    result = VerifyResult(
-        proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
-        counterexample=None, unrouted=unrouted_labels(spec, registry),
-        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
-        endings=endings)
-    result.method = "summary"
     return result

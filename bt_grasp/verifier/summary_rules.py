@@ -218,6 +218,12 @@ class Rules:
             once = {}
         if not out.tick:
             out.tick = tick_sum
+        if t in ("parallel", "btcpp_parallel") and TICKS in once:
+            # Branches run side by side: the parallel lasts as long as its longest branch, the
+            # capped part (its retries' attempts) included. Summed, as the capped parts of
+            # siblings are, the branches' ticks would count as if they ran one after another.
+            out.act[TICKS] = tmax([{TICKS: get(self.full(k), TICKS, size)} for k in kids], size)[TICKS]
+            once = {**once, TICKS: np.where(once[TICKS] == NEG, NEG, 0.0)}
         out.once = once
         if t == "retry":
             # Its starts are counted per episode: every activation together is paid once. Several

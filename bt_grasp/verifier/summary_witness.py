@@ -24,9 +24,11 @@ from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.verifier.tick_cap import episode_limits
 
-# (probability of a failing outcome, probability of "running" where a leaf may answer it)
+# (probability of a failing outcome, probability of "running" where a leaf may answer it); a
+# negative second number -q: each call either runs to its maximum (probability q) or ends at
+# once, so that some branches of a parallel finish early while others run long
 POLICIES = ((0.5, 0.3), (0.9, 0.1), (1.0, 0.0), (0.8, 0.5), (0.2, 0.2), (0.0, 0.0), (0.7, 0.0),
-            (0.95, 0.9))
+            (0.95, 0.9), (0.2, -0.5), (0.5, -0.5), (0.1, -0.3), (0.8, -0.7))
 
 
 def run_costs(res: EpisodeResult) -> Counter:
@@ -63,11 +65,18 @@ class BiasedOracle:
         self.fail_p, self.run_p = fail_p, run_p
         self.successes = successes
         self.choices: list[tuple[str, str]] = []
+        self.running: dict[str, bool] = {}  # leaf -> its call goes on (per-call lengths)
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
         rng = self.rng
         if node_id.endswith("#duration"):
             pick = alphabet[0] if rng.random() < 0.8 else alphabet[-1]
+        elif node_id.endswith("#running") and self.run_p < 0:  # drawn once per call
+            if node_id not in self.running:
+                self.running[node_id] = rng.random() < -self.run_p
+            pick = "running" if self.running[node_id] else "ends"
+            if pick == "ends":
+                del self.running[node_id]
         elif node_id.endswith("#running"):  # a call that may span ticks: policies that lean to
             # RUNNING let every call run to its maximum (the longest runs), the others end soon
             pick = "running" if self.run_p >= 0.5 or rng.random() < self.run_p else "ends"

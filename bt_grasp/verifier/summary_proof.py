@@ -1,0 +1,68 @@
+"""A proof from the compositional summary, for trees whose search would take long.
+
+The summary (bounds.py) bounds every run of a tree from its structure, in polynomial time, and is
+sound on its own (bench/verify_soundness.py checks it against random runs of the Runner). Its
+bounds are upper bounds, not always reached; they are reported as the worst case only when each
+has a witness run that, replayed on the real Runner, reaches it exactly, and only when the
+structure proves that every run decides within the tick cap. Otherwise the search goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bt_grasp.oracles import ScriptedOracle, scripts_of
+from bt_grasp.verifier.replay import Setup, as_steps
+from bt_grasp.verifier.report import VerifyResult
+from bt_grasp.verifier.static import static_bounds, unrouted_labels
+from bt_grasp.verifier.summary_witness import run_costs
+
+__all__ = ["QUICK_SECONDS", "from_summary", "summary_first"]
+
+# CPU seconds of search before the summary is consulted: it costs 0.1-0.4 s (its witness
+# search), so it only pays off for trees the search cannot settle soon. CPU time, so that a
+# loaded machine does not make verify pay for it more often.
+QUICK_SECONDS = 2.0
+_PARALLELS = ("parallel", "btcpp_parallel")
+
+
+def summary_first(spec: Any) -> bool:
+    """Whether to ask the summary before searching: the branches of a parallel advance side by
+    side, so the search meets every combination of their states (a product, exponential in the
+    branches), while the summary composes them one by one."""
+    return any(node.type in _PARALLELS for node in spec.root.walk())
+
+
+def from_summary(setup: Setup) -> VerifyResult | None:
+    """The summary's result, if the structure proves that every run decides within the tick cap
+    and every bound's witness, replayed on the Runner, reaches it; else None."""
+    # imported here: its numpy tables are needed only for trees the quick search cannot settle
+    from bt_grasp.verifier.bounds import summarise
+
+    spec, registry = setup.spec, setup.registry
+    try:
+        summary = summarise(spec, registry)
+    except Exception:  # a node type the summary rules do not know: the search handles it
+        return None
+    if summary.decides is not True or any(v is None for v in summary.bounds.values()):
+        return None
+    bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
+    witnesses = {}
+    endings: dict[str, int] = {}
+    for key, bound in bounds.items():
+        steps = summary.witnesses.get(key)
+        if steps is None:
+            return None
+        res = setup.replay(ScriptedOracle(scripts_of(steps)))
+        if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
+            return None
+        witnesses[key] = as_steps(list(steps))
+        ending = f"{res.decision.value}: {res.reason}"
+        endings[ending] = endings.get(ending, 0) + 1
+    result = VerifyResult(
+        proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
+        counterexample=None, unrouted=unrouted_labels(spec, registry),
+        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
+        endings=endings)
+    result.method = "summary"
+    return result
