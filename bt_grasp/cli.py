@@ -93,7 +93,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     spec = _load(args.tree)
     res = verify_tree(spec, max_runs=args.max_runs, time_limit=args.time_limit,
-                      engine=args.engine, replay_all=args.replay_all)
+                      engine=args.engine, replay_all=args.replay_all, upper=not args.exact)
     if args.json:
         print(json.dumps(res.to_json()))
     else:
@@ -234,6 +234,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("auto", "symbolic", "reference"), default="auto",
                    help="symbolic (the tree's model, time left symbolic), reference (the compiled "
                         "tree itself, tick by tick where time is observed), or auto")
+    p.add_argument("--exact", action="store_true",
+                   help="search on for the exact worst case where the tree's structure already "
+                        "proves it decides (else its upper bounds answer after a short search)")
     p.add_argument("--replay-all", action="store_true",
                    help="replay every witness on the Runner, the tick bound's too however long")
     p.add_argument("--witness", default=None, metavar="KEY",

@@ -219,7 +219,8 @@ def test_the_running_module_documents_the_extremes():
 
 
 def test_a_listen_guard_halting_at_any_tick_gives_the_verdict_of_exploring_every_tick():
-    # the guard may fail at any idle tick of the grasp (a revision halts it) or at its last one
+    # the guard may fail at any idle tick of the grasp (a revision halts it) or at its last one;
+    # the calls are in the reactive sequence's last child, which nothing re-starts while it runs
     spec = load_text("""
 tree: t
 budgets: {max_ticks: 200, actions: 3}
@@ -232,9 +233,11 @@ root:
             reactive_sequence:
               children:
                 - selector: {children: [listen: {id: heard}, wait_clarify: {reason: revised}]}
-                - grasp: {id: g}
-                - lift: {id: up}
-                - finalize: {reason: done}
+                - sequence:
+                    children:
+                      - grasp: {id: g}
+                      - lift: {id: up}
+                      - finalize: {reason: done}
       - wait_clarify: {reason: spent}
 """)
     spec.registry = blocking_registry(cap=5)
@@ -302,3 +305,29 @@ root:
 """)
     res = verify_tree(spec)
     assert res.proven, res.problem
+
+
+def test_a_call_before_a_later_child_of_a_reactive_sequence_is_explored_at_every_length():
+    """Ending the lift moves the reactive sequence on to the grasp; the next tick starts a new
+    lift call. A shorter lift call therefore makes more lift calls: the longest call does not
+    stand for the others, and both searches find the four calls a replayed run reaches."""
+    spec = tree("""
+        tree: t
+        budgets: {actions: 1, max_ticks: 400}
+        root:
+          selector:
+            children:
+              - sequence:
+                  children:
+                    - reactive_sequence: {children: [lift, grasp]}
+                    - finalize: {reason: body succeeded}
+              - wait_clarify: {reason: body failed}
+    """)
+    spec.registry = blocking_registry(cap=4)
+    assert "lift_1" not in unobserved_leaves(Machine(spec, spec.registry, episode_limits(spec),
+                                                      {}, set()).state.nodes)
+    ref, sym = verify_tree(spec), _verify_tree(spec, engine="symbolic")
+    assert ref.bounds == sym.bounds and ref.bounds["primitive:lift"] == 4
+    steps = [(s["node"], s["outcome"]) for s in ref.witnesses["primitive:lift"]]
+    res = run_tracked(spec, ScriptedOracle(scripts_of(steps)), explore_running=True)[0]
+    assert run_costs(res)["primitive:lift"] == 4

@@ -12,6 +12,7 @@ way every bound's witness and every counterexample is replayed on the real Runne
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bt_grasp.default_registry import default_registry
@@ -26,7 +27,7 @@ from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, cou
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
-from bt_grasp.verifier.summary_proof import QUICK_SECONDS, from_summary, summary_first
+from bt_grasp.verifier.summary_proof import QUICK_SECONDS, UPPER_AFTER, from_summary, summary_first
 from bt_grasp.verifier.summary_witness import run_costs
 from bt_grasp.verifier.ticks import TickBound, Unidle, tick_bound
 
@@ -40,14 +41,16 @@ REPLAY_TICKS = 2000
 
 def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200_000,
                 goal: dict[str, Any] | None = None, time_limit: float | None = None,
-                engine: str = "auto", replay_all: bool = False) -> VerifyResult:
+                engine: str = "auto", replay_all: bool = False, upper: bool = True) -> VerifyResult:
     """Explore every run of `spec` (a TreeSpec) against the choice oracle.
 
     `max_runs` caps the partial runs executed and `time_limit` the seconds spent; reaching either
     gives an honest "incomplete" result (proven False, no counterexample), never a guess.
     `engine`: "symbolic", "reference" (the compiled tree itself), or "auto": symbolic where the
     tree's node classes have a model. `replay_all`: replay the tick bound's witness on the
-    Runner however long it is (else only up to REPLAY_TICKS ticks).
+    Runner however long it is (else only up to REPLAY_TICKS ticks). `upper`: when the summary
+    proves that every run decides but the search has not found every bound within UPPER_AFTER
+    more CPU seconds, answer with the summary's upper bounds (`unreached`); False: search on.
     """
     registry = registry or getattr(spec, "registry", None) or default_registry()
     setup = Setup(spec, registry, goal)
@@ -55,7 +58,7 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     result = None
     if engine != "reference":
         try:
-            result = _verify_model(setup, max_runs, time_limit, replay_all)
+            result = _verify_model(setup, max_runs, time_limit, replay_all, upper)
         except (NotModelled, Unidle) as exc:
             if engine == "symbolic":
                 raise
@@ -75,25 +78,30 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
 
 
 def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
-                  replay_all: bool) -> VerifyResult:
+                  replay_all: bool, upper: bool) -> VerifyResult:
     spec, registry = setup.spec, setup.registry
     keys = keys_read(spec, registry)
     machines = [ModelMachine(spec, registry, setup.limits, setup.initial, keys, open_actions=o)
                 for o in (False, True)]
     machine = machines[0]
     endings: dict[str, int] = {}
-    settled: list[VerifyResult] = []
+    proofs: list[VerifyResult] = []
 
-    def summary_settles() -> bool:
-        fast = from_summary(setup)
-        settled.extend([fast] if fast is not None else [])
-        return fast is not None
+    def slow() -> float | None:
+        """Asked when the search is slow: None stops it (the summary's proof answers)."""
+        if proofs:  # the upper bounds have waited their time
+            return None if upper else math.inf
+        proof = from_summary(setup)
+        if proof is None:
+            return math.inf
+        proofs.append(proof)
+        return None if not proof.unreached else UPPER_AFTER
 
     slow_after = 0.0 if summary_first(spec) else QUICK_SECONDS
-    found = explore(machines, max_runs, time_limit, endings, slow_after, summary_settles)
-    if settled:
-        settled[0].runs_explored += found.advances
-        return settled[0]
+    found = explore(machines, max_runs, time_limit, endings, slow_after, slow)
+    if proofs and found.incomplete and (upper or not proofs[0].unreached):
+        proofs[0].runs_explored += found.advances
+        return proofs[0]
     result = VerifyResult(
         proven=False, bounds={}, runs_explored=found.advances, counterexample=None,
         unrouted=unrouted_labels(spec, registry), static_bounds=static_bounds(spec, registry),

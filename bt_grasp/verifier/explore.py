@@ -188,14 +188,15 @@ _CHUNK = 256  # advances each variant of the first pass takes before the other's
 
 def explore(machines: list[Any], max_advances: int, time_limit: float | None,
             endings: dict[str, int] | None = None, slow_after: float | None = None,
-            on_slow: Callable[[], bool] | None = None) -> Found:
+            on_slow: Callable[[], float | None] | None = None) -> Found:
     """Both passes, the first by each machine in turn (the same tree, its action count kept or
     left open: either gives every run exactly, and which is smaller depends on the tree), the
     second on the graph of the one that finishes first. `Found.graph` is the second pass's
     graph (graph.Graph), for the tick bound; `Found.advances` counts both machines'.
 
-    `on_slow` is called once when the first pass has taken `slow_after` CPU seconds; if it
-    answers True (the tree was settled another way) the search stops there, incomplete."""
+    `on_slow` is called when the first pass has taken `slow_after` CPU seconds; it answers the
+    CPU seconds after which to ask it again (inf: never), or None: the tree was settled another
+    way, and the search stops there, incomplete."""
     endings = {} if endings is None else endings
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     slow_at = None if slow_after is None or on_slow is None else time.process_time() + slow_after
@@ -210,10 +211,11 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
         advances = sum(m.advances for m in machines)
         if open_ is None and (advances >= max_advances or (deadline and time.perf_counter() > deadline)):
             return Found({}, endings, 0, advances, incomplete=True)
-        if open_ is None and slow_at is not None and time.process_time() > slow_at:
-            slow_at = None
-            if on_slow is not None and on_slow():
+        if open_ is None and slow_at is not None and on_slow is not None and time.process_time() > slow_at:
+            again = on_slow()
+            if again is None:
                 return Found({}, endings, 0, advances, incomplete=True)
+            slow_at = time.process_time() + again
     index = machine.m.index
     macros: dict[Any, list[_Macro]] = {}
     relevant = _relevant(open_, macros, index)

@@ -36,7 +36,7 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
     found = search(machine, max_runs, time_limit, memo, endings, cpu_limit=_QUICK)
     if found.incomplete and machine.advances < max_runs:
         fast = from_summary(setup)
-        if fast is not None:
+        if fast is not None and not fast.unreached:
             fast.runs_explored += machine.advances
             return fast
         left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - start))

@@ -37,6 +37,8 @@ class VerifyResult:
     tick_cap_text: str = ""
     longest: int | None = None  # the most ticks any run takes (the symbolic search), cap or not
     unreplayed: list[str] = field(default_factory=list)  # witnesses kept but not replayed
+    # bounds that are upper bounds no witness run reached (the summary answered: method "summary")
+    unreached: list[str] = field(default_factory=list)
     # node id -> ids from the root down to it (for printing steps as paths through the tree)
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
@@ -46,7 +48,7 @@ class VerifyResult:
                 "unrouted": self.unrouted, "static_bounds": self.static_bounds,
                 "endings": self.endings, "complete": self.complete, "states": self.states,
                 "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
-                "longest_run_ticks": self.longest}
+                "longest_run_ticks": self.longest, "unreached": self.unreached}
 
     def step_path(self, node: str) -> str:
         """'root > retry_1 > g' for the choice id 'g' (or 'g#duration')."""
@@ -67,7 +69,7 @@ def _table(res: VerifyResult) -> list[str]:
             notes.add(_UNBOUNDED)
         else:
             static = str(res.static_bounds[key])
-        rows.append((key, str(value), static))
+        rows.append((key, f"<= {value}" if key in res.unreached else str(value), static))
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     lines = [f"  {a:<{w0}}  {b:>{w1}}  {c}" for a, b, c in rows]
@@ -97,9 +99,13 @@ def _steps(res: VerifyResult, steps: list[dict[str, str]]) -> list[str]:
 
 def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str]:
     """The report as lines of text; `witness`: also print the run reaching that bound."""
-    if res.method == "summary":
+    if res.method == "summary" and res.unreached:
+        out = [f"{name}: bounds from the tree's structure, which proves every run decides within "
+               f"the tick cap; the search did not settle the tree within its time ({res.runs_explored} "
+               "partial runs), so bounds marked <= are upper bounds no witness run reached"]
+    elif res.method == "summary":
         out = [f"{name}: bounds from the tree's structure; the structure proves every run decides "
-               f"within max_ticks, and each bound's witness, replayed, reaches it"]
+               f"within the tick cap, and each bound's witness, replayed, reaches it"]
     else:
         how = {"symbolic": ", time left symbolic",
                "reference": f", the compiled tree itself ({res.why_reference})"}.get(res.method, "")
@@ -108,7 +114,9 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
         out.append(res.tick_cap_text)
     if res.bounds:
         out.append("worst case over every run (each reached by a witness run; "
-                   "`--witness KEY` prints it):")
+                   "`--witness KEY` prints it):" if not res.unreached else
+                   "worst case over every run (<=: an upper bound; the others reached by a witness "
+                   "run, `--witness KEY` prints it):")
         out += _table(res)
         for key in res.unreplayed:
             out.append(f"  ({key}: its witness, {res.bounds[key]} ticks long, is replayed on the "

@@ -23,8 +23,10 @@ the idle ticks in one step (`skip_idle_ticks`: the tick count, the clock tick by
 the call's last tick, where the leaf picks its outcome. Observed leaves are explored tick by
 tick: "ends" or "running" at every tick (under a deadline that halts the call before its cap,
 `ticks_running` leaves the merge key: state.py). A reactive sequence whose earlier children are
-guards (`listen`: asked every tick, passing changes nothing) does not make a call observed:
-a guard failing at an idle tick has a twin failing at the call's last tick (see `guard_pass`). In witnesses and counterexamples a
+guards (`listen`: asked every tick, passing changes nothing) does not make its last child's
+call observed: a guard failing at an idle tick has a twin failing at the call's last tick (see
+`guard_pass`). A call in an earlier child of a reactive composite is observed: when it ends the
+composite moves on, and the next tick starts it anew, so a shorter call makes more calls. In witnesses and counterexamples a
 RUNS_TO_MAX step stands for the `max_ticks - 1` "running" answers the Runner's oracle is asked
 (`expand_steps`). tests/test_verify_running.py checks, on generated trees with short calls, that
 this gives the verdict, bounds and endings of exploring every length of every call.
@@ -112,6 +114,10 @@ def unobserved_leaves(nodes: list[Any]) -> dict[str, tuple[tuple[str, str], ...]
         while cur is not None:
             if isinstance(cur, (Sequence, Selector)):
                 if not cur.memory:
+                    # a later child: ending the call moves on to it, and the next tick starts
+                    # the call anew, so a shorter call means more calls (no longest twin)
+                    if child is not cur.children[-1]:
+                        break
                     before = _guards_before(cur, child)
                     if before is None:
                         break

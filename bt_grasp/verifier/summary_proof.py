@@ -4,7 +4,10 @@ The summary (bounds.py) bounds every run of a tree from its structure, in polyno
 sound on its own (bench/verify_soundness.py checks it against random runs of the Runner). Its
 bounds are upper bounds, not always reached; they are reported as the worst case only when each
 has a witness run that, replayed on the real Runner, reaches it exactly, and only when the
-structure proves that every run decides within the tick cap. Otherwise the search goes on.
+structure proves that every run decides within the tick cap. Otherwise the search goes on; if it
+does not settle the tree soon either, a structure that proves every run decides is still a proof
+of that, and its bounds are reported as upper bounds, those no witness reached marked so
+(`VerifyResult.unreached`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.static import static_bounds, unrouted_labels
 from bt_grasp.verifier.summary_witness import run_costs
 
-__all__ = ["QUICK_SECONDS", "from_summary", "summary_first"]
+__all__ = ["QUICK_SECONDS", "UPPER_AFTER", "from_summary", "summary_first"]
 
 # CPU seconds of search before the summary is consulted: it costs 0.1-0.4 s (its witness
 # search), so it only pays off for trees the search cannot settle soon. CPU time, so that a
 # loaded machine does not make verify pay for it more often.
 QUICK_SECONDS = 2.0
+# CPU seconds the search is given, once the summary has proven that every run decides but not
+# reached every bound, to find the exact bounds before the summary's upper bounds answer
+UPPER_AFTER = 1.0
 _PARALLELS = ("parallel", "btcpp_parallel")
 
 
@@ -34,8 +40,9 @@ def summary_first(spec: Any) -> bool:
 
 
 def from_summary(setup: Setup) -> VerifyResult | None:
-    """The summary's result, if the structure proves that every run decides within the tick cap
-    and every bound's witness, replayed on the Runner, reaches it; else None."""
+    """The summary's result, if the structure proves that every run decides within the tick cap,
+    else None. Bounds whose witness, replayed on the Runner, does not reach them are listed in
+    `unreached` (upper bounds, no witness kept): a proof with exact bounds has none."""
     # imported here: its numpy tables are needed only for trees the quick search cannot settle
     from bt_grasp.verifier.bounds import summarise
 
@@ -48,14 +55,19 @@ def from_summary(setup: Setup) -> VerifyResult | None:
         return None
     bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
     witnesses = {}
+    unreached = []
     endings: dict[str, int] = {}
     for key, bound in bounds.items():
         steps = summary.witnesses.get(key)
         if steps is None:
-            return None
+            unreached.append(key)
+            continue
         res = setup.replay(ScriptedOracle(scripts_of(steps)))
-        if run_costs(res).get(key, 0) != bound or res.reason.startswith(("no decision", "tick cap")):
-            return None
+        if res.reason.startswith(("no decision", "tick cap")):
+            return None  # the summary said every run decides: never believed against a run
+        if run_costs(res).get(key, 0) != bound:
+            unreached.append(key)
+            continue
         witnesses[key] = as_steps(list(steps))
         ending = f"{res.decision.value}: {res.reason}"
         endings[ending] = endings.get(ending, 0) + 1
@@ -65,4 +77,5 @@ def from_summary(setup: Setup) -> VerifyResult | None:
         static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
         endings=endings)
     result.method = "summary"
+    result.unreached = unreached
     return result
