@@ -4,7 +4,8 @@ Each method reproduces one runtime class's tick or stop, statement for statement
 (status, current child, two data slots per node) and a small ledger, so that a state is cheap to
 save, compare and restore. The oracle is asked exactly the questions the compiled tree asks, in
 the same order and with the same ids, which tests/test_verify_model.py checks in lockstep with the
-real Runner on generated trees. The BT.CPP controls are in ticker_controls.py.
+real Runner on generated trees. The leaves are in ticker_leaves.py, the decorators in
+ticker_decorators.py, the BT.CPP controls in ticker_controls.py.
 
 Slots per node: `a` holds a sequence's or selector's loop position, a parallel's, a repeat's
 successes, a timeout's ticks run, a leaf's ticks running, a switch's chosen child, a BT.CPP
@@ -19,52 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bt_grasp.blackboard import ref_key
-from bt_grasp.composites import DEADLINE_OUTCOMES, DEADLINE_PASSED, PREEMPTED
+from bt_grasp.composites import PREEMPTED
 from bt_grasp.context import EpisodeLimits
-from bt_grasp.interop.nodes import OUTCOME_STATUS
-from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING
 from bt_grasp.outcomes import Decision
 from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K, Model
 from bt_grasp.verifier.ticker_controls import ControlsMixin
+from bt_grasp.verifier.ticker_decorators import DecoratorsMixin
+from bt_grasp.verifier.ticker_leaves import LeavesMixin, _Asker
 
 Choose = Callable[[str, tuple[str, ...]], str]
-_STATUS = {"SUCCESS": SUCCESS, "FAILURE": FAILURE, "RUNNING": RUNNING, "INVALID": INVALID}
-_OPAQUE_STATUS = {o: _STATUS[s.name] for o, s in OUTCOME_STATUS.items()}
-ENTRY, AFTER = 1, 2  # which of a timeout's checks asks whether its deadline has passed
 
 
-class _Board:
-    """The modelled blackboard as the compiled leaves read it inside `simulate`."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._data
-
-    def resolve(self, value: Any) -> Any:
-        key = ref_key(value)
-        return self._data.get(key) if key is not None else value
-
-    def set(self, key: str, value: Any) -> None:  # pragma: no cover - simulate only returns writes
-        raise AssertionError(f"simulate wrote {key} directly")
-
-
-class _Asker:
-    """The oracle a compiled leaf's `simulate` asks (the Watchdog's semantic verdict)."""
-
-    def __init__(self, ticker: Ticker) -> None:
-        self.ticker = ticker
-
-    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
-        return self.ticker.choose(node_id, alphabet)
-
-
-class Ticker(ControlsMixin):
+class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
     """The mutable state of one modelled run and the tick that moves it."""
 
     def __init__(self, model: Model, limits: EpisodeLimits, initial: dict[str, Any],
@@ -217,107 +184,6 @@ class Ticker(ControlsMixin):
         self.set(self._halted_key[i], reason)
         self.a[i] = 0
 
-    def _t_leaf(self, i: int) -> None:
-        st = self.st
-        if st[i] == RUNNING:
-            if self.decision is not None:
-                self.halt(i, "decided")
-                new = FAILURE
-            else:
-                new = self.oracle_tick(i)
-        elif self.decision is not None:
-            new = FAILURE
-        elif not self.pass_guards(i):
-            new = FAILURE
-        else:
-            self.a[i] = 0
-            self.gen[i] += 1
-            new = self.oracle_tick(i)
-        st[i] = new
-
-    def oracle_tick(self, i: int) -> int:
-        m = self.m
-        name = m.name[i]
-        ticks = self.a[i]
-        if ticks + 1 < m.max_ticks[i] and \
-                self.choose(f"{name}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
-            self.a[i] = ticks + 1
-            return RUNNING
-        outcome = self.choose(name, m.alphabet[i])
-        if m.simulates[i]:
-            res = self._simulate(i, outcome)
-            for key, value in res.writes.items():
-                self.set(key, value)
-            status = SUCCESS if res.status.name == "SUCCESS" else FAILURE
-        else:
-            status = SUCCESS if outcome in m.success[i] else FAILURE
-        if m.out_key[i] is not None:
-            self.set(m.out_key[i], outcome)
-        return status
-
-    def _simulate(self, i: int, outcome: str) -> Any:
-        ctx = self.sim_ctx
-        ctx.blackboard, ctx.oracle = _Board(self.bb), self._asker
-        ctx.events, ctx.all_events = [], []
-        return self.m.nodes[i].simulate(outcome)
-
-    def pass_guards(self, i: int) -> bool:
-        m, limits = self.m, self.limits
-        if m.action[i]:
-            if self.compare(i, 0, self.actions, limits.actions):
-                self.decide(Decision.WAIT_CLARIFY, f"action budget spent ({limits.actions} grasp/push actions)")
-                return False
-            base = 2 + len(m.retry_scopes)
-            for scope, limit in self.scopes:
-                if self.compare(i, base + scope, self.scoped[scope], limit):
-                    self.set(f"{m.name[i]}.error", f"budget '{m.budget_scopes[scope]}' spent")
-                    self.refusals += 1
-                    return False
-            self.actions += 1
-            for scope, _ in self.scopes:
-                self.scoped[scope] += 1
-            self.streak = 0
-        elif m.perception[i]:
-            if self.compare(i, 1, self.streak, limits.perception_streak):
-                self.decide(Decision.WAIT_CLARIFY, f"perception loop: {limits.perception_streak} "
-                            "perception calls in a row without a manipulation")
-                return False
-            self.streak += 1
-            self.pcalls += 1
-        if m.primitive[i] >= 0:
-            self.prim[m.primitive[i]] += 1
-        return True
-
-    def _t_cond(self, i: int) -> None:
-        if self.decision is not None:
-            new = FAILURE
-        else:
-            key, raw, label = self.m.param[i]
-            actual = self.bb.get(key) if key is not None else raw
-            new = SUCCESS if str(actual) == str(label) else FAILURE
-        self.st[i] = new
-
-    def _t_term(self, i: int) -> None:
-        if self.decision is not None:
-            new = FAILURE
-        else:
-            decision, reason = self.m.param[i]
-            key = ref_key(reason)
-            self.decide(decision, str(self.bb.get(key) if key is not None else reason))
-            new = SUCCESS
-        self.st[i] = new
-
-    def _t_opaque(self, i: int) -> None:
-        m = self.m
-        if self.st[i] != RUNNING:  # OpaqueLeaf.initialise counts the start
-            self.prim[m.primitive[i]] += 1
-            self.gen[i] += 1
-        if self.decision is not None:
-            new = FAILURE
-        else:
-            new = _OPAQUE_STATUS.get(self.choose(m.name[i], m.alphabet[i]), FAILURE)
-        self.st[i] = new
-
     # -- bt_grasp controls ----------------------------------------------------------------------
     def _t_seq(self, i: int) -> None:
         st, cur, a = self.st, self.cur, self.a
@@ -432,124 +298,6 @@ class Ticker(ControlsMixin):
         if new != RUNNING:
             self.stop(i, new)
         st[i] = new
-
-    def _t_retry(self, i: int) -> None:
-        c = self.m.kids[i][0]
-        scope, attempts = self.m.scope[i], self.m.param[i]
-        if self.st[c] != RUNNING:
-            if self.compare(i, 2 + scope, self.rstarts[scope], attempts) or self.decision is not None:
-                self.finish(i, FAILURE)
-                return
-            self.rstarts[scope] += 1
-        self.dispatch[c](c)
-        s = self.st[c]
-        if s == FAILURE:
-            spent = self.compare(i, 2 + scope, self.rstarts[scope], attempts)  # its update compares too
-            s = RUNNING if not spent and self.decision is None else FAILURE
-        self.finish(i, s)
-
-    def _t_decorator(self, i: int) -> None:
-        """py_trees' Decorator.tick with each decorator's update (and BT.CPP's retry's)."""
-        st, a = self.st, self.a
-        kind = self.m.kind[i]
-        c = self.m.kids[i][0]
-        if st[i] != RUNNING and kind in (K.REPEAT, K.BRETRY):
-            a[i] = 0  # initialise: successes / try count
-        self.dispatch[c](c)
-        s = st[c]
-        if kind == K.INV:
-            new = FAILURE if s == SUCCESS else SUCCESS if s == FAILURE else s
-        elif kind == K.FSUC:
-            new = SUCCESS if s == FAILURE else s
-        elif kind == K.FFAIL:
-            new = FAILURE if s == SUCCESS else s
-        elif kind == K.REPEAT:
-            new = s
-            if s == SUCCESS:
-                a[i] += 1
-                times = self.m.param[i]
-                new = SUCCESS if times is not None and a[i] >= times else RUNNING
-        elif kind == K.BRETRY:
-            new = s
-            if s == FAILURE:
-                a[i] += 1
-                attempts = self.m.param[i]
-                new = RUNNING if attempts < 0 or a[i] < attempts else FAILURE
-        else:  # opaque decorator: transparent
-            new = s
-        if new != RUNNING:
-            self.stop(i, new)
-        st[i] = new
-
-    def _t_timeout(self, i: int) -> None:
-        c = self.m.kids[i][0]
-        starting = self.st[i] != RUNNING
-        if starting:
-            self.a[i] = 0
-            self.gen[i] += 1
-        else:
-            self.a[i] += 1
-        if self.due(i, starting, ENTRY):
-            self.halt_timeout_child(i)
-            self.finish(i, FAILURE)
-            return
-        self.dispatch[c](c)
-        s = self.st[c]
-        if s == RUNNING and self.due(i, False, AFTER):
-            self.halt_timeout_child(i)
-            s = FAILURE
-        self.finish(i, s)
-
-    def due(self, i: int, starting: bool, check: int) -> bool:
-        """LogicalTimeout._due; `check` (ENTRY / AFTER the child) is in the timeout's `b` slot
-        while the oracle is asked: the two questions look alike but have different futures."""
-        seconds, allowance = self.m.param[i]
-        if seconds <= 0:
-            return True
-        if starting:
-            return False
-        if self.a[i] >= allowance:
-            return True
-        self.b[i] = check
-        try:
-            return self.choose(f"{self.m.name[i]}#deadline", DEADLINE_OUTCOMES) == DEADLINE_PASSED
-        finally:
-            self.b[i] = 0
-
-    def halt_timeout_child(self, i: int) -> None:
-        c = self.m.kids[i][0]
-        if self.st[c] == RUNNING:
-            previous, self.halt_reason = self.halt_reason, "timeout"
-            try:
-                self.stop(c, INVALID)
-            finally:
-                self.halt_reason = previous
-        self.set(f"{self.m.name[i]}.label", "TIMEOUT")
-
-    def _t_budget(self, i: int) -> None:
-        c = self.m.kids[i][0]
-        self.scopes.append((self.m.scope[i], self.m.param[i]))
-        try:
-            self.dispatch[c](c)
-        finally:
-            self.scopes.pop()
-        self.finish(i, self.st[c])
-
-    def _t_switch(self, i: int) -> None:
-        kids = self.m.kids[i]
-        if self.st[i] != RUNNING or self.a[i] < 0:
-            key, cases, default = self.m.param[i]
-            label = self.bb.get(key)
-            self.a[i] = cases.get(str(label), default) if label is not None else default
-        if self.a[i] < 0:
-            self.cur[i] = -1
-            self.finish(i, FAILURE)
-            return
-        c = kids[self.a[i]]
-        self.cur[i] = c
-        self.dispatch[c](c)
-        self.finish(i, self.st[c])
-
 
 def _at_least(node: int, counter: int, value: int, limit: int) -> bool:
     return value >= limit
