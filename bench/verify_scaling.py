@@ -176,9 +176,13 @@ def plot(rows: list[dict], path: str) -> None:
     for family in dict.fromkeys(r["family"] for r in rows):
         pts = sorted((r["nodes"], r["cpu"]) for r in rows if r["family"] == family)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", label=family, alpha=0.7)
+    by_limit: dict[float, list[str]] = {}
     for name, limit in TARGETS.items():
+        by_limit.setdefault(limit, []).append(name)
+    for limit, names in by_limit.items():
         ax.axhline(limit, color="grey", lw=0.6, ls="--")
-        ax.text(1, limit * 1.05, f"target {name}", fontsize=6, color="grey")
+        ax.text(0.01, limit * 1.06, "target: " + ", ".join(names), fontsize=6, color="grey",
+                transform=ax.get_yaxis_transform())
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("nodes in the tree")

@@ -28,7 +28,7 @@ __all__ = ["QUICK_SECONDS", "UPPER_AFTER", "from_summary", "summary_first"]
 QUICK_SECONDS = 2.0
 # CPU seconds the search is given, once the summary has proven that every run decides but not
 # reached every bound, to find the exact bounds before the summary's upper bounds answer
-UPPER_AFTER = 1.0
+UPPER_AFTER = 0.5
 _PARALLELS = ("parallel", "btcpp_parallel")
 
 
