@@ -18,12 +18,12 @@ shown separately because it is part of physics + rendering but not of the policy
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_k, "1")  # before numpy is imported: one core means one thread
+from bt_grasp.threads import use_one_thread
+
+use_one_thread()  # before numpy is imported: one core means one thread
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,8 +29,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_k, "1")  # before numpy is imported: one core means one thread
+from bt_grasp.threads import use_one_thread
+
+use_one_thread()  # before numpy is imported: one core means one thread
 
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = ("physics", "settle", "load", "render", "ik", "perception", "other")
@@ -81,12 +82,6 @@ MODES = {"legacy": {k: False for k in _ALL_ON}, "cold": _ALL_ON, "warm": _ALL_ON
          "exact": {**_ALL_ON, "sleep_resting": False}}
 
 
-def _pct(values: list[float], q: float) -> float:
-    import numpy as np
-
-    return float(np.percentile(values, q)) if values else float("nan")
-
-
 def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
         modes: list[str]) -> dict[str, list[dict[str, Any]]]:
     from bt_grasp.bench.tasks import make_tasks
@@ -117,7 +112,7 @@ def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
 
 
 def report(out: dict[str, list[dict[str, Any]]]) -> None:
-    from bt_grasp.bench.metrics import wilson
+    from bt_grasp.stats import percentile, wilson
 
     print("| Mode | N | Median s/ep | p95 s/ep | Median CPU s | Task SR [95% CI] | "
           + " | ".join(PHASES) + " |")
@@ -127,13 +122,13 @@ def report(out: dict[str, list[dict[str, Any]]]) -> None:
     for mode, recs in out.items():
         ok = [r for r in recs if "error" not in r]
         walls = [r["wall"] for r in ok]
-        med[mode], p95[mode] = _pct(walls, 50), _pct(walls, 95)
+        med[mode], p95[mode] = percentile(walls, 50), percentile(walls, 95)
         total = sum(walls) or 1.0
         shares = [100 * sum(r["phases"].get(p, 0.0) for r in ok) / total for p in PHASES]
         wins = sum(1 for r in ok if r.get("task_success"))
         lo, hi = wilson(wins, len(ok))
         print(f"| {mode} | {len(ok)} | {med[mode]:.2f} | {p95[mode]:.2f} | "
-              f"{_pct([r['cpu'] for r in ok], 50):.2f} | {wins}/{len(ok)} [{lo:.2f}, {hi:.2f}] | "
+              f"{percentile([r['cpu'] for r in ok], 50):.2f} | {wins}/{len(ok)} [{lo:.2f}, {hi:.2f}] | "
               + " | ".join(f"{s:.0f}%" for s in shares) + " |")
     if "legacy" in out:
         for mode in out:

@@ -20,22 +20,22 @@ pairs of identical blocking runs.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import Any
 
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_k, "1")
+from bt_grasp.threads import use_one_thread
+
+use_one_thread()  # before numpy is imported
 
 import numpy as np  # noqa: E402
 import pybullet as pb  # noqa: E402
 
-from bt_grasp.bench.metrics import wilson  # noqa: E402
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import GraspPose  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
+from bt_grasp.stats import percentile, wilson  # noqa: E402
 
 BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
 CENTRE = np.array([0.5, 0.0, 0.03])
@@ -131,10 +131,6 @@ def geo_ci(ratios: list[float]) -> tuple[float, float, float]:
     return float(np.exp(m)), float(np.exp(m - half)), float(np.exp(m + half))
 
 
-def pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(xs, q)) if xs else float("nan")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--halts", type=int, default=60)
@@ -164,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             ratio = [r["steps_to_still"] / period for r in rs]
             disp = [r["disp_period_mm"] for r in rs]
             print(f"| {prim} | {len(rs)} | max {max(r['steps_in_cancel'] for r in rs)} | "
-                  f"{pct(ratio, 50):.3f}, {max(ratio):.3f} | {pct(disp, 50):.3f}, {pct(disp, 95):.3f}, "
+                  f"{percentile(ratio, 50):.3f}, {max(ratio):.3f} | "
+                  f"{percentile(disp, 50):.3f}, {percentile(disp, 95):.3f}, "
                   f"{max(disp):.3f} | {max(r['disp_long_mm'] for r in rs):.3f} | "
                   f"{sum(r['frozen'] for r in rs)}/{len(rs)} |")
         ok = sum(r["steps_to_still"] <= period for r in rows)

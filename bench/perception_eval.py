@@ -23,22 +23,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_k, "1")  # before numpy is imported: one core means one thread
-
-import numpy as np  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bt_grasp.bench.metrics import wilson  # noqa: E402
+from bt_grasp.threads import use_one_thread  # noqa: E402
+
+use_one_thread()  # before numpy is imported: one core means one thread
+
+import numpy as np  # noqa: E402
+
+from bt_grasp.stats import wilson  # noqa: E402
 
 MIN_PIXELS = 20
 IOU = 0.5

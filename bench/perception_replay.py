@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_k, "1")  # before numpy is imported: one core means one thread
+from bt_grasp.threads import use_one_thread
+
+use_one_thread()  # before numpy is imported: one core means one thread
 
 ROOT = Path(__file__).resolve().parent.parent
 PERCEPTIONS = ("geometric", "sim")

@@ -25,19 +25,19 @@ the motions their joint paths. Any faster IK or smaller frame changes what the r
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_k, "1")  # before numpy is imported: one core means one thread
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from bt_grasp.threads import use_one_thread  # noqa: E402
+
+use_one_thread()  # before numpy is imported: one core means one thread
 
 
 @dataclass(frozen=True)
@@ -120,14 +120,8 @@ def run(episodes: int, seed: int, perception: str, image_size: int, names: list[
     return out
 
 
-def _pct(values: list[float], q: float) -> float:
-    import numpy as np
-
-    return float(np.percentile(values, q)) if values else float("nan")
-
-
 def report(out: dict[str, list[dict]]) -> None:
-    from bt_grasp.bench.metrics import wilson
+    from bt_grasp.stats import percentile, wilson
 
     base = {r["key"]: r for r in out["shipped"]}
     print("| Setting | N | Median s/ep | p95 s/ep | Median physics s/ep | Same decision as shipped | "
@@ -142,8 +136,8 @@ def report(out: dict[str, list[dict]]) -> None:
                        base[r["key"]].get("task_success")))
         wins = sum(1 for r in ok if r.get("task_success"))
         lo, hi = wilson(wins, len(ok))
-        print(f"| {name} | {len(ok)} | {_pct(walls, 50):.2f} | {_pct(walls, 95):.2f} | "
-              f"{_pct([r['physics_s'] for r in ok], 50):.2f} | {same}/{len(ok)} | "
+        print(f"| {name} | {len(ok)} | {percentile(walls, 50):.2f} | {percentile(walls, 95):.2f} | "
+              f"{percentile([r['physics_s'] for r in ok], 50):.2f} | {same}/{len(ok)} | "
               f"{wins}/{len(ok)} [{100 * lo:.0f}, {100 * hi:.0f}] % |")
     ok = [r for r in out["shipped"] if "error" not in r]
     print()
@@ -151,8 +145,8 @@ def report(out: dict[str, list[dict]]) -> None:
                           ("stepSimulation + rendering", [r["physics_s"] + r["render_s"] for r in ok]),
                           ("stepSimulation + rendering + IK",
                            [r["physics_s"] + r["render_s"] + r["ik_s"] for r in ok])):
-        print(f"physics floor, shipped settings, {label}: median {_pct(values, 50):.2f} s, "
-              f"p95 {_pct(values, 95):.2f} s per episode (episode target: 2.0 s / 4.0 s)")
+        print(f"physics floor, shipped settings, {label}: median {percentile(values, 50):.2f} s, "
+              f"p95 {percentile(values, 95):.2f} s per episode (episode target: 2.0 s / 4.0 s)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,11 +30,11 @@ from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa
 from bt_grasp.perception.backends import make_perceiver  # noqa: E402
 from bt_grasp.perception.grasps import plan_grasps  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
-from bt_grasp.watchdog.evaluate import wilson  # noqa: E402
+from bt_grasp.stats import Z95, wilson  # noqa: E402
 
 
 def _rate(k: int, n: int) -> str:
-    lo, hi = wilson(k, n) if n else (0.0, 1.0)
+    lo, hi = wilson(k, n, z=Z95)
     return f"{k}/{n} = {k / n if n else 0:.2f} (95% CI {lo:.2f}-{hi:.2f})"
 
 

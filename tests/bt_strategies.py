@@ -1,7 +1,8 @@
 """Hypothesis strategies for generated trees, the shared settings profiles, and run invariants.
 
 Used by tests/test_termination_drivers.py (the trees run on PyBullet and on the simulated
-Stretch) and tests/test_property_random_trees.py (the trees run against outcome oracles).
+Stretch) and tests/test_property_random_trees.py (the trees run against outcome oracles); the
+built-in grammar (BUILTIN_TREES) by tests/test_spec_roundtrip.py and tests/test_spec_schema.py.
 
 Profiles (see docs/testing.md): "ci" (default, few examples) and "thorough", selected with
 `BT_GRASP_HYPOTHESIS_PROFILE=thorough`. Modules take their settings from `profile_settings()`, so
@@ -21,10 +22,12 @@ from helpers import ROOT, tree
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from bt_grasp import builtin_types
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import Ledger, RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.outcomes import LABELS, Decision
+from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.trace import read_trace
 from bt_grasp.verifier.tick_cap import episode_limits
@@ -150,6 +153,100 @@ def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, max_ti
     return yaml.safe_dump(doc, sort_keys=False)
 
 
+# -- any built-in node type, random valid ports (loader, dump and schema tests) --------------------
+# Tree bodies as YAML-ready data, not meant to run: every composite, decorator and leaf type with
+# valid port values; ids are `id: True` markers until number_ids() numbers them.
+
+def _builtin_registry() -> Registry:
+    """The built-ins only, whatever plug-ins other tests register into the default registry."""
+    reg = Registry()
+    for node_type in builtin_types.COMPOSITES + builtin_types.LEAVES:
+        reg.add(node_type)
+    return reg
+
+
+BUILTIN_REG = _builtin_registry()
+_NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_ ", min_size=1, max_size=12).filter(
+    lambda s: s.strip() == s)
+_REFS = st.sampled_from(["{goal.object}", "{target}", "{scene.objects}", "{bb.x.y}"])
+
+
+def _port_value(node_type: str, name: str) -> st.SearchStrategy[Any] | None:
+    """A valid value for a port, or None to leave it out (outcome keys stay at their default,
+    so every switch and label_is below routes on labels some writer can produce)."""
+    port = BUILTIN_REG.get(node_type).ports[name]
+    if node_type == "label_is":
+        return st.just("{grasp.label}") if name == "key" else st.sampled_from(LABELS)
+    if port.type == "key":
+        return None if name == BUILTIN_REG.get(node_type).outcome_port else st.sampled_from(["r.a", "{r.b}"])
+    if port.choices:
+        return st.sampled_from(port.choices)
+    if port.type == "int":
+        low = int(port.minimum or 0)
+        return st.integers(low, int(port.maximum) if port.maximum is not None else low + 9)
+    if port.type == "float":
+        low = port.minimum or 0.0
+        high = port.maximum if port.maximum is not None else low + 50
+        return st.integers(0, 100).map(lambda k: round(low + (high - low) * k / 100, 4))
+    if port.type == "bool":
+        return st.booleans()
+    if BUILTIN_REG.get(node_type).kind in ("composite", "decorator"):
+        return _NAMES  # composite and decorator settings are literals
+    return st.one_of(_NAMES, _REFS)
+
+
+def _fields(node_type: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Required ports always, optional ports sometimes, and an id marker sometimes."""
+    required, optional = {}, {}
+    for name, port in BUILTIN_REG.get(node_type).ports.items():
+        strat = _port_value(node_type, name)
+        if strat is not None:
+            (required if port.required else optional)[name] = strat
+    return st.fixed_dictionaries(required, optional=optional).flatmap(
+        lambda d: st.booleans().map(lambda with_id: {**({"id": True} if with_id else {}), **d}))
+
+
+_BUILTIN_LEAF_TYPES = [t.name for t in BUILTIN_REG if t.arity == "none"]
+_BUILTIN_LEAVES = st.sampled_from(_BUILTIN_LEAF_TYPES).flatmap(
+    lambda t: _fields(t).map(lambda f, t=t: {t: f} if f or BUILTIN_REG.get(t).ports and any(
+        p.required for p in BUILTIN_REG.get(t).ports.values()) else t))
+
+
+def _extend_builtin(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    composites = st.sampled_from(["sequence", "selector", "parallel"]).flatmap(
+        lambda t: st.tuples(_fields(t), st.lists(children, min_size=1, max_size=3)).map(
+            lambda fc, t=t: {t: {**fc[0], "children": fc[1]}}))
+    decorators = st.sampled_from([t.name for t in BUILTIN_REG if t.arity == "one"]).flatmap(
+        lambda t: st.tuples(_fields(t), children).map(lambda fc, t=t: {t: {**fc[0], "child": fc[1]}}))
+    switches = st.tuples(
+        st.dictionaries(st.sampled_from(LABELS), children, min_size=1, max_size=3),
+        st.one_of(st.none(), children), st.booleans(),
+    ).map(lambda c: {"switch": {**({"id": True} if c[2] else {}), "on": "{grasp.label}",
+                                "cases": c[0], **({"default": c[1]} if c[1] is not None else {})}})
+    return st.one_of(composites, decorators, switches)
+
+
+BUILTIN_TREES = st.recursive(_BUILTIN_LEAVES, _extend_builtin, max_leaves=12)
+
+
+def number_ids(node: Any, counter: list[int]) -> None:
+    """Replace the `id: True` markers by unique ids n0, n1, ... in pre-order."""
+    if not isinstance(node, dict):
+        return
+    (fields,) = node.values()
+    if fields.get("id") is True:
+        fields["id"] = f"n{counter[0]}"
+        counter[0] += 1
+    for child in fields.get("children", []):
+        number_ids(child, counter)
+    if "child" in fields:
+        number_ids(fields["child"], counter)
+    for case in fields.get("cases", {}).values():
+        number_ids(case, counter)
+    if "default" in fields:
+        number_ids(fields["default"], counter)
+
+
 # -- the differential grammar: everything the verifier models ---------------------------------------
 
 OPAQUE_IDS = ("Spin", "Wait", "BackUp", "FollowPath")
@@ -236,8 +333,6 @@ def blocking_registry(cap: int = 1) -> Any:
     that starts it, as with a blocking driver): for tests that specify what happens between
     calls, or that explore every length of short calls."""
     from dataclasses import replace
-
-    from bt_grasp.registry import Registry
 
     reg = Registry()
     for nt in default_registry():

@@ -1,4 +1,6 @@
-"""Shared test helpers: load a tree from text and run it against an oracle (no robot)."""
+"""Shared test helpers: load a tree from text and run it against an oracle (no robot) or a
+driver (tests/fakes.py has fake ones); start a `bt-grasp run` that never ends; and, for the BT.CPP
+interop tests, write XML, load it with the interop registry, compare trees, tick one by hand."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from bt_grasp.blackboard import Blackboard
+from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
+from bt_grasp.interop.common import interop_registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.verifier.tick_cap import episode_limits
 
@@ -31,6 +35,17 @@ def run_oracle(spec, oracle, goal: str = "red mug", trace: str | None = None) ->
     ctx = RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=oracle,
                      blackboard=Blackboard({"goal.object": goal}))
     return Runner(spec, ctx, trace_path=trace).run()
+
+
+def run_driver(text: str, robot, clock=None, trace: str | None = None) -> tuple[EpisodeResult, RunContext]:
+    """Run the tree `text` on the driver `robot` (goal "mug"), on `clock` if given; the result and
+    the run's context (its blackboard)."""
+    spec = tree(text)
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
+                     driver=robot, blackboard=Blackboard({"goal.object": "mug"}))
+    if clock is not None:
+        ctx.clock = clock
+    return Runner(spec, ctx, trace_path=trace).run(), ctx
 
 
 ENDLESS = """tree: endless
@@ -62,3 +77,67 @@ def start_endless_run(tmp_path: Path, ready: Callable[[str], bool], timeout: flo
         time.sleep(0.01)
     proc.kill()
     pytest.fail(f"{what} in time")
+
+
+# -- BT.CPP interop: trees loaded with bt_grasp.interop.common.interop_registry() ------------------
+
+BTCPP_DATA = ROOT / "tests" / "data" / "btcpp"
+
+
+def write_xml(tmp_path: Path, body: str, name: str = "tree.xml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return path
+
+
+def doc(tree: str, main: str = "Main", extra: str = "", fmt: str = "4") -> str:
+    """A BT.CPP v4 document with one main tree whose root element is `tree`."""
+    return (f'<root BTCPP_format="{fmt}" main_tree_to_execute="{main}">\n'
+            f'  <BehaviorTree ID="{main}">\n{tree}\n  </BehaviorTree>\n{extra}</root>\n')
+
+
+def spec_of(text: str):
+    from bt_grasp.spec.loader import load_tree_text
+
+    return load_tree_text(text, registry=interop_registry())
+
+
+def tree_spec(yaml_text: str):
+    from bt_grasp.spec.loader import load_tree_text
+
+    return load_tree_text(textwrap.dedent(yaml_text), registry=interop_registry())
+
+
+def node_diff(a, b) -> list[str]:
+    """Human-readable differences between two NodeSpec trees (empty when equal)."""
+    out = []
+    left, right = list(a.walk()), list(b.walk())
+    if len(left) != len(right):
+        out.append(f"{len(left)} nodes vs {len(right)}")
+    for x, y in zip(left, right, strict=False):
+        if (x.type, x.id, x.params, list(x.cases)) != (y.type, y.id, y.params, list(y.cases)):
+            out.append(f"{x.type} {x.id} {x.params} != {y.type} {y.id} {y.params}")
+    return out
+
+
+class Harness:
+    """A compiled tree ticked by hand against a scripted oracle."""
+
+    def __init__(self, spec, oracle) -> None:
+        self.ctx = RunContext(registry=interop_registry(), oracle=oracle,
+                              limits=episode_limits(spec),
+                              blackboard=Blackboard({"goal.object": "mug"}))
+        self.root = compile_tree(spec, self.ctx)
+
+    def tick(self):
+        self.ctx.tick += 1
+        for _ in self.root.tick():
+            pass
+        self.ctx.clock.advance(self.ctx.clock.tick_period)
+        return self.root.status
+
+    def node(self, node_id: str):
+        for n in self.root.iterate():
+            if n.name == node_id:
+                return n
+        raise KeyError(node_id)

@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from bt_grasp.bench.metrics import clutter_split, compute, group_metrics, perf_summary, wilson
+from bt_grasp.bench.metrics import clutter_split, compute, group_metrics, perf_summary
 from bt_grasp.bench.report import markdown
+from bt_grasp.stats import wilson
 
 
 def rec(method="clutter", perception="sim", lighting="easy", seed=0, episode=0, **kw):
@@ -60,7 +61,7 @@ def test_empty_cells_give_nan_not_zero():
     g = group_metrics([rec(grasps_executed=0, grasps_held=0, watchdog_judged=0, watchdog_agree=0)],
                       "open_loop", "sim", "easy", "all")
     assert math.isnan(g.grasping_sr) and math.isnan(g.watchdog_agreement)
-    assert math.isnan(wilson(0, 0)[0])
+    assert g.grasping_ci == g.watchdog_ci == (0.0, 1.0)  # no trials: the whole interval
 
 
 def test_clutter_split_counts_scenes_not_methods():

@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from test_btcpp_helpers import ROOT
+from helpers import ROOT
 
 from bt_grasp.interop.btcpp_export import export_btcpp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from test_btcpp_helpers import BTCPP_DATA, ROOT, spec_of
+from helpers import BTCPP_DATA, ROOT, spec_of
 
 from bt_grasp.interop.cli import add_interop_parsers
 

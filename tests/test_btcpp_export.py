@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from test_btcpp_helpers import ROOT, tree_spec
+from helpers import ROOT, tree_spec
 
 from bt_grasp.interop.btcpp_export import BUILTIN_SWITCH_MAX, export_btcpp, export_spec
 from bt_grasp.interop.btcpp_meta import read_metadata

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_btcpp_helpers import doc, spec_of, write_xml
+from helpers import doc, spec_of, write_xml
 
 from bt_grasp.errors import UserError
 from bt_grasp.interop.btcpp_import import import_btcpp, import_spec

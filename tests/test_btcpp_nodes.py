@@ -6,9 +6,10 @@ halted and re-entered starts with a full budget again, unlike bt_grasp's `retry`
 
 from __future__ import annotations
 
+from helpers import Harness, tree_spec
 from py_trees.common import Status
-from test_btcpp_helpers import Harness, tree_spec
 
+from bt_grasp.interop.common import interop_registry
 from bt_grasp.oracles import ScriptedOracle
 
 ASYNC = "[success, failure, running]"
@@ -176,8 +177,6 @@ def test_opaque_leaf_without_oracle_uses_a_handler_or_fails_saying_why():
 
 
 def test_static_counts_per_activation():
-    from test_btcpp_helpers import registry
-
     from bt_grasp.interop.nodes import may_run, static_counts
 
     spec = tree_spec(f"""
@@ -197,7 +196,7 @@ def test_static_counts_per_activation():
                   num_attempts: 3
                   child: {{{_leaf("C")}}}
     """)
-    reg = registry()
+    reg = interop_registry()
     pipe = spec.root
     rec, retry = pipe.children
     assert static_counts(rec, [{"a": 1}, {"b": 1}], reg) == {"a": 3, "b": 2}

@@ -16,8 +16,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 import pytest
-from helpers import ROOT, run_oracle
-from test_btcpp_helpers import registry, write_xml
+from helpers import ROOT, run_oracle, write_xml
 
 from bt_grasp.blackboard import Blackboard, ref_key
 from bt_grasp.builtin_types import KEY_USES, LEAVES
@@ -26,6 +25,7 @@ from bt_grasp.context import RunContext
 from bt_grasp.errors import UserError
 from bt_grasp.interop.btcpp_export import export_btcpp
 from bt_grasp.interop.btcpp_import import import_btcpp
+from bt_grasp.interop.common import interop_registry
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.oracles import RandomOracle
 from bt_grasp.spec.loader import load_tree, load_tree_text
@@ -112,7 +112,7 @@ class _Refuses:
 
 def _execute_every_leaf(spec, watched_leaf) -> int:
     """Run each leaf's execute() once, as far as it gets without a robot; returns how many ran."""
-    ctx = RunContext(registry=registry(), driver=_Refuses(), perceiver=_Refuses(),
+    ctx = RunContext(registry=interop_registry(), driver=_Refuses(), perceiver=_Refuses(),
                      blackboard=Blackboard({"goal.object": "red mug"}))
     ctx.services = _Refuses()
     leaves = [n for n in compile_tree(spec, ctx).iterate() if isinstance(n, Leaf)]
@@ -127,7 +127,7 @@ def _execute_every_leaf(spec, watched_leaf) -> int:
 
 @pytest.mark.parametrize("path", TREES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_leaves_touch_only_declared_ports(watched, path):
-    spec = load_tree(path, registry())
+    spec = load_tree(path, interop_registry())
     declared = _declared(export_btcpp(path))
     for seed in SEEDS:
         run_oracle(spec, RandomOracle(seed))
@@ -143,7 +143,7 @@ def test_leaves_touch_only_declared_ports(watched, path):
 def test_the_check_can_fail(watched):
     """Without its derived ports select_target's `{result}.best` write is caught."""
     path = ROOT / "trees" / "fetch_and_place.yaml"
-    spec = load_tree(path, registry())
+    spec = load_tree(path, interop_registry())
     declared = _declared(export_btcpp(path))
     declared["select"]["output"].discard("objects.best")
     for seed in SEEDS:
@@ -178,7 +178,7 @@ def _fetch_xml() -> str:
 def test_import_drops_derived_ports_that_name_the_usual_entry(tmp_path):
     text = _fetch_xml()
     assert 'result_best="{objects.best}"' in text
-    back = load_tree_text(import_btcpp(write_xml(tmp_path, text)), registry=registry())
+    back = load_tree_text(import_btcpp(write_xml(tmp_path, text)), registry=interop_registry())
     select = next(n for n in back.root.walk() if n.id == "select")
     assert "result_best" not in select.params and select.params["result"] == "objects"
 
@@ -197,7 +197,7 @@ def test_import_refuses_a_derived_port_moved_elsewhere(tmp_path):
 @pytest.mark.parametrize("path", TREES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_round_trip_compiles_to_the_same_behaviour_tree(tmp_path, path):
     def shape(spec) -> list[tuple[int, str, str, str]]:
-        ctx = RunContext(registry=registry())
+        ctx = RunContext(registry=interop_registry())
         root = compile_tree(spec, ctx)
         out = []
 
@@ -209,6 +209,6 @@ def test_round_trip_compiles_to_the_same_behaviour_tree(tmp_path, path):
         walk(root, 0)
         return out
 
-    original = load_tree(path, registry())
-    back = load_tree_text(import_btcpp(write_xml(tmp_path, export_btcpp(path))), registry=registry())
+    original = load_tree(path, interop_registry())
+    back = load_tree_text(import_btcpp(write_xml(tmp_path, export_btcpp(path))), registry=interop_registry())
     assert shape(back) == shape(original)

@@ -7,9 +7,9 @@ import re
 
 import xmlschema
 import yaml
+from helpers import node_diff, spec_of, write_xml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_btcpp_helpers import node_diff, spec_of, write_xml
 
 from bt_grasp.interop.btcpp_export import export_spec
 from bt_grasp.interop.btcpp_import import import_btcpp

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from test_btcpp_helpers import BTCPP_DATA, ROOT, node_diff, registry, spec_of, write_xml
+from helpers import BTCPP_DATA, ROOT, node_diff, spec_of, write_xml
 
 from bt_grasp.interop.btcpp_export import export_btcpp, export_spec
 from bt_grasp.interop.btcpp_import import import_btcpp
+from bt_grasp.interop.common import interop_registry
 from bt_grasp.registry import NodeType, Port
 from bt_grasp.spec.loader import load_tree
 
@@ -29,7 +30,7 @@ def test_there_are_trees_to_round_trip():
 
 @pytest.mark.parametrize("path", YAML_TREES, ids=lambda p: p.name)
 def test_yaml_export_import_is_identity(tmp_path, path):
-    original = load_tree(path, registry())
+    original = load_tree(path, interop_registry())
     xml = write_xml(tmp_path, export_btcpp(path))
     _same(original, spec_of(import_btcpp(xml)))
 

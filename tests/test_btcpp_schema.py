@@ -12,11 +12,12 @@ import re
 
 import pytest
 import xmlschema
-from test_btcpp_helpers import BTCPP_DATA, ROOT, registry, spec_of, write_xml
+from helpers import BTCPP_DATA, ROOT, spec_of, write_xml
 
 from bt_grasp.interop.btcpp_export import export_btcpp, export_spec
 from bt_grasp.interop.btcpp_import import import_btcpp, import_spec
 from bt_grasp.interop.btcpp_xsd import BUILTIN_MODELS, document_xsd, registry_xsd
+from bt_grasp.interop.common import interop_registry
 
 YAML_TREES = sorted([*(ROOT / "trees").rglob("*.yaml"),
                      *(ROOT / "tests" / "data" / "trees" / "good").glob("*.yaml")])
@@ -25,7 +26,7 @@ XML_TREES = sorted(BTCPP_DATA.glob("*.xml"))
 
 @pytest.fixture(scope="module")
 def registry_schema() -> xmlschema.XMLSchema:
-    return xmlschema.XMLSchema(registry_xsd(registry()))
+    return xmlschema.XMLSchema(registry_xsd(interop_registry()))
 
 
 def _errors(schema: xmlschema.XMLSchema, text: str) -> list[str]:

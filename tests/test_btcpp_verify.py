@@ -9,16 +9,17 @@ forever, with the contextual recovery budgets refilled on each pass.
 from __future__ import annotations
 
 import pytest
-from test_btcpp_helpers import BTCPP_DATA, registry, spec_of
+from helpers import BTCPP_DATA, spec_of
 
 from bt_grasp.interop.btcpp_import import import_btcpp
+from bt_grasp.interop.common import interop_registry
 
 verify = pytest.importorskip("bt_grasp.verify")
 
 
 def _verify(name: str):
     spec = spec_of(import_btcpp(BTCPP_DATA / name))
-    return verify.verify_tree(spec, registry())
+    return verify.verify_tree(spec, interop_registry())
 
 
 def test_simple_recovery_fallback_is_bounded_and_the_bound_shows_the_refill():
@@ -50,7 +51,7 @@ def test_replanning_tree_has_a_counterexample_where_recovery_budgets_refill():
 
 def test_reference_search_finds_the_loop_where_followpath_stays_running():
     spec = spec_of(import_btcpp(BTCPP_DATA / "nav2_navigate_replanning_recovery.xml"))
-    res = verify.verify_tree(spec, registry(), engine="reference")
+    res = verify.verify_tree(spec, interop_registry(), engine="reference")
     steps = [(c["node"], c["outcome"]) for c in res.counterexample]
     assert sum(s[0] == "ClearLocalCostmap-Context" for s in steps) > 1
     # ... and the run ends with the planner re-ticked while FollowPath stays RUNNING.
@@ -80,6 +81,6 @@ root:
             - finalize
       - wait_clarify
 """
-    res = verify.verify_tree(spec_of(yaml_text), registry())
+    res = verify.verify_tree(spec_of(yaml_text), interop_registry())
     assert res.proven
     assert res.bounds["primitive:btcpp.FollowPath"] == 6  # 3 attempts x 2 calls, never refilled

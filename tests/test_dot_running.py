@@ -4,8 +4,8 @@ composite that is RUNNING only because a descendant is."""
 from __future__ import annotations
 
 import pydot
-from helpers import run_oracle, tree
-from test_live_render import BUSY
+from fakes import BUSY, LIFT_WITH_DEADLINE, FakeStreamingRobot
+from helpers import run_driver, run_oracle, tree
 
 from bt_grasp.cli import main
 from bt_grasp.dot import RUNNING_LEAF, STATUS_COLOURS
@@ -41,10 +41,8 @@ def test_a_running_leaf_has_its_own_colour_and_its_running_time(tmp_path, capsys
 
 
 def test_a_leaf_halted_at_a_tick_is_not_drawn_running(tmp_path, capsys):
-    from test_leaf_lifecycle import LIFT_WITH_DEADLINE, FakeStreamingRobot, run
-
     path = tmp_path / "halted.jsonl"
-    run(LIFT_WITH_DEADLINE, FakeStreamingRobot({"lift": 100}), trace=str(path))
+    run_driver(LIFT_WITH_DEADLINE, FakeStreamingRobot({"lift": 100}), trace=str(path))
     last = read_trace(path).ticks[-1]["tick"]
     assert main(["dot", str(path), "--tick", str(last)]) == 0
     up = _nodes(capsys.readouterr().out)["up"]

@@ -1,97 +1,25 @@
 """Leaves that run across ticks: start, poll each tick, halt when preempted, finish with an event.
 
-A fake streaming robot stands in for a driver: its lift runs a given number of control periods.
+A fake streaming robot (tests/fakes.py) stands in for a driver: its lift runs a given number of
+control periods.
 """
 
 from __future__ import annotations
 
 import pytest
-from helpers import tree
+from fakes import LIFT_THEN_FINALIZE, LIFT_WITH_DEADLINE, PERIOD, FakeStreamingRobot
+from helpers import run_driver
 
-from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import RunContext, WallClock
+from bt_grasp.context import WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision
-from bt_grasp.runner import Runner
-from bt_grasp.verifier.tick_cap import episode_limits
 from bt_grasp.watchdog.telemetry import Telemetry
-
-PERIOD = 0.05
-
-
-class FakeStreamingRobot:
-    """Each primitive runs `periods[name]` control periods; records polls and cancels."""
-
-    name = "fake"
-    control_period = PERIOD
-
-    def __init__(self, periods: dict[str, int], fail_on_poll: int | None = None) -> None:
-        self.periods = periods
-        self.fail_on_poll = fail_on_poll
-        self.log: list[str] = []
-        self.polls = 0
-
-    def start(self, primitive: str, /, **kwargs) -> SteppedMotion:
-        self.log.append(f"start {primitive}")
-        ran = [0]
-
-        def steps():
-            try:
-                for _ in range(self.periods.get(primitive, 1)):
-                    self.polls += 1
-                    if self.fail_on_poll is not None and self.polls == self.fail_on_poll:
-                        raise RuntimeError("encoder lost")
-                    ran[0] += 1
-                    yield
-            except MotionHalted as halt:
-                self.log.append(f"cancel {primitive}: {halt.fault}")
-                return Execution(Telemetry.empty(), ran[0] * PERIOD, halt.fault)
-            self.log.append(f"end {primitive}")
-            return Execution(Telemetry.empty(), ran[0] * PERIOD, None)
-
-        return SteppedMotion(primitive, steps(), Telemetry.empty, lambda: ran[0] * PERIOD)
-
-    def stop(self) -> None:
-        self.log.append("stop")
-
-
-def run(text: str, robot, clock=None, trace=None):
-    spec = tree(text)
-    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
-                     driver=robot, blackboard=Blackboard({"goal.object": "mug"}))
-    if clock is not None:
-        ctx.clock = clock
-    return Runner(spec, ctx, trace_path=trace).run(), ctx
-
-
-# a 100-tick lift under a 0.2 s deadline (four ticks of PERIOD): the timeout halts it
-LIFT_WITH_DEADLINE = """
-    tree: t
-    root:
-      selector:
-        children:
-          - timeout:
-              seconds: 0.2
-              child:
-                lift: {id: up}
-          - wait_clarify: {reason: "too slow"}
-"""
-
-LIFT_THEN_FINALIZE = """
-    tree: t
-    root:
-      sequence:
-        children:
-          - lift: {id: up}
-          - finalize: {reason: lifted}
-"""
 
 
 def test_a_motion_runs_across_ticks_and_its_event_comes_when_it_ends():
     robot = FakeStreamingRobot({"lift": 5})
-    result, ctx = run(LIFT_THEN_FINALIZE, robot)
+    result, ctx = run_driver(LIFT_THEN_FINALIZE, robot)
     assert result.decision == Decision.FINALIZE
     # started and polled in tick 1, polled in ticks 2..5, ended at the 6th poll; finalize ticks 6
     assert robot.log == ["start lift", "end lift"]
@@ -108,7 +36,7 @@ def test_the_trace_shows_the_leaf_running_across_ticks(tmp_path):
 
     robot = FakeStreamingRobot({"lift": 3})
     trace = tmp_path / "t.jsonl"
-    run(LIFT_THEN_FINALIZE, robot, trace=str(trace))
+    run_driver(LIFT_THEN_FINALIZE, robot, trace=str(trace))
     ticks = [json.loads(line) for line in trace.read_text().splitlines()]
     statuses = [dict(map(tuple, r["visited"])).get("up") for r in ticks if r["type"] == "tick"]
     assert statuses[:4] == ["RUNNING", "RUNNING", "RUNNING", "SUCCESS"]
@@ -116,7 +44,7 @@ def test_the_trace_shows_the_leaf_running_across_ticks(tmp_path):
 
 def test_a_timeout_halts_the_running_motion_at_its_deadline():
     robot = FakeStreamingRobot({"lift": 100})
-    result, ctx = run(LIFT_WITH_DEADLINE, robot)
+    result, ctx = run_driver(LIFT_WITH_DEADLINE, robot)
     assert result.decision == Decision.WAIT_CLARIFY and result.reason == "too slow"
     assert robot.log == ["start lift", "cancel lift: timeout"]
     [event] = result.events
@@ -143,7 +71,7 @@ def test_a_halted_action_still_counts_against_the_budget():
               - finalize: {reason: pushed}
     """
     # push with no located target is refused before it moves; still an action each time
-    result, _ = run(text, FakeStreamingRobot({}))
+    result, _ = run_driver(text, FakeStreamingRobot({}))
     assert result.decision == Decision.WAIT_CLARIFY and "action budget spent" in result.reason
     assert result.actions == 2
 
@@ -152,7 +80,7 @@ def test_a_motion_still_running_at_its_declared_maximum_is_cancelled_as_timed_ou
     registry = default_registry()
     max_ticks = registry.get("lift").max_ticks
     robot = FakeStreamingRobot({"lift": max_ticks + 50})
-    result, _ = run(LIFT_THEN_FINALIZE.replace("lifted", "x") + "    budgets: {max_ticks: 100000}\n", robot)
+    result, _ = run_driver(LIFT_THEN_FINALIZE.replace("lifted", "x") + "    budgets: {max_ticks: 100000}\n", robot)
     assert robot.log == ["start lift", "cancel lift: timeout"]
     [event] = result.events
     assert event.metadata["fault"] == "timeout" and event.metadata["outcome"] == "done"
@@ -161,7 +89,7 @@ def test_a_motion_still_running_at_its_declared_maximum_is_cancelled_as_timed_ou
 
 def test_a_driver_failing_mid_motion_becomes_a_fault_outcome_not_a_crash():
     robot = FakeStreamingRobot({"lift": 5}, fail_on_poll=3)
-    result, ctx = run(LIFT_THEN_FINALIZE, robot)
+    result, ctx = run_driver(LIFT_THEN_FINALIZE, robot)
     assert result.decision == Decision.WAIT_CLARIFY  # the sequence failed: no decision
     assert ctx.blackboard.get("up.error") == "RuntimeError: encoder lost"
     assert ctx.blackboard.get("lift.outcome") == "fault"
@@ -175,7 +103,7 @@ def test_an_episode_ending_while_a_motion_runs_cancels_it():
           lift: {id: up}
     """
     robot = FakeStreamingRobot({"lift": 100})
-    result, _ = run(text, robot)
+    result, _ = run_driver(text, robot)
     assert result.reason.startswith("tick cap")
     assert robot.log == ["start lift", "cancel lift: halted"]
 
@@ -193,7 +121,7 @@ class BlockingRobot:
 
 def test_a_blocking_driver_finishes_the_leaf_in_the_tick_that_starts_it():
     robot = BlockingRobot()
-    result, _ = run(LIFT_THEN_FINALIZE, robot)
+    result, _ = run_driver(LIFT_THEN_FINALIZE, robot)
     assert result.decision == Decision.FINALIZE and result.ticks == 1 and robot.calls == 1
     assert result.clock == pytest.approx(1.5)  # the call's time; the tick lasted longer than a period
 
@@ -208,7 +136,7 @@ def test_on_a_wall_clock_a_tick_waits_out_its_period_and_timeouts_use_wall_time(
 
     clock = WallClock(0.05, now=lambda: now[0], sleep=sleep)
     robot = FakeStreamingRobot({"lift": 2})
-    result, _ = run(LIFT_THEN_FINALIZE, robot, clock=clock)
+    result, _ = run_driver(LIFT_THEN_FINALIZE, robot, clock=clock)
     assert result.decision == Decision.FINALIZE
     assert len(slept) == result.ticks and all(dt == pytest.approx(0.05) for dt in slept)
     assert result.clock == pytest.approx(0.05 * result.ticks)

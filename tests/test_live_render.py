@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+from fakes import BUSY, LIFT_THEN_FINALIZE, LIFT_WITH_DEADLINE, FakeStreamingRobot
 from helpers import run_oracle, tree
 
 from bt_grasp.live.render import RESET, STYLES, compact_line, fit, frame, tree_lines
@@ -162,18 +163,6 @@ def test_off_a_terminal_each_tick_is_one_compact_line():
     assert lines[1].startswith("tick 2 | clock 1.00 s | running grasp 1.00 s/2 ticks | last none yet")
 
 
-BUSY = """
-    tree: busy
-    nodes: ["live_nodes:Busy"]
-    root:
-      sequence:
-        children:
-          - survey_scene: {id: survey}
-          - busy: {id: move, ticks: 3, step: 0.1}
-          - finalize: {reason: moved}
-"""
-
-
 def test_a_run_fed_to_the_view_shows_a_leaf_running_across_ticks(tmp_path):
     """The runner's records, with or without a trace file, drive the same view."""
     out = io.StringIO()
@@ -222,8 +211,6 @@ def live_run(text: str, robot) -> tuple[list[tuple[int, dict, dict | None, str]]
 
 def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():
     """The primitive leaf lifecycle: started in tick 1, polled each tick, its event at the end."""
-    from test_leaf_lifecycle import LIFT_THEN_FINALIZE, FakeStreamingRobot
-
     seen, res = live_run(LIFT_THEN_FINALIZE, FakeStreamingRobot({"lift": 5}))
     assert res.reason == "lifted"
     running = [(tick, leaves["up"][1]) for tick, leaves, _, _ in seen if "up" in leaves]
@@ -233,8 +220,6 @@ def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():
 
 
 def test_a_leaf_halted_at_its_deadline_stops_running_and_its_event_says_so():
-    from test_leaf_lifecycle import LIFT_WITH_DEADLINE, FakeStreamingRobot
-
     seen, res = live_run(LIFT_WITH_DEADLINE, FakeStreamingRobot({"lift": 100}))
     assert res.reason == "too slow"
     assert "up" in seen[-2][1] and seen[-1][1] == {}

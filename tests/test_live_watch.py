@@ -12,8 +12,8 @@ import threading
 import time
 
 import pytest
+from fakes import BUSY
 from helpers import ROOT, run_oracle, tree
-from test_live_render import BUSY
 
 from bt_grasp.cli import main
 from bt_grasp.live.view import TerminalView

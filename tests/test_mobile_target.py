@@ -1,5 +1,6 @@
 """Choosing the target from the request's qualifiers and checking it (bt_grasp/mobile/target.py),
-the loose marking matcher, the simulated user's view of the overlay, and the CI of the suite.
+the loose marking matcher and the simulated user's view of the overlay (the suite's Wilson
+interval is specified in tests/test_stats.py).
 
 Scenes are hand-made scene graphs with the attributes either backend produces (sim: catalogue
 categories; geometric: shape classes such as "cylinder"), so no simulator is needed.
@@ -10,9 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
-from bt_grasp.mobile.scenarios import wilson
 from bt_grasp.mobile.som import LexicalMatcher
 from bt_grasp.mobile.target import check, select
 from bt_grasp.mobile.user import SeenItem, SimulatedUser, identify
@@ -138,13 +137,6 @@ def test_user_recognises_its_target_under_the_mark_not_by_the_robots_name() -> N
     assert [identify(s).true_name for s in seen] == ["small red can", "small orange can"]
     user = SimulatedUser("Bring me the red can", frozenset({"small red can"}))
     assert user.answer("Which one?", seen) == "The red one."
-
-
-def test_wilson_interval_is_sound_at_the_extremes() -> None:
-    assert wilson(0, 10)[0] == 0.0 and wilson(0, 10)[1] == pytest.approx(0.278, abs=1e-3)
-    assert wilson(10, 10)[0] == pytest.approx(0.722, abs=1e-3) and wilson(10, 10)[1] == 1.0
-    lo, hi = wilson(5, 10)
-    assert lo < 0.5 < hi
 
 
 def test_an_unknown_perception_backend_is_refused_in_one_line(tmp_path, capsys) -> None:

@@ -1,13 +1,14 @@
 """Reactive composites: every tick they start again from the first child, and a RUNNING child that
 an earlier one overrules is halted, its motion cancelled with the reason "preempted".
 
-A fake streaming robot (tests/test_leaf_lifecycle.py) runs the motions; a quick lift in a parallel
+A fake streaming robot (tests/fakes.py) runs the motions; a quick lift in a parallel
 branch writes the label that the reactive composite's condition re-checks every tick.
 """
 
 from __future__ import annotations
 
-from test_leaf_lifecycle import FakeStreamingRobot, run
+from fakes import FakeStreamingRobot
+from helpers import run_driver
 
 from bt_grasp.composites import ReactiveSelector, ReactiveSequence
 from bt_grasp.outcomes import Decision
@@ -34,7 +35,7 @@ def test_a_reactive_sequence_halts_its_running_child_the_tick_its_condition_fail
     text = GUARDED.format(kind="reactive_sequence",
                           guard='inverter: {child: {label_is: {key: "{quick.outcome}", label: done}}}')
     robot = FakeStreamingRobot({"lift": 3, "place": 50})
-    result, ctx = run(text, robot)
+    result, ctx = run_driver(text, robot)
     assert result.decision == Decision.WAIT_CLARIFY and result.reason == "guard"
     assert robot.log == ["start lift", "start place", "end lift", "cancel place: preempted"]
     slow = [e for e in result.events if e.node == "slow"]
@@ -53,7 +54,7 @@ def test_a_reactive_selector_halts_its_running_child_when_a_higher_priority_chil
                         "      sequence:\n        children:\n          - parallel:")
     text = text.replace('- wait_clarify: {reason: "never"}', '- finalize: {reason: "quick won"}')
     robot = FakeStreamingRobot({"lift": 2, "place": 50})
-    result, _ = run(text, robot)
+    result, _ = run_driver(text, robot)
     assert result.decision == Decision.FINALIZE and result.reason == "quick won"
     assert robot.log == ["start lift", "start place", "end lift", "cancel place: preempted"]
 
@@ -62,7 +63,7 @@ def test_while_its_condition_holds_the_reactive_sequence_lets_the_motion_finish(
     text = GUARDED.format(kind="reactive_sequence",
                           guard='inverter: {child: {label_is: {key: "{quick.outcome}", label: fault}}}')
     robot = FakeStreamingRobot({"lift": 2, "place": 5})
-    result, _ = run(text, robot)
+    result, _ = run_driver(text, robot)
     assert "cancel place: preempted" not in robot.log and "end place" in robot.log
     assert result.ticks == 6
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
+from bt_strategies import BUILTIN_REG, BUILTIN_TREES, number_ids
 from hypothesis import given, settings
 from pydantic import ValidationError
-from test_spec_roundtrip import REG, TREES, _number_ids
 
 from bt_grasp.registry import NodeType, Port
 from bt_grasp.spec.loader import copy_registry
@@ -22,7 +22,7 @@ GOOD = Path(__file__).parent / "data" / "trees" / "good"
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
-    return tree_json_schema(REG)
+    return tree_json_schema(BUILTIN_REG)
 
 
 def test_schema_is_json_and_names_the_top_level_keys(schema):
@@ -63,7 +63,7 @@ def test_ports_carry_types_defaults_descriptions_and_enums(schema):
 
 
 def test_user_node_types_appear_in_the_schema():
-    reg = copy_registry(REG)
+    reg = copy_registry(BUILTIN_REG)
     reg.add(NodeType("wave_hand", "action", {"times": Port("times", "int", default=1)}))
     schema = tree_json_schema(reg)
     assert "WaveHandFields" in schema["$defs"]
@@ -72,20 +72,20 @@ def test_user_node_types_appear_in_the_schema():
 
 @pytest.mark.parametrize("path", sorted(GOOD.glob("*.yaml")), ids=lambda p: p.name)
 def test_good_trees_validate_against_the_models(path: Path):
-    tree_model, _ = build_models(REG)
+    tree_model, _ = build_models(BUILTIN_REG)
     # the loader's YAML reading (keys stay strings: `on:` is not `true:`), as YAML 1.2 editors do
     tree_model.model_validate(plain(load_positioned(path.read_text(), str(path))))
 
 
 def test_the_models_reject_an_unknown_port():
-    tree_model, _ = build_models(REG)
+    tree_model, _ = build_models(BUILTIN_REG)
     with pytest.raises(ValidationError):
         tree_model.model_validate({"tree": "t", "root": {"retry": {"atempts": 2, "child": "grasp"}}})
 
 
 @settings(max_examples=40, deadline=None)
-@given(root=TREES)
+@given(root=BUILTIN_TREES)
 def test_random_valid_trees_validate_against_the_models(root: Any):
-    _number_ids(root, [0])
-    tree_model, _ = build_models(REG)
+    number_ids(root, [0])
+    tree_model, _ = build_models(BUILTIN_REG)
     tree_model.model_validate({"tree": "generated", "root": yaml.safe_load(yaml.safe_dump(root))})

@@ -15,16 +15,15 @@ import json
 
 import pytest
 from bt_strategies import blocking_calls, load_text, profile_settings, tree_texts  # noqa: F401 (autouse)
-from helpers import ROOT, run_oracle, tree
+from helpers import ROOT, run_oracle, spec_of, tree
 from hypothesis import given
-from test_btcpp_helpers import registry as btcpp_registry
-from test_btcpp_helpers import spec_of
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.cli import main
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.interop.btcpp_import import import_btcpp
+from bt_grasp.interop.common import interop_registry
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.runner import Runner
 from bt_grasp.spec.loader import load_tree
@@ -110,7 +109,7 @@ DEADLINES = """
 def _replay(spec, steps, registry=None):
     choices = [(s["node"], s["outcome"]) for s in steps]
     oracle = ScriptedOracle(scripts_of(choices))
-    ctx = RunContext(registry=registry or getattr(spec, "registry", None) or btcpp_registry(),
+    ctx = RunContext(registry=registry or getattr(spec, "registry", None) or interop_registry(),
                      limits=episode_limits(spec),
                      oracle=oracle, blackboard=Blackboard({"goal.object": "target object"}),
                      explore_running=True)  # as the verifier replays: calls may span ticks
@@ -165,13 +164,13 @@ def _nav2_without_running(name: str, tmp_path):
                                   "navigate_w_replanning_and_recovery_round_robin.xml"])
 def test_nav2_recoveries_inside_one_tick_are_counted_round_by_round(name, tmp_path):
     spec = _nav2_without_running(name, tmp_path)
-    res = verify_tree(spec, btcpp_registry())
+    res = verify_tree(spec, interop_registry())
     # every round: the costmap clearing, Spin and Wait fail, BackUp succeeds; navigation fails
     script = {"FollowPath": ["failure"] * 14, "ClearLocalCostmap-Context": ["success"] * 7,
               "ClearLocalCostmap-Subtree": ["failure"] * 6, "Spin": ["failure"] * 6,
               "Wait": ["failure"] * 6, "BackUp": ["success"] * 6, "GoalUpdated": ["failure"] * 6}
     run, _ = _replay(spec, [{"node": n, "outcome": o} for n, outs in script.items() for o in outs],
-                     btcpp_registry())
+                     interop_registry())
     costs = run_costs(run)
     assert run.ticks == 1
     for key in ("Spin", "Wait", "BackUp"):
@@ -179,14 +178,14 @@ def test_nav2_recoveries_inside_one_tick_are_counted_round_by_round(name, tmp_pa
     assert costs["primitive:btcpp.ClearEntireCostmap"] == 13
     for key, value in costs.items():
         assert value <= res.bounds[key], key
-    _witnesses_reach_their_bounds(spec, res, btcpp_registry())
+    _witnesses_reach_their_bounds(spec, res, interop_registry())
 
 
 def test_nav2_with_an_endless_follow_path_is_a_loop_that_replays_to_the_tick_cap():
     spec = spec_of(import_btcpp(NAV2 / "navigate_w_replanning_and_recovery.xml"))
-    res = verify_tree(spec, btcpp_registry())
+    res = verify_tree(spec, interop_registry())
     assert not res.proven and "loop" in res.problem
-    run, _ = _replay(spec, res.counterexample, btcpp_registry())
+    run, _ = _replay(spec, res.counterexample, interop_registry())
     assert run.reason.startswith("tick cap")
 
 
@@ -225,7 +224,7 @@ def test_a_search_stopped_by_its_limit_says_incomplete_never_proven():
 
 
 def _ctx(spec, oracle):
-    return RunContext(registry=btcpp_registry(), oracle=oracle,
+    return RunContext(registry=interop_registry(), oracle=oracle,
                       limits=episode_limits(spec),
                       blackboard=Blackboard({"goal.object": "target object"}))
 

@@ -16,7 +16,8 @@ from an old results file. Definitions (also in docs/benchmark.md):
 - FINALIZE precision: success-FINALIZE episodes (FINALIZE other than a safe stop) with the
   target really in the basket / all success-FINALIZE episodes.
 - Failure taxonomy: one category per episode (see `taxonomy`).
-Every rate carries a 95 % Wilson interval and its N; N = 0 gives NaN (undefined), never 0.
+Every rate carries a 95 % Wilson interval (bt_grasp.stats.wilson) and its N; N = 0 gives a NaN
+rate (undefined), never 0, and the whole interval (0, 1).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from bt_grasp.stats import percentile, wilson
 
 GROUP_KEYS = ("method", "perception", "lighting", "clutter")
 # Failure taxonomy, in the order it is decided (the first that applies names the episode).
@@ -83,28 +86,8 @@ def clutter_of(rec: dict[str, Any]) -> str:
     return "high" if hc else "low" if hc is not None else "unknown"
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson interval for a success rate: honest error bars at small n."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = successes / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
-
-
 def _mean(values: list[float]) -> float:
     return float(statistics.fmean(values)) if values else math.nan
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return math.nan
-    s = sorted(values)
-    k = (len(s) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return float(s[lo] + (s[hi] - s[lo]) * (k - lo))
 
 
 @dataclass
@@ -182,7 +165,7 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
         finalize=decisions.get("FINALIZE", 0) / n if n else math.nan,
         decisions=dict(decisions), reasons=dict(reasons.most_common()),
         watchdog_agreement=agree / judged if judged else math.nan, watchdog_judged=judged,
-        wall_median=_pct(walls, 0.5), wall_p95=_pct(walls, 0.95),
+        wall_median=percentile(walls, 50), wall_p95=percentile(walls, 95),
         grounding_ci=wilson(grounded, n), grasping_ci=wilson(held, executed), grasping_pooled_n=executed,
         grasping_held=held,
         finalize_ci=wilson(finals, n), watchdog_ci=wilson(agree, judged),
@@ -228,6 +211,6 @@ def perf_summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     shares = {b: (sum(float(r["time"].get(b, 0.0)) for r in recs) / total if total else math.nan)
               for b in buckets}
     reset = sum(float(r["time"].get("reset", 0.0)) for r in recs)
-    return {"episodes": len(recs), "median_s": _pct(walls, 0.5), "p95_s": _pct(walls, 0.95),
+    return {"episodes": len(recs), "median_s": percentile(walls, 50), "p95_s": percentile(walls, 95),
             "mean_s": _mean(walls), "shares": shares,
             "reset_share": reset / total if total else math.nan}

@@ -31,6 +31,7 @@ from typing import Any
 from bt_grasp.bench.results import finished_keys, load_records
 from bt_grasp.bench.tasks import Task
 from bt_grasp.bench.worker import close_worlds, run_task
+from bt_grasp.threads import single_thread_env, use_one_thread
 
 
 class Progress:
@@ -65,11 +66,6 @@ class Progress:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
-
-
-# One BLAS / OpenMP thread per worker: the workers already fill the cores, and N workers each
-# spawning N BLAS threads oversubscribe them (measured: episodes ~30 % slower with 2 workers).
-SINGLE_THREAD_ENV = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 def exit_with_parent(poll_s: float = 1.0) -> None:
@@ -111,8 +107,7 @@ def _local_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
 
     # spawn: a fresh interpreter per worker, so no PyBullet client state is inherited by fork;
     # the children inherit the environment, so set the thread caps before they start
-    for k, v in SINGLE_THREAD_ENV.items():
-        os.environ.setdefault(k, v)
+    use_one_thread()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
                                initializer=_worker_start)
     futures = [pool.submit(run_task, t) for t in tasks]
@@ -135,7 +130,7 @@ def _ray_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
     started = False
     if not ray.is_initialized():
         ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True, runtime_env={"env_vars": dict(SINGLE_THREAD_ENV)})
+                 ignore_reinit_error=True, runtime_env={"env_vars": single_thread_env()})
         started = True
     remote = ray.remote(num_cpus=1)(run_task)
     try:

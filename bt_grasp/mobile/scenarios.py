@@ -9,7 +9,6 @@ grasp. Everything here is simulated; see bt_grasp/drivers/stretch/sim/household.
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from bt_grasp.drivers.stretch.sim.room import Placement
 from bt_grasp.mobile.groundtruth import body_receptacle, count_picks, held_body
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.resources import shipped_dir
+from bt_grasp.stats import wilson
 
 TREES = shipped_dir("trees")
 VARIANTS: dict[str, Path] = {
@@ -296,17 +296,6 @@ def aggregate(trials: list[Trial]) -> list[dict[str, Any]]:
 
 def _index(seq: Any, item: str) -> int:
     return list(seq).index(item) if item in seq else len(seq)
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval of a success rate k/n (sound at 0 % and 100 %, unlike k/n ± 2σ)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:

@@ -3,8 +3,9 @@
 The two numbers the recovery policy lives on are reported separately: EMPTY recall (an empty
 grasp not caught is a wrong FINALIZE) and the share of true successes called EMPTY (a needless
 retry, or worse a WAIT_CLARIFY with the object in hand). SLIP recall and the share of successes
-called SLIP are reported beside them. Rates carry 95 % Wilson intervals (scipy), because a few
-hundred traces leave a recall uncertain by several points.
+called SLIP are reported beside them. Rates carry 95 % Wilson intervals (bt_grasp.stats, at the
+exact 95 % quantile Z95), because a few hundred traces leave a recall uncertain by several points;
+a rate without support has the whole interval (0, 1).
 
 `split_by_seed` separates traces recorded from the calibration seeds from the held-out ones, so
 a score is only called held-out when no threshold was fitted on its seed.
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp import stats
 from bt_grasp.outcomes import LABELS, Label
 from bt_grasp.watchdog.classify import Verdict, classify_many
 from bt_grasp.watchdog.dataset import Trace
@@ -82,16 +84,16 @@ class Scores:
         return float(self.confusion[i, j] / row) if row else float("nan")
 
     def called_ci(self, true: str, predicted: str) -> tuple[float, float]:
-        """95 % Wilson interval of `called(true, predicted)` ((nan, nan) without support)."""
+        """95 % Wilson interval of `called(true, predicted)` ((0, 1) without support)."""
         i, j = self.labels.index(true), self.labels.index(predicted)
-        return wilson(int(self.confusion[i, j]), int(self.confusion[i].sum()))
+        return stats.wilson(int(self.confusion[i, j]), int(self.confusion[i].sum()), z=stats.Z95)
 
     def recall_ci(self) -> dict[str, tuple[float, float]]:
-        return {lab: wilson(int(self.confusion[i, i]), int(self.confusion[i].sum()))
+        return {lab: stats.wilson(int(self.confusion[i, i]), int(self.confusion[i].sum()), z=stats.Z95)
                 for i, lab in enumerate(self.labels)}
 
     def precision_ci(self) -> dict[str, tuple[float, float]]:
-        return {lab: wilson(int(self.confusion[i, i]), int(self.confusion[:, i].sum()))
+        return {lab: stats.wilson(int(self.confusion[i, i]), int(self.confusion[:, i].sum()), z=stats.Z95)
                 for i, lab in enumerate(self.labels)}
 
     def summary(self) -> dict[str, Any]:
@@ -130,17 +132,7 @@ def _f(x: float) -> str:
 
 
 def _ci(ci: tuple[float, float]) -> str:
-    return "[  n/a      ]" if np.isnan(ci[0]) else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95 % Wilson score interval of k successes in n trials ((nan, nan) when n == 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    from scipy.stats import binomtest
-
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 def split_by_seed(traces: Sequence[Trace], calibration_seeds: Sequence[int]) -> tuple[list[Trace], list[Trace]]:
