@@ -11,7 +11,7 @@ a tree it proves to decide. The bounds come from `summary_bounds()`: summarise()
 its witness search, which does not change them and would dominate the time. With `--verify`, the same runs are checked against
 `verify_tree()` on the trees it proves.
 
-    python bench/verify_soundness.py --trees 10000 --runs 100
+    python bench/verify_soundness.py --trees 10000 --runs 1000 --verify
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def check(spec, bounds: dict, runs: int, must_decide: bool, tally: Counter, tag:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trees", type=int, default=10_000)
-    ap.add_argument("--runs", type=int, default=100, help="random runs per tree")
+    ap.add_argument("--runs", type=int, default=1000, help="random runs per tree")
     ap.add_argument("--max-leaves", type=int, default=10)
     ap.add_argument("--verify", action="store_true", help="also check verify_tree() on each tree")
     ap.add_argument("--verify-max-runs", type=int, default=4000)
