@@ -1,5 +1,7 @@
 """Hypothesis strategies for generated trees, the shared settings profiles, and run invariants.
 
+The tree grammars, the RunningOracle and its call lengths live in the package (bt_grasp/testing/),
+shared with tools/perf/verify_soundness.py; they are re-exported here under their old names.
 Used by tests/test_termination_drivers.py (the trees run on PyBullet and on the simulated
 Stretch) and tests/test_property_random_trees.py (the trees run against outcome oracles); the
 built-in grammar (BUILTIN_TREES) by tests/test_spec_roundtrip.py and tests/test_spec_schema.py.
@@ -12,13 +14,11 @@ loading a profile never changes the settings of other test modules.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from helpers import ROOT, tree
+from helpers import ROOT
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -29,6 +29,26 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.outcomes import LABELS, Decision
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.testing.grammar import (  # noqa: F401  (re-exported: the tests import them from here)
+    DECISION_LEAVES,
+    GUARDS,
+    INCLUDES,
+    OPAQUE_IDS,
+    OPAQUE_OUTCOMES,
+    PRIMITIVES,
+    SWITCH_KEYS,
+    TIMEOUT_SECONDS,
+    WORLD_LEAVES,
+    Node,
+    bodies,
+    diff_leaves,
+    diff_tree_texts,
+    leaves,
+    load_text,
+    tree_texts,
+    wrap,
+)
+from bt_grasp.testing.running import RunningOracle, random_lengths  # noqa: F401  (re-exported)
 from bt_grasp.trace import read_trace
 from bt_grasp.verifier.tick_cap import episode_limits
 from bt_grasp.verify import VerifyResult
@@ -44,113 +64,6 @@ def profile_settings(multiplier: int = 1) -> settings:
     """The selected profile, with `multiplier` × its examples (cheap oracle tests use more)."""
     base = settings.get_profile(os.environ.get(PROFILE_ENV, "ci"))
     return settings(base, max_examples=base.max_examples * multiplier)
-
-
-# -- the grammar ---------------------------------------------------------------------------------
-
-Node = dict[str, Any] | str
-
-PRIMITIVES = ("grasp", "lift", "place", "open_gripper")
-WORLD_LEAVES: tuple[Node, ...] = (
-    "grasp", "evaluate_grasp", "lift", "place", "open_gripper",
-    {"locate_object": {"target": "{goal.object}"}},
-)
-DECISION_LEAVES: tuple[Node, ...] = (
-    {"finalize": {"reason": "generated finalize"}},
-    {"wait_clarify": {"reason": "generated wait_clarify"}},
-)
-# switch key -> the labels the leaves writing it can produce
-SWITCH_KEYS: dict[str, tuple[str, ...]] = {
-    "{grasp.outcome}": ("done", "infeasible", "fault"),
-    "{grasp.label}": LABELS,
-    "{lift.outcome}": ("done", "fault"),
-    "{target.outcome}": ("found", "occluded", "not_found"),
-}
-
-
-GUARDS: tuple[Node, ...] = (
-    {"label_is": {"key": "{grasp.outcome}", "label": "done"}},
-    {"inverter": {"child": {"label_is": {"key": "{lift.outcome}", "label": "fault"}}}},
-    {"locate_object": {"target": "{goal.object}"}},
-    "listen",  # a guard: the oracle's answer each tick, passing changes nothing
-    {"selector": {"children": ["listen", {"wait_clarify": {"reason": "generated revision"}}]}},
-)
-
-
-def leaves() -> st.SearchStrategy[Node]:
-    return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(DECISION_LEAVES))
-
-
-def _extend(children: st.SearchStrategy[Node], *, reactive: bool, repeat: bool, unbounded: bool,
-            timeouts_anywhere: bool) -> st.SearchStrategy[Node]:
-    """One grammar level above `children`."""
-    kids = st.lists(children, min_size=1, max_size=3)
-    memory = st.booleans() if reactive else st.just(True)
-    options: list[st.SearchStrategy[Node]] = [
-        st.builds(lambda t, m, c: {t: {"memory": m, "children": c}},
-                  st.sampled_from(["sequence", "selector"]), memory, kids),
-        st.builds(lambda n, c: {"retry": {"attempts": n, "child": c}}, st.integers(1, 3), children),
-        _switch(children),
-        st.builds(lambda t, c: {t: {"child": c}},
-                  st.sampled_from(["force_success", "force_failure", "inverter"]), children),
-    ]
-    # A timeout around one primitive: the deadline reaches the driver (never_finish stops there).
-    options.append(st.builds(lambda s, p: {"timeout": {"seconds": s, "child": p}},
-                             st.sampled_from([0.5, 3.0, 8.0, 20.0]), st.sampled_from(PRIMITIVES)))
-    if timeouts_anywhere:
-        options.append(st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}},
-                                 st.sampled_from([0.5, 3.0, 8.0]), children))
-    if reactive:
-        # a guard re-checked every tick before a child that may run across ticks: a label some
-        # leaf writes, or a perception call whose outcome may change at any tick (a halt)
-        options.append(st.builds(lambda t, g, c: {t: {"children": [g, *c]}},
-                                 st.sampled_from(["reactive_sequence", "reactive_selector"]),
-                                 st.sampled_from(GUARDS), kids))
-    if repeat:
-        times = st.one_of(st.integers(1, 3), st.none()) if unbounded else st.integers(1, 3)
-        options.append(st.builds(lambda n, c: {"repeat": ({"times": n} if n is not None else {}) | {"child": c}},
-                                 times, children))
-        options.append(st.builds(lambda n, c: {"budget": {"actions": n, "child": c}}, st.integers(0, 3), children))
-    return st.one_of(*options)
-
-
-@st.composite
-def _switch(draw: Callable, children: st.SearchStrategy[Node]) -> Node:
-    """A switch on a label key; its cases are labels some leaf can write there."""
-    key = draw(st.sampled_from(sorted(SWITCH_KEYS)))
-    picked = draw(st.lists(st.sampled_from(SWITCH_KEYS[key]), unique=True, max_size=3))
-    body: dict[str, Any] = {"on": key, "cases": {label: draw(children) for label in picked}}
-    if not picked or draw(st.booleans()):
-        body["default"] = draw(children)
-    return {"switch": body}
-
-
-def bodies(max_leaves: int = 8, *, reactive: bool = False, repeat: bool = False, unbounded: bool = False,
-           timeouts_anywhere: bool = False) -> st.SearchStrategy[Node]:
-    return st.recursive(leaves(), lambda c: _extend(c, reactive=reactive, repeat=repeat, unbounded=unbounded,
-                                                    timeouts_anywhere=timeouts_anywhere),
-                        max_leaves=max_leaves)
-
-
-def wrap(body: Node) -> Node:
-    """Root pattern of every shipped tree: the body, then a decision whichever way it ends."""
-    return {"selector": {"children": [
-        {"sequence": {"children": [body, {"finalize": {"reason": "body succeeded"}}]}},
-        {"wait_clarify": {"reason": "body failed"}},
-    ]}}
-
-
-@st.composite
-def tree_texts(draw: Callable, max_leaves: int = 8, wrapped: bool = True, max_ticks: int = 100_000,
-               **grammar: bool) -> str:
-    """YAML text of a valid tree built from the grammar, with literal budgets (a tick cap room
-    enough for primitives that each run their max_ticks, unless told)."""
-    body = draw(bodies(max_leaves, **grammar))
-    doc = {"tree": "generated",
-           "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": max_ticks},
-           "root": wrap(body) if wrapped else body}
-    return yaml.safe_dump(doc, sort_keys=False)
 
 
 # -- any built-in node type, random valid ports (loader, dump and schema tests) --------------------
@@ -247,75 +160,6 @@ def number_ids(node: Any, counter: list[int]) -> None:
         number_ids(fields["default"], counter)
 
 
-# -- the differential grammar: everything the verifier models ---------------------------------------
-
-OPAQUE_IDS = ("Spin", "Wait", "BackUp", "FollowPath")
-OPAQUE_OUTCOMES = (["success", "failure"], ["success", "failure", "running"], ["failure"],
-                   ["success", "running"])
-# Timeout lengths: shorter than a tick, not a multiple of the tick period, exactly a multiple.
-TIMEOUT_SECONDS = (0.0, 0.05, 0.12, 0.5, 2.0, 3.0)
-INCLUDES = ("subtrees/remove_occluder.yaml",)
-
-
-def diff_leaves() -> st.SearchStrategy[Node]:
-    """bt_grasp leaves, decisions, opaque BT.CPP leaves (some may answer RUNNING) and includes."""
-    opaque = st.builds(lambda t, i, o: {t: {"btcpp_id": i, "outcomes": o}},
-                       st.sampled_from(["opaque_action", "opaque_condition"]),
-                       st.sampled_from(OPAQUE_IDS), st.sampled_from(OPAQUE_OUTCOMES))
-    include = st.builds(lambda f: {"include": {"file": f}}, st.sampled_from(INCLUDES))
-    extra = ("push", "survey_scene", {"evaluate_grasp": {"semantic": True}},
-             {"label_is": {"key": "{grasp.label}", "label": "SUCCESS"}},
-             {"label_is": {"key": "{target.outcome}", "label": "occluded"}})
-    return st.one_of(st.sampled_from(WORLD_LEAVES), st.sampled_from(WORLD_LEAVES + extra),
-                     st.sampled_from(DECISION_LEAVES), opaque, include)
-
-
-def _extend_diff(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
-    """One level of the differential grammar: the random-tree grammar plus BT.CPP controls,
-    timeouts that start after the clock has moved, and scopes shared between nodes."""
-    kids = st.lists(children, min_size=1, max_size=3)
-    pair = st.lists(children, min_size=2, max_size=2)
-    scope = st.sampled_from([None, "shared"])
-    return st.one_of(
-        _extend(children, reactive=True, repeat=True, unbounded=True, timeouts_anywhere=True),
-        st.builds(lambda n, c: {"recovery_node": {"number_of_retries": n, "children": c}},
-                  st.integers(0, 3), pair),
-        st.builds(lambda t, c: {t: {"children": c}},
-                  st.sampled_from(["pipeline_sequence", "round_robin"]), kids),
-        st.builds(lambda pol, c: {"parallel": {"policy": pol, "children": c}},
-                  st.sampled_from(["success_on_all", "success_on_one"]), kids),
-        st.builds(lambda sc, fc, c: {"btcpp_parallel": {"success_count": sc, "failure_count": fc, "children": c}},
-                  st.sampled_from([-1, 1]), st.sampled_from([-1, 1]), kids),
-        st.builds(lambda n, c: {"btcpp_retry": {"num_attempts": n, "child": c}},
-                  st.sampled_from([-1, 1, 2, 3]), children),
-        st.builds(lambda sc, n, c: {"retry": {"attempts": n, "child": c} | ({"scope": sc} if sc else {})},
-                  scope, st.integers(1, 3), children),
-        st.builds(lambda sc, n, c: {"budget": {"actions": n, "child": c} | ({"scope": sc} if sc else {})},
-                  scope, st.integers(0, 3), children),
-        # a timeout started once earlier leaves have moved the clock
-        st.builds(lambda first, s, c: {"sequence": {"children": [first, {"timeout": {"seconds": s, "child": c}}]}},
-                  st.sampled_from(WORLD_LEAVES), st.sampled_from(TIMEOUT_SECONDS), children),
-        st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}}, st.sampled_from(TIMEOUT_SECONDS), children),
-    )
-
-
-@st.composite
-def diff_tree_texts(draw: Callable, max_leaves: int = 10) -> str:
-    """YAML of a tree from the differential grammar, wrapped so that it normally decides; the tick
-    cap is often small (1..60) so that runs also end on it, else room for a few calls that run
-    their max_ticks."""
-    body = draw(st.recursive(diff_leaves(), _extend_diff, max_leaves=max_leaves))
-    doc = {"tree": "generated",
-           "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                       "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60, 700, 3000]))},
-           "root": wrap(body) if draw(st.integers(0, 3)) else body}
-    return yaml.safe_dump(doc, sort_keys=False)
-
-
-def load_text(text: str):
-    return tree(text, file="<generated>.yaml")
-
-
 def shipped(name: str) -> str:
     return (ROOT / "trees" / name).read_text(encoding="utf-8")
 
@@ -338,51 +182,6 @@ def blocking_registry(cap: int = 1) -> Any:
     for nt in default_registry():
         reg.add(replace(nt, max_ticks=min(nt.max_ticks, cap)))
     return reg
-
-
-class RunningOracle:
-    """Wraps an outcome oracle and answers `<id>#running` (RunContext.explore_running): each call
-    of a leaf runs for a number of ticks drawn at its first tick from `lengths(max_ticks)` (1:
-    it ends in the tick that starts it; max_ticks: its longest). The oracle does not see halts:
-    a call halted early leaves the rest of its length to the leaf's next call, which is still a
-    length within max_ticks. Other questions go to `inner`."""
-
-    def __init__(self, inner: Any, spec: Any, lengths: Callable[[int], int]) -> None:
-        registry = getattr(spec, "registry", None) or default_registry()
-        self.inner, self.lengths = inner, lengths
-        self.max_ticks = {n.id: registry.require(n.type).max_ticks for n in spec.root.walk()
-                          if registry.get(n.type) is not None}
-        self.asked: dict[str, int] = {}   # leaf id -> "running" answers in its current call
-        self.length: dict[str, int] = {}  # leaf id -> ticks its current call runs
-        self.choices: list[tuple[str, str]] = []
-
-    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
-        if not node_id.endswith("#running"):
-            out = self.inner.choose(node_id, alphabet)
-            self.choices.append((node_id, out))
-            return out
-        leaf = node_id[:-len("#running")]
-        top = self.max_ticks.get(leaf, 1)
-        asked = self.asked.get(leaf, 0)
-        if asked == 0 or asked >= top - 1:  # a new call (the last one ran to its maximum)
-            asked, self.length[leaf] = 0, max(1, min(top, self.lengths(top)))
-        out = "running" if asked + 1 < self.length[leaf] else "ends"
-        self.asked[leaf] = asked + 1 if out == "running" else 0
-        self.choices.append((node_id, out))
-        return out
-
-
-def random_lengths(seed: int) -> Callable[[int], int]:
-    """Call lengths leaning to the extremes (1 tick, the maximum) with some in between."""
-    import random
-
-    rng = random.Random(seed)
-
-    def draw(top: int) -> int:
-        r = rng.random()
-        return 1 if r < 0.35 else top if r < 0.7 else rng.randint(1, top)
-
-    return draw
 
 
 # -- running with a ledger that remembers the longest perception streak --------------------------

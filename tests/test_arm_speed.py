@@ -164,7 +164,7 @@ def test_a_run_leaves_no_temp_folders_even_after_an_exception(tmp_path):
 
 
 def test_episode_speed_bench_runs_and_prints_its_figures():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "episode_speed.py"), "--episodes", "1",
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "perf" / "episode_speed.py"), "--episodes", "1",
                            "--image-size", "128", "--modes", "legacy", "warm"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""Each on-demand benchmark in bench/ still runs: a tiny smoke case, no timing asserted."""
+"""Each performance tool in tools/perf/ still runs: a tiny smoke case, no timing asserted."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import sys
 
 import pytest
 from helpers import ROOT
+
+PERF = ROOT / "tools" / "perf"
 
 CASES = {
     "tick_overhead": ["--ticks", "200", "--repeats", "1"],
@@ -24,7 +26,7 @@ EXPECT = {"tick_overhead": "overhead x", "watchdog": "samples/s", "episode_perf"
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_benchmark_script_runs_and_prints_its_figures(name):
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), *CASES[name]],
+    proc = subprocess.run([sys.executable, str(PERF / f"{name}.py"), *CASES[name]],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert EXPECT[name] in proc.stdout, proc.stdout[-2000:]
@@ -32,7 +34,7 @@ def test_benchmark_script_runs_and_prints_its_figures(name):
 
 def test_perception_eval_scores_scenes_and_resumes(tmp_path):
     """One scene per lighting at 256²: the table prints every measure; a rerun adds nothing."""
-    args = [sys.executable, str(ROOT / "bench" / "perception_eval.py"), "--scenes", "1", "--image-size", "256",
+    args = [sys.executable, str(PERF / "perception_eval.py"), "--scenes", "1", "--image-size", "256",
             "--out", str(tmp_path)]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -47,7 +49,7 @@ def test_perception_eval_scores_scenes_and_resumes(tmp_path):
 
 def test_perception_replay_records_then_replays_the_same_outputs(tmp_path):
     """One episode per backend at 256²: the second run reads the frames and prints the same digest."""
-    args = [sys.executable, str(ROOT / "bench" / "perception_replay.py"), "--frames", str(tmp_path / "f.pkl"),
+    args = [sys.executable, str(PERF / "perception_replay.py"), "--frames", str(tmp_path / "f.pkl"),
             "--episodes", "1", "--image-size", "256"]
     runs = [subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT) for _ in range(2)]
     for proc in runs:
@@ -58,7 +60,7 @@ def test_perception_replay_records_then_replays_the_same_outputs(tmp_path):
 
 
 def test_verify_soundness_bench_runs_and_prints_its_summary():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_soundness.py"), "--trees", "3",
+    proc = subprocess.run([sys.executable, str(PERF / "verify_soundness.py"), "--trees", "3",
                            "--runs", "5", "--verify", "--verify-max-runs", "200"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -67,7 +69,7 @@ def test_verify_soundness_bench_runs_and_prints_its_summary():
 
 def test_verify_scaling_bench_runs_and_plots(tmp_path):
     png = tmp_path / "scaling.png"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_scaling.py"), "--max-k", "2",
+    proc = subprocess.run([sys.executable, str(PERF / "verify_scaling.py"), "--max-k", "2",
                            "--max-parallel", "2", "--max-nested", "2", "--random-sizes", "20",
                            "--random-per-size", "1", "--max-runs", "2000", "--families", "parallel",
                            "chain", "nested", "random", "--plot", str(png)],

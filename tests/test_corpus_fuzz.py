@@ -1,15 +1,25 @@
-"""A short run of bench/fuzz_loaders.py: mutated trees, profiles, traces and BT.CPP documents
+"""A short run of tools/perf/fuzz_loaders.py: mutated trees, profiles, traces and BT.CPP documents
 either load or fail with one located line — never another exception."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import pytest
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import fuzz_loaders  # noqa: E402
+
+def _tool(name: str):
+    """A script of tools/perf/ as a module, loaded from its file (tools/ is no package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "perf" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz_loaders = _tool("fuzz_loaders")
 
 
 @pytest.mark.parametrize("target", sorted(fuzz_loaders.LOADERS))

@@ -1,4 +1,4 @@
-"""Every repository file the docs cite exists (README.md, CHANGELOG.md, docs/*.md).
+"""Every repository file the docs cite exists (README.md, CHANGELOG.md, CONTRIBUTING.md, docs/*.md).
 
 A citation is a path with a directory prefix among PREFIXES and a file suffix, anywhere in the
 text (backticks, code blocks, prose), taken from the repository root; and the target of a
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PREFIXES = ("bt_grasp", "tests", "bench", "trees", "docs", "robots", ".ci")
-DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+PREFIXES = ("bt_grasp", "tests", "tools", "trees", "docs", "robots", ".ci")
+DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 # A token that starts with a cited prefix, not in the middle of another path or a URL.
 _TOKEN = re.compile(r"(?<![\w./:-])(?:" + "|".join(re.escape(p) for p in PREFIXES) + r")/[^\s`'\"()\[\],;|]*")
@@ -52,15 +52,15 @@ def cited_paths(text: str, folder: Path) -> set[Path]:
 
 def test_the_extractor_finds_citations_and_skips_the_rest(tmp_path):
     text = (
-        "Run `python bench/verify_scaling.py --quick`, see `bt_grasp/verifier/ticks.py:12` and\n"
+        "Run `python tools/perf/verify_scaling.py --quick`, see `bt_grasp/verifier/ticks.py:12` and\n"
         "[nodes](nodes.md), [up](../trees/clutter.yaml#L3), tests/test_api_doc.py.\n"
         "Not these: `trees/*.yaml`, `trees/<name>.yaml`, `bt_grasp/drivers/pybullet_arm`,\n"
-        "https://example.org/bench/x.py, [site](https://example.org/docs/a.md), [top](#usage),\n"
-        "`OUT/traces/x.jsonl`, `my_robot.yaml`, out/bench/docs/x.md.\n"
+        "https://example.org/tools/x.py, [site](https://example.org/docs/a.md), [top](#usage),\n"
+        "`OUT/traces/x.jsonl`, `my_robot.yaml`, out/tools/docs/x.md.\n"
     )
     folder = ROOT / "docs"
     assert cited_paths(text, folder) == {
-        ROOT / "bench/verify_scaling.py",
+        ROOT / "tools/perf/verify_scaling.py",
         ROOT / "bt_grasp/verifier/ticks.py",
         ROOT / "docs/nodes.md",
         ROOT / "trees/clutter.yaml",

@@ -163,7 +163,7 @@ def test_geometric_survives_depth_noise():
 
 
 def test_survey_at_512_finds_every_object():
-    """Speed is measured by bench/perception_eval.py (ms per survey), not asserted here."""
+    """Speed is measured by tools/perf/perception_eval.py (ms per survey), not asserted here."""
     K, T, shape = overhead_camera(512, tilt=0.15)
     big = render(scene_prims(), K, T, shape)
     scene = GeometricPerceiver().survey(big)

@@ -103,13 +103,13 @@ def test_driving_away_forgets_the_scene(drv) -> None:
 
 
 def test_the_guard_benchmark_runs_and_prints_its_figures() -> None:
-    """bench/stretch_guard.py, one seed per condition (no figure is asserted)."""
+    """tools/perf/stretch_guard.py, one seed per condition (no figure is asserted)."""
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.run([sys.executable, str(root / "bench" / "stretch_guard.py"), "--n", "1"],
+    proc = subprocess.run([sys.executable, str(root / "tools" / "perf" / "stretch_guard.py"), "--n", "1"],
                           capture_output=True, text=True, timeout=600, cwd=root)
     assert proc.returncode == 0, proc.stderr[-2000:]
     for figure in ("open     guard on", "crowded  guard off", "neighbour knocked", "guard check per candidate (guard on)"):

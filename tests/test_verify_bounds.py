@@ -3,7 +3,7 @@
 Specification pinned here (DESIGN §3):
 - a retry's attempts are per episode: a loop above a retry does not multiply what it allows;
 - every failed attempt that costs an action also costs one tick, so the action budget bounds the
-  ticks of a retry chain (the k-block chain of the scaling benchmark);
+  ticks of a retry chain (the nested k-block family of tools/perf/verify_scaling.py);
 - a timeout bounds the ticks of what it wraps on the logical clock;
 - the episode action budget and scoped `budget` decorators cap actions;
 - a tree whose root can end without a Decision is not proven to decide, and the witness shows it;
@@ -13,19 +13,15 @@ Specification pinned here (DESIGN §3):
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from bt_strategies import blocking_calls  # noqa: F401  (autouse: calls end in the tick that starts them)
 from helpers import ROOT, tree
 
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.spec.loader import load_tree, load_tree_text
+from bt_grasp.testing.families import nested as chain
 from bt_grasp.verifier.bounds import summarise
 from bt_grasp.verifier.summary_witness import play, run_costs
-
-sys.path.insert(0, str(ROOT / "bench"))
-from verify_scaling import nested as chain  # noqa: E402
 
 SHIPPED = sorted(p for p in (ROOT / "trees").rglob("*.yaml") if "subtrees" not in p.parts)
 

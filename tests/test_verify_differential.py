@@ -14,7 +14,7 @@ Specification pinned here (DESIGN §3, "bounds are sound: ≥ every run, checked
   every system recovery fails clearing, Spin and Wait and succeeds on BackUp.
 
 The CI profile draws a few trees; `BT_GRASP_HYPOTHESIS_PROFILE=thorough` draws many, and
-bench/verify_soundness.py runs ≥ 10,000 trees.
+tools/perf/verify_soundness.py runs ≥ 10,000 trees.
 """
 
 from __future__ import annotations

@@ -11,26 +11,22 @@ does: the first of 8 candidates the driver accepts. Scoring (held object, box di
 the simulator's ground truth; nothing the robot decides does. Also prints the guard's time per
 candidate check.
 
-    python bench/stretch_guard.py --n 30
+    python tools/perf/stretch_guard.py --n 30
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bt_grasp.drivers.base import GraspPose  # noqa: E402
-from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
-from bt_grasp.perception.backends import make_perceiver  # noqa: E402
-from bt_grasp.perception.grasps import plan_grasps  # noqa: E402
-from bt_grasp.profile import load_profile  # noqa: E402
-from bt_grasp.stats import Z95, wilson  # noqa: E402
+from bt_grasp.drivers.base import GraspPose
+from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver
+from bt_grasp.perception.backends import make_perceiver
+from bt_grasp.perception.grasps import plan_grasps
+from bt_grasp.profile import load_profile
+from bt_grasp.stats import Z95, wilson
 
 
 def _rate(k: int, n: int) -> str:

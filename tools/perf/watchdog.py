@@ -1,6 +1,6 @@
 """Watchdog benchmark: batch throughput, streaming per-sample cost, decision latency.
 
-    python bench/watchdog.py [--traces DIR] [--n 600] [--repeat 3]
+    python tools/perf/watchdog.py [--traces DIR] [--n 600] [--repeat 3]
 
 Traces: a recorded directory (bt-grasp watchdog record) or, by default, synthetic attempts
 (bt_grasp.watchdog.synthetic -- kinematic sketches, used here only for timing).

@@ -7,8 +7,8 @@ generation), rendering (the camera), perception (segmentation, grounding, grasp 
 planning) and the tree (ticking, guards, Watchdog, bookkeeping). Target: <= 3 s per episode per
 core at 512² (the published harness spent 142.5 s per episode).
 
-    python bench/episode_perf.py [--trees trees/clutter.yaml ...] [--episodes 10] [--image-size 512]
-    python bench/episode_perf.py --from out/bench/results.jsonl   # summarise an existing run
+    python tools/perf/episode_perf.py [--trees trees/clutter.yaml ...] [--episodes 10] [--image-size 512]
+    python tools/perf/episode_perf.py --from out/bench/results.jsonl   # summarise an existing run
 
 Timing is taken by proxies around the driver, the perceiver and the planning services
 (bt_grasp/bench/instrument.py); the driver itself is not modified. Scene generation (reset) is
@@ -25,7 +25,7 @@ from bt_grasp.threads import use_one_thread
 
 use_one_thread()  # before numpy is imported: one core means one thread
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ Every tick visits all 51 nodes below the repeat. Every configuration runs the sa
 ticks, interleaved. Prints ticks/s and the ratios measured in this run (targets: bt_grasp with
 trace off <= 1.2x raw py_trees, trace on <= 1.5x).
 
-    python bench/tick_overhead.py [--ticks 4000] [--repeats 15] [--running 5]
+    python tools/perf/tick_overhead.py [--ticks 4000] [--repeats 15] [--running 5]
 
 Times are CPU seconds of this process (time.process_time: user + system, so the trace's writes
 count, and far steadier than wall time on a loaded machine). The ratios of the fastest rounds

@@ -1,6 +1,6 @@
 """Watchdog ablation: induced-EMPTY grasps, with and without the Watchdog + bounded retry.
 
-    python bench/ablation_watchdog.py [--n 20] [--seed 0] [--fault remove_target_on_close]
+    python tools/perf/ablation_watchdog.py [--n 20] [--seed 0] [--fault remove_target_on_close]
 
 Each episode (PyBullet arm, sim perception, 256 px images) gets one injected fault before the
 run: by default `Fault("remove_target_on_close", once=True)`, so the first grasp closes on
@@ -31,7 +31,7 @@ from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.spec.loader import load_tree
 from bt_grasp.world import World, build_world
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TREES = {"clutter (Watchdog + retry)": ROOT / "trees/clutter.yaml",
          "open_loop (no Watchdog, no retry)": ROOT / "trees/open_loop.yaml"}
 

@@ -3,7 +3,7 @@
 Target: under 0.5 s. Sub-command modules are imported only when their command is named, so the
 top-level help needs neither numpy nor pybullet. Prints medians of N runs and their ratio:
 
-    python bench/cli_startup.py [--repeats 10]
+    python tools/perf/cli_startup.py [--repeats 10]
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGET_S = 0.5
 
 

@@ -1,38 +1,34 @@
 """Differential soundness of the verifier's bounds on many generated trees.
 
-Draws `--trees` trees from the differential grammar (tests/bt_strategies.py: BT.CPP controls,
+Draws `--trees` trees from the differential grammar (bt_grasp/testing/grammar.py: BT.CPP controls,
 opaque RUNNING leaves, reactive composites with guards re-checked every tick, timeouts at different
 clocks, includes, scoped budgets, small and large tick caps), plays `--runs` random-oracle episodes
 of the real Runner on each, every call of a primitive running a random number of ticks up to its
-max_ticks (so deadlines and failing guards halt running calls at random ticks; bt_strategies.
-RunningOracle), and counts every run that costs
+max_ticks (so deadlines and failing guards halt running calls at random ticks;
+bt_grasp/testing/running.py), and counts every run that costs
 more than `summarise()` allows for some key, or that ends on the tick cap / without a Decision on
 a tree it proves to decide. The bounds come from `summary_bounds()`: summarise()'s bounds without
 its witness search, which does not change them and would dominate the time. With `--verify`, the same runs are checked against
 `verify_tree()` on the trees it proves.
 
-    python bench/verify_soundness.py --trees 10000 --runs 1000 --verify
+    python tools/perf/verify_soundness.py --trees 10000 --runs 1000 --verify
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+import hypothesis
+from hypothesis import HealthCheck, Phase, given, settings
 
-import hypothesis  # noqa: E402
-from bt_strategies import RunningOracle, diff_tree_texts, load_text, random_lengths  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-
-from bt_grasp.default_registry import default_registry  # noqa: E402
-from bt_grasp.oracles import RandomOracle  # noqa: E402
-from bt_grasp.verifier.bounds import summary_bounds  # noqa: E402
-from bt_grasp.verifier.summary_witness import play, run_costs  # noqa: E402
+from bt_grasp.default_registry import default_registry
+from bt_grasp.oracles import RandomOracle
+from bt_grasp.testing.grammar import diff_tree_texts, load_text
+from bt_grasp.testing.running import RunningOracle, random_lengths
+from bt_grasp.verifier.bounds import summary_bounds
+from bt_grasp.verifier.summary_witness import play, run_costs
 
 UNDECIDED = ("tick cap", "no decision")
 

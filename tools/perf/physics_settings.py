@@ -19,7 +19,7 @@ the floor the shipped settings put under an episode: its stepSimulation seconds,
 rendering (the frames the perceiver needs at --image-size), and those plus the IK calls that give
 the motions their joint paths. Any faster IK or smaller frame changes what the robot does or sees.
 
-    python bench/physics_settings.py [--episodes 20] [--seed 0] [--perception sim]
+    python tools/perf/physics_settings.py [--episodes 20] [--seed 0] [--perception sim]
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from bt_grasp.threads import use_one_thread  # noqa: E402
 
@@ -91,7 +89,8 @@ def _apply_shipped_step() -> None:
 
 
 def run(episodes: int, seed: int, perception: str, image_size: int, names: list[str]) -> dict[str, list[dict]]:
-    from bench.episode_speed import PhaseClock
+    from episode_speed import PhaseClock  # the sibling tool (this script's folder is on sys.path)
+
     from bt_grasp.bench.tasks import make_tasks
     from bt_grasp.bench.worker import _world_for, close_worlds, run_task
 

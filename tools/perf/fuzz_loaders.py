@@ -7,7 +7,7 @@ deep, rename an XML tag — then writes it back and loads it. A load must either
 UserError whose text is one line `file:line:col: ...`; anything else is a failure, shrunk by
 Hypothesis to a minimal document. Prints, per target, examples run, accepted, refused, failures.
 
-    python bench/fuzz_loaders.py [--target tree|profile|trace|xml|all] [--examples 500]
+    python tools/perf/fuzz_loaders.py [--target tree|profile|trace|xml|all] [--examples 500]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from bt_grasp.errors import UserError
 from bt_grasp.verifier.tick_cap import episode_limits
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^[^\n]+:\d+:\d+: [^\n]+$")
 
 AWKWARD = st.sampled_from([

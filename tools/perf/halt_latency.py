@@ -14,7 +14,7 @@ the geometric mean of the paired wall ratios polled / blocking per primitive wit
 (target <= 1.05), the same for process CPU time, and, as a noise floor, the same statistic for
 pairs of identical blocking runs.
 
-    python bench/halt_latency.py [--halts 60] [--repeats 5] [--seed 0]
+    python tools/perf/halt_latency.py [--halts 60] [--repeats 5] [--seed 0]
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Prints median / p95 wall seconds per episode and process CPU seconds per mode, t
 outcomes: the same decision per episode across modes and Task SR with Wilson 95 % CIs.
 Targets: median <= 2.0 s and p95 <= 4.0 s per episode at 512² on one core.
 
-    python bench/episode_speed.py [--episodes 20] [--seed 0] [--image-size 512] [--perception sim]
+    python tools/perf/episode_speed.py [--episodes 20] [--seed 0] [--image-size 512] [--perception sim]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from bt_grasp.threads import use_one_thread
 
 use_one_thread()  # before numpy is imported: one core means one thread
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PHASES = ("physics", "settle", "load", "render", "ik", "perception", "other")
 LOAD_CALLS = ("connect", "resetSimulation", "loadURDF", "createMultiBody", "createCollisionShape",
               "createVisualShape", "loadTexture", "removeBody")

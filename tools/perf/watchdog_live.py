@@ -1,6 +1,6 @@
 """The Watchdog of a running grasp: cost per poll, incremental vs re-classifying the prefix.
 
-    python bench/watchdog_live.py [--traces DIR] [--n 200] [--per-poll 4] [--repeat 3]
+    python tools/perf/watchdog_live.py [--traces DIR] [--n 200] [--per-poll 4] [--repeat 3]
 
 Each attempt is replayed as a grasp polled once per control period: `--per-poll` new samples per
 poll (the arm records 80 Hz, 0.05 s per poll = 4). Two ways of keeping a label so far:

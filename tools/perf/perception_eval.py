@@ -15,8 +15,8 @@ which sees RGB-D only. The annotator's instance masks are read *only here*, to s
 Rates carry Wilson 95 % intervals. One JSONL line per scene, appended and flushed, keyed by
 (perception, lighting, size, seed, episode): run the same command again to resume.
 
-    python bench/perception_eval.py --scenes 100 --lighting easy hard --out out/perception_eval
-    python bench/perception_eval.py --from out/perception_eval/results.jsonl   # table only
+    python tools/perf/perception_eval.py --scenes 100 --lighting easy hard --out out/perception_eval
+    python tools/perf/perception_eval.py --from out/perception_eval/results.jsonl   # table only
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from bt_grasp.threads import use_one_thread  # noqa: E402
 

@@ -7,8 +7,8 @@ scene object, mask, relation, located target and grasp pose) shows whether two c
 same outputs. The frames file is written on the first run and read by later ones, so two
 checkouts replay identical inputs:
 
-    python bench/perception_replay.py --frames /tmp/frames.pkl [--episodes 4] [--repeats 1]
-    PYTHONPATH=OTHER_CHECKOUT python bench/perception_replay.py --frames /tmp/frames.pkl
+    python tools/perf/perception_replay.py --frames /tmp/frames.pkl [--episodes 4] [--repeats 1]
+    PYTHONPATH=OTHER_CHECKOUT python tools/perf/perception_replay.py --frames /tmp/frames.pkl
 
 Prints seconds for survey / locate / plan_grasps (mean over repeats) and the digest.
 """
@@ -29,7 +29,7 @@ from bt_grasp.threads import use_one_thread
 
 use_one_thread()  # before numpy is imported: one core means one thread
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PERCEPTIONS = ("geometric", "sim")
 
 

@@ -18,7 +18,7 @@ Times are verify_tree()'s CPU seconds (what `bt-grasp verify` spends), measured 
 summary's own time (summary_bounds, no witness runs) is printed beside it. Writes a PNG plot
 (matplotlib, Agg).
 
-    python bench/verify_scaling.py --plot verify_scaling.png
+    python tools/perf/verify_scaling.py --plot verify_scaling.png
 """
 
 from __future__ import annotations
@@ -30,63 +30,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.spec.loader import load_tree, load_tree_text
+from bt_grasp.testing.families import chain, nested, parallel, text
 from bt_grasp.verifier.bounds import summary_bounds
 from bt_grasp.verify import verify_tree
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TARGETS = {"shipped": 0.5, "parallel k<=8": 1.0, "chain k=32": 1.0, "random 150+": 2.0, "nav2": 1.0}
-# Generated trees other than the parallels get a tick cap with room for every call to run its
-# max_ticks, so that the verdicts are proofs, not tick-cap findings; the parallels are verified
-# under the default budgets, as a user would write them.
-ROOM = {"max_ticks": 100_000}
 
 
-# -- tree families ------------------------------------------------------------------------------
-
-def block(i: int, on_success: dict[str, Any]) -> dict[str, Any]:
-    """retry{2}(grasp -> evaluate_grasp -> switch on the label: SUCCESS -> `on_success`)."""
-    return {"retry": {"id": f"retry_{i}", "attempts": 2, "child": {"sequence": {"id": f"try_{i}", "children": [
-        {"grasp": {"id": f"grasp_{i}", "execution": f"{{g{i}.execution}}", "outcome": f"{{g{i}.outcome}}"}},
-        {"evaluate_grasp": {"id": f"check_{i}", "execution": f"{{g{i}.execution}}", "label": f"{{g{i}.label}}"}},
-        {"switch": {"id": f"route_{i}", "on": f"{{g{i}.label}}", "cases": {"SUCCESS": on_success},
-                    "default": {"force_failure": {"id": f"again_{i}",
-                                                  "child": {"open_gripper": {"id": f"open_{i}"}}}}}},
-    ]}}}}
-
-
-def wrap(body: dict[str, Any]) -> dict[str, Any]:
-    return {"selector": {"id": "episode", "children": [body, {"wait_clarify": {"id": "give_up"}}]}}
-
-
-def text(name: str, root: dict[str, Any], budgets: dict[str, Any] | None = ROOM) -> str:
-    doc = {"tree": name, **({"budgets": budgets} if budgets else {}), "root": root}
-    return yaml.safe_dump(doc, sort_keys=False)
-
-
-def chain(k: int) -> str:
-    steps = [block(i, {"force_success": {"id": f"held_{i}", "child": {"lift": {"id": f"lift_{i}"}}}})
-             for i in range(1, k + 1)]
-    return text(f"chain_{k}", wrap({"sequence": {"id": "steps", "children": [*steps, {"finalize": {"id": "done"}}]}}))
-
-
-def nested(k: int) -> str:
-    body: dict[str, Any] = {"finalize": {"id": "done"}}
-    for i in range(k, 0, -1):
-        body = block(i, body)
-    return text(f"nested_{k}", wrap(body))
-
-
-def parallel(k: int, policy: str) -> str:
-    branches = [{"retry": {"id": f"retry_{i}", "attempts": 2, "child": {"grasp": {"id": f"grasp_{i}"}}}}
-                for i in range(1, k + 1)]
-    body = {"sequence": {"children": [{"parallel": {"policy": policy, "children": branches}},
-                                      {"finalize": {"id": "done"}}]}}
-    return text(f"parallel_{k}_{policy}", wrap(body), budgets=None)
-
+# -- random trees (the structured families: bt_grasp/testing/families.py) ---------------------
 
 LEAVES = ("grasp", "lift", "place", "open_gripper", "evaluate_grasp", "survey_scene", "push")
 GUARDS = ({"label_is": {"key": "{grasp.outcome}", "label": "done"}},
