@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from bt_grasp import plugins
@@ -55,7 +56,7 @@ class Node:
 
 def _caller() -> tuple[str, int] | None:
     """The first frame outside this module: the user's line that built the node."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") == __name__:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
@@ -127,7 +128,8 @@ def force_failure(child: Node, id: str | None = None) -> Node:
 
 def include(file: str, id: str | None = None, params: dict[str, Any] | None = None) -> Node:
     """A subtree file, relative to the Tree's `base_dir` (default: the current folder)."""
-    return node("include", id=id, file=file, **({"params": params} if params else {}))
+    extra: dict[str, Any] = {"params": params} if params else {}
+    return node("include", id=id, file=file, **extra)
 
 
 class Tree:
@@ -263,15 +265,15 @@ def _from_data(data: dict[str, Any], registry: Registry, base_dir: str | Path | 
     try:
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)
     except yaml.YAMLError as exc:
-        file, line = place("")
-        raise UserError(f"cannot be written as a tree file: {str(exc).splitlines()[0]}", file, line) from None
+        at_file, at_line = place("")
+        raise UserError(f"cannot be written as a tree file: {str(exc).splitlines()[0]}", at_file, at_line) from None
     try:
         spec = load_tree_text(text, file="<tree>", registry=registry, base_dir=base_dir)
     except UserError as exc:
         if exc.file != "<tree>":
             raise  # an included file's own error: already located in that file
-        file, line = place(_path_at(text, exc.line or 1))
-        raise UserError(exc.message, file, line) from None
+        at_file, at_line = place(_path_at(text, exc.line or 1))
+        raise UserError(exc.message, at_file, at_line) from None
     spec.file = file
     return spec
 
@@ -331,7 +333,7 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     events = [on_event] if callable(on_event) else list(on_event)
     ticks = [on_tick] if callable(on_tick) else list(on_tick)
     own_driver = driver is None or isinstance(driver, str)
-    options = {"gui": gui, "lighting": lighting, "image_size": image_size}
+    options: dict[str, Any] = {"gui": gui, "lighting": lighting, "image_size": image_size}
     if isinstance(driver, str):
         robot_driver = plugins.make_driver(driver, profile, **options)
     else:

@@ -7,6 +7,7 @@ benchmark workers and the verifier's many re-runs never share state.
 from __future__ import annotations
 
 import re
+from collections.abc import ItemsView
 from typing import Any
 
 _REF = re.compile(r"^\{([A-Za-z_][\w.\-/]*)\}$")
@@ -47,5 +48,5 @@ class Blackboard:
         changed, self._changed = self._changed, {}
         return changed
 
-    def items(self):
+    def items(self) -> ItemsView[str, Any]:
         return self._data.items()

@@ -6,13 +6,16 @@ every driver plug-in has; the driver modules are imported only when one is built
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bt_grasp.errors import BackendUnavailable
 
+if TYPE_CHECKING:
+    from bt_grasp.drivers.base import Driver
+
 
 def pybullet_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
-                 dry_run: bool = False) -> Any:
+                 dry_run: bool = False) -> Driver:
     """The simulated UR5e (dry_run is meaningless in simulation and ignored)."""
     from bt_grasp.drivers.pybullet_arm import PyBulletArm
 
@@ -20,7 +23,7 @@ def pybullet_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_
 
 
 def stretch(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
-            dry_run: bool = False) -> Any:
+            dry_run: bool = False) -> Driver:
     """A Stretch: real (stretch_body) or simulated, as the profile's driver_options.backend says."""
     try:
         from bt_grasp.drivers.stretch.factory import make_stretch_driver

@@ -29,6 +29,7 @@ def compile_node(spec: Any, ctx: RunContext) -> Behaviour:
     from bt_grasp.blackboard import ref_key
 
     node_type = ctx.registry.require(spec.type)
+    node: Any  # a py_trees behaviour that also gets `bt_type`
     if spec.type == "switch":
         cases = {str(label): compile_node(child, ctx) for label, child in spec.cases.items()}
         default = compile_node(spec.default, ctx) if spec.default is not None else None

@@ -11,11 +11,15 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.outcomes import Decision, ExecStatus, OutcomeEvent
 from bt_grasp.registry import Registry
+
+if TYPE_CHECKING:  # typing only: the context does not depend on any driver or perceiver module
+    from bt_grasp.drivers.base import Driver
+    from bt_grasp.perception.types import Perceiver
 
 
 class Oracle(Protocol):
@@ -88,8 +92,9 @@ class WallClock(LogicalClock):
         self._now, self._sleep = now, sleep
         self._t0 = now()
 
-    @property  # type: ignore[override]
-    def now(self) -> float:
+    # A read-only view of LogicalClock's writable `now`: leaves never assign it on a wall clock.
+    @property
+    def now(self) -> float:  # type: ignore[override]
         return self._now() - self._t0
 
     def advance(self, seconds: float) -> None:
@@ -107,8 +112,10 @@ class RunContext:
 
     registry: Registry
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
-    driver: Any = None
-    perceiver: Any = None
+    # The world, or None when the verifier's oracle chooses outcomes instead. Optional
+    # capabilities are tested with isinstance against the protocols of drivers/base.py.
+    driver: Driver | None = None
+    perceiver: Perceiver | None = None
     profile: Any = None
     oracle: Oracle | None = None
     blackboard: Blackboard = field(default_factory=Blackboard)
@@ -127,6 +134,19 @@ class RunContext:
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
     explore_running: bool = False  # verifier: the oracle may keep a multi-tick call running
     _trial: int = 0
+
+    # -- the world ---------------------------------------------------------------------------
+    def need_driver(self) -> Driver:
+        """`driver`, for a leaf that talks to the robot (the verifier's oracle runs none)."""
+        if self.driver is None:
+            raise RuntimeError("this leaf talks to the robot, but the run context has no driver")
+        return self.driver
+
+    def need_perceiver(self) -> Perceiver:
+        """`perceiver`, for a leaf that perceives (the verifier's oracle runs none)."""
+        if self.perceiver is None:
+            raise RuntimeError("this leaf perceives, but the run context has no perceiver")
+        return self.perceiver
 
     # -- decisions -------------------------------------------------------------------------
     def decide(self, decision: Decision, reason: str) -> None:

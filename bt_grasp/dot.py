@@ -50,7 +50,7 @@ def build_graph(structure: dict[str, Any], status: dict[str, str] | None = None,
     graph = pydot.Dot("bt", graph_type="digraph", rankdir="TB")
     graph.set_node_defaults(fontname="Helvetica", fontsize="10", style="filled")
     if title:
-        graph.set_label(_quote(title))
+        graph.set_label(_quote(title))  # type: ignore[attr-defined]  # pydot makes set_<attr> at run time
     graph.add_subgraph(_legend(status is not None))
     for parent, edge_label, node in iter_structure(structure):
         nid = _quote(node["id"])
@@ -63,7 +63,7 @@ def build_graph(structure: dict[str, Any], status: dict[str, str] | None = None,
         if parent is not None:
             edge = pydot.Edge(_quote(parent["id"]), nid)
             if edge_label:
-                edge.set_label(_quote(edge_label))
+                edge.set_label(_quote(edge_label))  # type: ignore[attr-defined]  # (as above)
             graph.add_edge(edge)
     return graph
 
@@ -80,7 +80,7 @@ def _legend(with_status: bool) -> pydot.Subgraph:
              f'<TR><TD COLSPAN="2"><B>{head}</B></TD></TR>{rows}</TABLE>>')
     cluster = pydot.Cluster("legend", label='""', style="invis")
     cluster.add_node(pydot.Node(_quote(LEGEND_NODE), shape="plaintext", style="solid", label=table))
-    return cluster
+    return cluster  # type: ignore[return-value]  # pydot's hints: a Cluster is a Graph, yet DOT takes it as a subgraph
 
 
 def _labels_in(tick: dict[str, Any]) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
+from bt_grasp.drivers.base import TaskSource
 from bt_grasp.goal_text import goal_object
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.profile import RobotProfile, load_profile
@@ -47,7 +48,7 @@ def episode_clock(driver: Any) -> LogicalClock:
     a wall clock."""
     if not getattr(driver, "realtime", False):
         return LogicalClock()
-    source = getattr(driver, "clock", None)
+    source: Any = getattr(driver, "clock", None)
     if callable(getattr(source, "now", None)) and callable(getattr(source, "sleep", None)):
         return WallClock(now=source.now, sleep=source.sleep)
     return WallClock()
@@ -179,7 +180,7 @@ def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,
         world.driver.reset(episode=about["episode"], seed=about["seed"], target=wanted)
     else:
         world.driver.reset(episode=about["episode"], seed=about["seed"])
-    task = world.driver.task() if hasattr(world.driver, "task") else None
+    task = world.driver.task() if isinstance(world.driver, TaskSource) else None
     ctx = build_context(spec, world, goal_blackboard(goal, spec.goal, task))
     if trace:
         ctx.services["trace_dir"] = str(Path(trace).resolve().parent / f"{Path(trace).stem}_marks")

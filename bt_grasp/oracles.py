@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 class RandomOracle:
@@ -24,7 +24,7 @@ class ScriptedOracle:
     """Per-node scripts of outcomes, consumed in order; an exhausted or missing script gives
     `fallback` (when in the alphabet) or the alphabet's first outcome."""
 
-    def __init__(self, script: dict[str, Iterable[str]], fallback: str | None = None) -> None:
+    def __init__(self, script: Mapping[str, Iterable[str]], fallback: str | None = None) -> None:
         self.script = {k: deque(v) for k, v in script.items()}
         self.fallback = fallback
         self.choices: list[tuple[str, str]] = []

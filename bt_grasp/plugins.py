@@ -23,9 +23,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, distributions
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bt_grasp.errors import UserError, did_you_mean
+
+if TYPE_CHECKING:  # typing only: this module imports no backend (see above)
+    from bt_grasp.drivers.base import Driver
+    from bt_grasp.perception.types import Perceiver
 
 PERCEIVERS = "bt_grasp.perceivers"
 DRIVERS = "bt_grasp.drivers"
@@ -108,13 +112,13 @@ def load_entry_point(ep: EntryPoint, file: str | None = None) -> Any:
                         "(fix or uninstall the package that declares it)", file=file) from None
 
 
-def make_perceiver(name: str = DEFAULT_PERCEIVER, **options: Any) -> Any:
+def make_perceiver(name: str = DEFAULT_PERCEIVER, **options: Any) -> Perceiver:
     """A fresh perceiver of the plug-in `name`, built with `options`."""
     factory: Callable[..., Any] = load(PERCEIVERS, name)
     return factory(**options)
 
 
-def make_driver(name: str, profile: Any, **options: Any) -> Any:
+def make_driver(name: str, profile: Any, **options: Any) -> Driver:
     """A driver of the plug-in `name` for `profile` (options: gui, lighting, image_size, dry_run)."""
     factory: Callable[..., Any] = load(DRIVERS, name)
     return factory(profile, **options)

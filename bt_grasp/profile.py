@@ -178,14 +178,14 @@ def _prefixed(exc: ValidationError, section: str) -> _Located:
 def _profile_error(loc: tuple[Any, ...], msg: str, data: Any, display: str) -> UserError:
     """The message for field `loc`, placed at the deepest part of `loc` written in the file."""
     pos = data.pos
-    node = data
+    node: Any = data  # PosDict / PosList (bt_grasp.spec.yaml_pos) down to the field
     for key in loc:
         if isinstance(node, dict) and key in node:
-            pos, node = node.val_pos[key], node[key]
+            pos, node = node.val_pos[key], node[key]  # type: ignore[attr-defined]  # a PosDict
         elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-            pos, node = node.item_pos[key], node[key]
+            pos, node = node.item_pos[key], node[key]  # type: ignore[attr-defined]  # a PosList
         elif isinstance(node, dict) and isinstance(key, str) and key in getattr(node, "key_pos", {}):
-            pos = node.key_pos[key]
+            pos = node.key_pos[key]  # type: ignore[attr-defined]  # a PosDict
             break
         else:
             break

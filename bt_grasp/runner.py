@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from py_trees.common import Status
 
@@ -24,6 +24,9 @@ from bt_grasp.context import RunContext
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.structure import structure
 from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
+
+if TYPE_CHECKING:
+    from bt_grasp.drivers.base import Driver
 
 
 class Interrupted(BaseException):
@@ -56,7 +59,7 @@ def interrupts(enabled: bool = True) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def stop_driver(driver: Any) -> None:
+def stop_driver(driver: Driver | None) -> None:
     """Best-effort stop: the decision must still be recorded if the driver cannot stop."""
     if driver is None:
         return

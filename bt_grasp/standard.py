@@ -23,7 +23,8 @@ class _Looping(Resumable):
     RESET = ("index",)
 
     def __init__(self, name: str, memory: bool, children: list[Behaviour]) -> None:
-        super().__init__(name=name, memory=memory, children=children)
+        # cooperative: the py_trees composite after this mixin in the MRO takes these arguments
+        super().__init__(name=name, memory=memory, children=children)  # type: ignore[call-arg]
         self.index = 0
 
     def halt_child(self, child: Behaviour) -> None:

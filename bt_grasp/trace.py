@@ -59,7 +59,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if cls == "Located":
         return {"name": value.name, "object_id": value.object_id, "bbox": list(value.bbox),
                 "points": len(value.points_base), "occluded_by": list(value.occluded_by)}
-    if is_dataclass(value):
+    if is_dataclass(value) and not isinstance(value, type):
         return jsonable(asdict(value), depth + 1)
     return f"<{cls}>"
 

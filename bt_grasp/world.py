@@ -7,16 +7,20 @@ and an optional backend that is not installed fails with one clear line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bt_grasp.profile import RobotProfile
+
+if TYPE_CHECKING:  # typing only: drivers and perceivers are loaded as plug-ins, lazily
+    from bt_grasp.drivers.base import Driver
+    from bt_grasp.perception.types import Perceiver
 
 
 @dataclass
 class World:
     profile: RobotProfile
-    driver: Any
-    perceiver: Any
+    driver: Driver
+    perceiver: Perceiver
     services: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
@@ -26,7 +30,7 @@ class World:
 
 
 def make_driver(profile: RobotProfile, gui: bool = False, lighting: str = "easy",
-                image_size: int | None = None, dry_run: bool = False, name: str | None = None) -> Any:
+                image_size: int | None = None, dry_run: bool = False, name: str | None = None) -> Driver:
     """The driver plug-in `name` (default: the profile's `driver:`) for this profile."""
     from bt_grasp.plugins import DRIVERS, load
 

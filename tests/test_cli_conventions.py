@@ -66,7 +66,7 @@ def test_help_imports_neither_numpy_nor_any_sub_command_module():
 
 
 def test_the_startup_bench_script_runs():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "cli_startup.py"), "--repeats", "1"],
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "perf" / "cli_startup.py"), "--repeats", "1"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "x python start-up" in proc.stdout
@@ -101,6 +101,15 @@ def test_ruff_check_is_clean_on_the_whole_tree():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "."], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                    reason="mypy is not installed (pip install '.[test]'): types not checked")
+def test_mypy_is_clean_on_the_package():
+    """`mypy bt_grasp` with pyproject.toml's [tool.mypy] settings, as .ci/run runs it."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "bt_grasp"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
 
 
 def _all_parsers(parser):

@@ -22,7 +22,7 @@ from bt_grasp.perception.types import SceneGraph
 from bt_grasp.watchdog.telemetry import Telemetry
 
 ROOT = Path(__file__).resolve().parents[1]
-# The scenario harness scores trials from simulator ground truth (like bench/): it is not a node.
+# The scenario harness scores trials from simulator ground truth (like bt_grasp/bench/): it is not a node.
 HARNESS = {ROOT / "bt_grasp" / "mobile" / "scenarios.py"}
 NODE_MODULES = sorted(p for p in [*(ROOT / "bt_grasp" / "nodes").glob("*.py"), *(ROOT / "bt_grasp" / "mobile").glob("*.py")]
                       if p not in HARNESS)

@@ -56,7 +56,7 @@ def _spec(name: str, category: str, colour: str, size: str, shape: str, dims: tu
 
 def _procedural() -> list[ObjectSpec]:
     out: list[ObjectSpec] = []
-    sized = {
+    sized: dict[str, tuple[str, dict[str, tuple[float, ...]], float]] = {
         "box": ("box", {"small": (0.040, 0.030, 0.030), "medium": (0.060, 0.045, 0.040),
                         "large": (0.090, 0.060, 0.050)}, 0.8),
         "can": ("cylinder", {"small": (0.020, 0.050), "medium": (0.028, 0.080),

@@ -53,7 +53,8 @@ class Execution:
     """What a primitive did: its telemetry, how long it took (sim or wall seconds), any fault.
 
     fault is None on a completed motion, else a short machine-readable reason such as
-    "infeasible: ik", "collision", "timeout", "driver_error: ...". info carries extras (pose used,
+    "infeasible: ik", "collision: table at waypoint 2", "timeout", "halted" (see Driver and the
+    constants below). info carries extras (pose used,
     object ids touched in simulation for ground truth, ...).
     """
 
@@ -63,37 +64,137 @@ class Execution:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+# Execution.fault strings every driver shares. A fault is None on success, else one of these or a
+# string starting with one of these prefixes followed by ": " and a human-readable detail.
+HALTED = "halted"    # the tree preempted the motion (Motion.cancel's default)
+TIMEOUT = "timeout"  # the motion was stopped at its deadline (`timeout` seconds)
+INFEASIBLE = "infeasible"  # refused before moving: "infeasible: ik", "infeasible: unknown place 'x'", ...
+COLLISION = "collision"    # stopped on contact: "collision: table at waypoint 2", ...
+BLOCKED = "blocked"        # commanded but did not get there: "blocked: lift did not reach its goal"
+DRY_RUN = "dry_run: no motion commanded"  # a driver opened with dry_run=True never moves
+
+
 @runtime_checkable
 class Driver(Protocol):
-    """A manipulator with a parallel gripper and a camera."""
+    """A manipulator with a parallel gripper and a camera.
 
-    name: str
+    Frames and units: positions in metres and orientations as (x, y, z, w) quaternions, both in
+    the robot base frame; times in seconds of the driver's clock (simulated or wall); `timeout`
+    None means no deadline. A primitive never raises for a refused or failed motion: it returns
+    an Execution whose `fault` says why ("infeasible: ...", "collision: ...", "blocked: ...",
+    "timeout", "halted"). It raises only on a driver bug or lost connection (RuntimeError; the
+    `driver_exception` fault kind simulates it).
+    """
 
-    def reset(self, episode: int = 0, seed: int = 0) -> Observation: ...
+    name: str  # recorded in the trace header ("pybullet_arm", "stretch", ...)
 
-    def observe(self) -> Observation: ...
-
-    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
-        """Approach, close, settle and micro-lift; telemetry covers every phase."""
+    def reset(self, episode: int = 0, seed: int = 0) -> Observation:
+        """Start episode `episode`: a simulator rebuilds its scene from `seed` (simulators also
+        accept `target=` to place that object in view), a robot just re-reads its state. Returns
+        the first frame."""
         ...
 
-    def lift(self, dz: float, timeout: float | None = None) -> Execution: ...
+    def observe(self) -> Observation:
+        """One RGB-D frame now, with the camera pose in the base frame (see Observation)."""
+        ...
 
-    def place(self, target: str, timeout: float | None = None) -> Execution: ...
+    def grasp(self, pose: GraspPose, width: float, force: float, timeout: float | None = None) -> Execution:
+        """Open to `width` metres, approach `pose` (base frame), close with `force` newtons
+        (a simulator's motor force; a Stretch maps it to a gripper effort), settle and micro-lift;
+        telemetry covers every phase. Faults: "infeasible: <why>" (no IK, collision at the
+        pre-grasp or descent, closing axis off), "collision: <what> at <where>", "timeout",
+        "halted"."""
+        ...
 
-    def open_gripper(self, timeout: float | None = None) -> Execution: ...
+    def lift(self, dz: float, timeout: float | None = None) -> Execution:
+        """Raise the gripper `dz` metres along base z. Faults: "infeasible: <why>",
+        "blocked: lift did not reach its goal" (the Stretch; the simulated arm leaves a blocked
+        lift to its telemetry and `info["blocked_at_m"]`), "timeout", "halted"."""
+        ...
+
+    def place(self, target: str, timeout: float | None = None) -> Execution:
+        """Carry what is held over the receptacle named `target` and open the gripper. Faults:
+        "infeasible: unknown place ..." (a name the robot does not know), "infeasible: <why>",
+        "collision: ...", "timeout", "halted"."""
+        ...
+
+    def open_gripper(self, timeout: float | None = None) -> Execution:
+        """Open the gripper fully where it is. Faults: "timeout", "halted"."""
+        ...
 
     def push(self, start: np.ndarray, end: np.ndarray, height: float,
-             timeout: float | None = None) -> Execution: ...
+             timeout: float | None = None) -> Execution:
+        """Push along the straight line `start` -> `end` (xy, metres, base frame) with the closed
+        fingertips `height` metres above the surface. Faults: "infeasible: <why>",
+        "collision: <what> at the push start", "timeout", "halted"."""
+        ...
 
-    def feasible(self, waypoints: list[np.ndarray]) -> tuple[bool, str]: ...
+    def feasible(self, waypoints: list[np.ndarray]) -> tuple[bool, str]:
+        """Could the gripper reach these poses (each xyz, or xyz + quaternion xyzw, base frame)
+        without moving? (True, "") or (False, reason), e.g. "collision: table at waypoint 1",
+        "infeasible: waypoint 0 is not a finite position"."""
+        ...
 
-    # Optional: `grasp_feasible(pose, width) -> (ok, reason)` (GraspChecker), the checks grasp()
-    # itself makes before moving; the grasp leaf prefers it to feasible() among candidates.
+    def stop(self) -> None:
+        """Stop every motion now and hold the robot where it is (safe to call at any time)."""
+        ...
 
-    def stop(self) -> None: ...
+    def close(self) -> None:
+        """Release the robot, camera and simulator; the driver is not used afterwards."""
+        ...
 
-    def close(self) -> None: ...
+
+@runtime_checkable
+class Motion(Protocol):
+    """One running primitive (see bt_grasp.drivers.motion for the implementations)."""
+
+    primitive: str
+
+    def poll(self) -> Execution | None:
+        """Advance at most one control period; None while running, the Execution once ended
+        (every later poll returns the same Execution)."""
+        ...
+
+    def cancel(self, fault: str = HALTED) -> Execution:
+        """Stop now and leave the robot safe (arm held where it is, gripper not left half-way
+        through a command); the Execution so far, with `fault` ("halted" or "timeout").
+        Cancelling an ended motion returns its Execution unchanged."""
+        ...
+
+    def telemetry(self) -> Telemetry:
+        """The telemetry recorded so far (what a streaming Watchdog classifies while it runs)."""
+        ...
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds the motion has run so far (simulated seconds in simulation, wall on hardware)."""
+        ...
+
+
+@runtime_checkable
+class Streaming(Protocol):
+    """A driver that runs primitives across ticks (bt_grasp.drivers.motion.start_motion uses it;
+    a driver without it is called blockingly, one primitive per tick)."""
+
+    control_period: float  # seconds one poll advances a simulated motion (the robot profile sets it)
+
+    def start(self, primitive: str, /, **kwargs: Any) -> Motion:
+        """Start `primitive` ("grasp", "lift", "place", "open_gripper", "push", and for mobile
+        robots "nav_to", "gaze_at", "look", "open", "close_articulated") with the keyword
+        arguments of the blocking method of that name; returns at once. A motion still running
+        is cancelled ("halted") first. The Motion's Execution carries the same faults as the
+        blocking method."""
+        ...
+
+
+@runtime_checkable
+class TaskSource(Protocol):
+    """Simulator-only: the object this episode's scene was built around, which becomes the goal
+    when neither the command line nor the tree gives one."""
+
+    def task(self) -> str | None:
+        """The target object's name ("red mug"), or None when the scene has no task."""
+        ...
 
 
 @runtime_checkable
@@ -114,17 +215,30 @@ class Receptacles(Protocol):
 class MobileBase(Protocol):
     """A robot that can move its base and point its camera."""
 
-    def nav_to(self, place: Any, timeout: float | None = None) -> Execution: ...
+    def nav_to(self, place: Any, timeout: float | None = None) -> Execution:
+        """Drive to `place`: (x, y[, theta]) in the odometry frame (metres, radians), or a
+        receptacle name on a robot whose map has one. Faults: "infeasible: nav_to needs
+        (x, y[, theta]), got ...", "infeasible: unknown receptacle ...", "infeasible: no
+        collision-free standoff for ...", "timeout", "halted"."""
+        ...
 
-    def gaze_at(self, point: np.ndarray, timeout: float | None = None) -> Execution: ...
+    def gaze_at(self, point: np.ndarray, timeout: float | None = None) -> Execution:
+        """Turn the head (and, past its pan range, the base) so the camera centres `point`
+        (xyz metres, base frame). Faults: "timeout", "halted"."""
+        ...
 
 
 @runtime_checkable
 class GraspChecker(Protocol):
     """A driver that can say, without moving, whether grasp() would refuse this pose: the leaf
-    then skips a candidate the robot would reject, instead of spending an attempt on it."""
+    then skips a candidate the robot would reject, instead of spending an attempt on it, and
+    prefers this to Driver.feasible among candidates."""
 
-    def grasp_feasible(self, pose: GraspPose, width: float) -> tuple[bool, str]: ...
+    def grasp_feasible(self, pose: GraspPose, width: float) -> tuple[bool, str]:
+        """The checks grasp(pose, width) makes before moving (IK, pre-grasp and descent clear of
+        the table and other objects): (True, "") or (False, reason), e.g. "ik" (the arm: what
+        grasp() reports as "infeasible: ik") or "collision: table at waypoint 1" (the Stretch)."""
+        ...
 
 
 @runtime_checkable
@@ -141,7 +255,9 @@ class Head(Protocol):
 class Located(Protocol):
     """A robot whose map says which receptacle it stands at (what nav_to last reached)."""
 
-    def located_at(self) -> str | None: ...
+    def located_at(self) -> str | None:
+        """The receptacle name the base stands at, or None (between receptacles, or no map)."""
+        ...
 
 
 @runtime_checkable
@@ -150,7 +266,9 @@ class ReceptacleAnnotator(Protocol):
 
     Like the annotations themselves, only the `sim` perception backend may use it."""
 
-    def receptacle_bodies(self) -> dict[str, int]: ...
+    def receptacle_bodies(self) -> dict[str, int]:
+        """Receptacle name -> its instance id in the frame's instance image."""
+        ...
 
 
 @runtime_checkable
@@ -165,9 +283,15 @@ class UserChannel(Protocol):
 class Articulated(Protocol):
     """A robot that can open and close articulated furniture (drawers, doors)."""
 
-    def open(self, handle: Any, timeout: float | None = None) -> Execution: ...
+    def open(self, handle: Any, timeout: float | None = None) -> Execution:
+        """Open the furniture `handle` names. Faults: "infeasible: unknown articulated handle
+        ...", "infeasible: not at the cabinet", "blocked: drawer did not move", "timeout",
+        "halted"."""
+        ...
 
-    def close_articulated(self, handle: Any, timeout: float | None = None) -> Execution: ...
+    def close_articulated(self, handle: Any, timeout: float | None = None) -> Execution:
+        """Close it again; the same faults as open()."""
+        ...
 
 
 @runtime_checkable
@@ -178,11 +302,17 @@ class GroundTruth(Protocol):
     benchmark metrics and tests.
     """
 
-    def held_object(self) -> str | None: ...
+    def held_object(self) -> str | None:
+        """The name of the object between the fingers, or None."""
+        ...
 
-    def object_names(self) -> dict[int, str]: ...
+    def object_names(self) -> dict[int, str]:
+        """Simulator body id -> object name, for every object in the scene."""
+        ...
 
-    def object_in_basket(self, name: str) -> bool: ...
+    def object_in_basket(self, name: str) -> bool:
+        """Does object `name` rest inside the placing receptacle?"""
+        ...
 
 
 FaultKind = str
@@ -214,6 +344,13 @@ class Fault:
 
 @runtime_checkable
 class FaultInjectable(Protocol):
-    def inject(self, fault: Fault) -> None: ...
+    """A (simulated) driver that can be told to fail its next primitives (tests, data recording)."""
 
-    def clear_faults(self) -> None: ...
+    def inject(self, fault: Fault) -> None:
+        """Stage `fault` (kind one of FAULT_KINDS) for the next primitive it applies to; a kind
+        this driver cannot stage raises an error (bt_grasp.errors.UserError on the Stretch)."""
+        ...
+
+    def clear_faults(self) -> None:
+        """Drop every staged fault."""
+        ...

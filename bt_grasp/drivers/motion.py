@@ -6,17 +6,18 @@ simulators step their physics; a real robot is asked for its status) and returns
 once the motion has ended. `cancel()` stops it safely at once (a parent preempted it, a deadline
 passed) and returns what was done so far, with `fault` saying why it stopped.
 
-A driver that can run primitives incrementally implements `Streaming.start`. Any other driver (a
-blocking robot API, a user's own driver) still works: `BlockingMotion` makes its blocking call on
-the first poll, so the leaf finishes within one tick, as a py_trees leaf that blocks would.
+A driver that can run primitives incrementally implements `Streaming.start` (drivers/base.py).
+Any other driver (a blocking robot API, a user's own driver) still works: `BlockingMotion` makes
+its blocking call on the first poll, so the leaf finishes within one tick, as a py_trees leaf
+that blocks would.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.base import HALTED, TIMEOUT, Driver, Execution, Motion, Streaming
 from bt_grasp.watchdog.telemetry import Telemetry
 
 # Primitive name -> the blocking Driver method that runs it to the end (same keyword arguments).
@@ -26,8 +27,11 @@ PRIMITIVE_METHODS: dict[str, str] = {
     "close_articulated": "close_articulated",
 }
 
-HALTED = "halted"    # Execution.fault of a motion its tree preempted
-TIMEOUT = "timeout"  # Execution.fault of a motion stopped at its deadline
+# HALTED: Execution.fault of a motion its tree preempted; TIMEOUT: of one stopped at its deadline.
+# Motion and Streaming (the contracts) live in drivers/base.py with the other driver protocols;
+# they are re-exported here for the code that imports them from this module.
+__all__ = ["HALTED", "PRIMITIVE_METHODS", "TIMEOUT", "BlockingMotion", "Motion", "MotionHalted",
+           "SteppedMotion", "Streaming", "run_to_end", "start_motion"]
 
 
 class MotionHalted(Exception):
@@ -36,42 +40,6 @@ class MotionHalted(Exception):
     def __init__(self, fault: str = HALTED) -> None:
         super().__init__(fault)
         self.fault = fault
-
-
-@runtime_checkable
-class Motion(Protocol):
-    """One running primitive."""
-
-    primitive: str
-
-    def poll(self) -> Execution | None:
-        """Advance at most one control period; None while running, the Execution once ended
-        (every later poll returns the same Execution)."""
-        ...
-
-    def cancel(self, fault: str = HALTED) -> Execution:
-        """Stop now and leave the robot safe (arm held where it is, gripper not left half-way
-        through a command); the Execution so far, with `fault`. Cancelling an ended motion
-        returns its Execution unchanged."""
-        ...
-
-    def telemetry(self) -> Telemetry:
-        """The telemetry recorded so far (what a streaming Watchdog classifies while it runs)."""
-        ...
-
-    @property
-    def elapsed(self) -> float:
-        """Seconds the motion has run so far (simulated seconds in simulation, wall on hardware)."""
-        ...
-
-
-@runtime_checkable
-class Streaming(Protocol):
-    """A driver that runs primitives across ticks."""
-
-    control_period: float  # seconds one poll advances a simulated motion (the robot profile sets it)
-
-    def start(self, primitive: str, /, **kwargs: Any) -> Motion: ...
 
 
 class BlockingMotion:
@@ -151,7 +119,7 @@ class SteppedMotion:
         return self._result.duration if self._result is not None else self._elapsed()
 
 
-def start_motion(driver: Any, primitive: str, /, **kwargs: Any) -> Motion:
+def start_motion(driver: Driver | None, primitive: str, /, **kwargs: Any) -> Motion:
     """Start `primitive` on `driver`: incrementally when it is Streaming, else as one blocking call."""
     if isinstance(driver, Streaming):
         return driver.start(primitive, **kwargs)

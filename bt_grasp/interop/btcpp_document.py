@@ -39,7 +39,7 @@ class DocumentReader:
         self.file = file
         self.reg = registry
         self.outcome_overrides = {k: list(v) for k, v in (outcomes or {}).items()}
-        self.trees = {}
+        self.trees: dict[str, Any] = {}
         self.model: dict[str, El] = {}
         self.taken: set[str] = set()
         self.counters: dict[str, int] = {}

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from bt_grasp.errors import UserError
 from bt_grasp.live.render import final_line
@@ -30,7 +30,7 @@ class TraceFollower:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.display = str(path)
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self._open()
 
     def _open(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bt_grasp.drivers.base import MobileBase
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.primitives import _exec_meta, _outcome_of
 from bt_grasp.registry import NodeType, Port, Registry
@@ -26,7 +27,7 @@ class NavTo(Leaf):
 
     def execute(self) -> LeafResult:
         pose = self.port("pose")
-        execution = self.ctx.driver.nav_to(pose, timeout=self.ctx.remaining_time())
+        execution = _mobile(self).nav_to(pose, timeout=self.ctx.remaining_time())
         return self.result(_outcome_of(execution), duration=execution.duration,
                            event_meta={**_exec_meta(execution),
                                        "pose": pose if isinstance(pose, str) else _floats(pose)})
@@ -40,9 +41,17 @@ class GazeAt(Leaf):
 
     def execute(self) -> LeafResult:
         point = self.port("point")
-        execution = self.ctx.driver.gaze_at(point, timeout=self.ctx.remaining_time())
+        execution = _mobile(self).gaze_at(point, timeout=self.ctx.remaining_time())
         return self.result(_outcome_of(execution), duration=execution.duration,
                            event_meta={**_exec_meta(execution), "point": _floats(point)})
+
+
+def _mobile(leaf: Leaf) -> MobileBase:
+    """The driver as a MobileBase (the server registers these leaves only for such a driver)."""
+    driver = leaf.ctx.need_driver()
+    if not isinstance(driver, MobileBase):
+        raise RuntimeError(f"driver {driver.name!r} has no nav_to/gaze_at (not a MobileBase)")
+    return driver
 
 
 def _floats(values: Any) -> list[float] | None:

@@ -33,6 +33,7 @@ from typing import Any
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, Ledger, LogicalClock, RunContext
+from bt_grasp.drivers.base import MobileBase, TaskSource
 from bt_grasp.mcp_server.inputs import InvalidInput, text_arg
 from bt_grasp.mcp_server.tool_trees import CALL_OK, CALL_REASONS, tool_registry, tool_tree_text
 from bt_grasp.mcp_server.tools import SessionTools
@@ -72,7 +73,7 @@ class ToolSession(SessionTools):
         self._specs: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._log_path = Path(log_path) if log_path else None
-        self.mobile = hasattr(world.driver, "nav_to") and hasattr(world.driver, "gaze_at")
+        self.mobile = isinstance(world.driver, MobileBase)
         self.episode, self.seed, self.target = episode, seed, target
         self.episodes_started = 0
         self._new_state()
@@ -103,7 +104,7 @@ class ToolSession(SessionTools):
             driver.reset(episode=episode, seed=seed)
         self.episode, self.seed, self.target = episode, seed, target
         self.episodes_started += 1
-        task = driver.task() if hasattr(driver, "task") else None
+        task = driver.task() if isinstance(driver, TaskSource) else None
         if task:
             self.blackboard.set("goal.object", task)
             self.blackboard.set("goal.text", f"Grasp the {task}")

@@ -8,6 +8,7 @@ A mixin of bt_grasp.mcp_server.session.ToolSession, which owns the episode state
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from bt_grasp.mcp_server.inputs import (
@@ -25,6 +26,14 @@ from bt_grasp.mcp_server.summaries import event_summary, mask_summary, scene_sum
 
 class SessionTools:
     """`_tool_<name>` for every robot tool; ToolSession.call dispatches to them."""
+
+    # Provided by ToolSession (see the module docstring).
+    blackboard: Any
+    registry: Any
+    _run: Callable[[str, dict[str, Any]], tuple[dict[str, Any], list[Any], bool]]
+    _base: Callable[..., dict[str, Any]]
+    _terminal_result: Callable[[str], dict[str, Any]]
+    _check_action_budget: Callable[[], bool]
 
     def _located_now(self) -> Any:
         return self.blackboard.get("target")

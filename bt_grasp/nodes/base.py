@@ -82,9 +82,10 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         self.node_id = node_id
         self.params = params
         self.ctx = ctx
-        self.node_type = node_type or ctx.registry.get(self.TYPE)
-        if self.node_type is None:
+        found = node_type or ctx.registry.get(self.TYPE)
+        if found is None:
             raise ValueError(f"leaf {type(self).__name__} has no registered node type {self.TYPE!r}")
+        self.node_type: NodeType = found
         self.alphabet = self.node_type.alphabet(params)
         self.last_outcome: str | None = None
         self.ticks_running = 0
@@ -158,12 +159,13 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
 
     def _oracle_tick(self) -> Status:
         """The verifier's stand-in for start/poll: go on running (within max_ticks) or end now."""
-        ctx = self.ctx
+        ctx, oracle = self.ctx, self.ctx.oracle
+        assert oracle is not None  # only called when _oracle_decides
         if self.ticks_running + 1 < self.max_ticks and ctx.explore_running and \
-                ctx.oracle.choose(f"{self.node_id}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
+                oracle.choose(f"{self.node_id}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
             self.ticks_running += 1
             return Status.RUNNING
-        return self._commit(self.simulate(ctx.oracle.choose(self.node_id, self.alphabet)))
+        return self._commit(self.simulate(oracle.choose(self.node_id, self.alphabet)))
 
     def _poll(self) -> Status:
         """Poll the motion once; at the last tick it may span, a motion still going is cancelled."""

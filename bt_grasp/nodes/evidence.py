@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
 
@@ -59,8 +60,7 @@ class VerifyDelivery(Leaf):
         before_key = self.out_key("before")
         before = ctx.blackboard.get(before_key)
         frame = ctx.blackboard.get(f"{before_key}.frame")
-        region_of = getattr(ctx.driver, "place_region", None)
-        region = region_of(place) if region_of is not None else None
+        region = ctx.driver.place_region(place) if isinstance(ctx.driver, Receptacles) else None
         if region is None:
             return self._answer("unknown", f"the driver knows no region for {place!r}")
         if before is None or frame is None or getattr(before, "mask", None) is None:

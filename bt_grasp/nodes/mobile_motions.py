@@ -72,7 +72,7 @@ class Pick(Leaf):
                                event_meta={"reason": why})
         candidates = ctx.services["plan_grasps"](mark.observation, mark.located)
         for pose in candidates[: self.MAX_CANDIDATES]:
-            ok, _ = check_grasp(ctx.driver, pose, pose)
+            ok, _ = check_grasp(ctx.need_driver(), pose, pose)
             if not ok:
                 continue
             motion = start_motion(ctx.driver, "grasp", pose=pose, width=pose.width, force=20.0,
@@ -80,8 +80,10 @@ class Pick(Leaf):
             if self.port("watchdog"):  # the label so far while it runs ({id}.label_so_far)
                 self.live = motion = WatchedMotion(motion, LiveWatchdog(ctx.services.get("thresholds")),
                                                    self.node_id, ctx.blackboard.set)
-            return Pending(motion, lambda ex, mark=mark: self.finish(ex, mark),
-                           halt_writes=lambda ex: {exec_key: ex})
+            def finish(ex: Execution, mark: Mark = mark) -> LeafResult:
+                return self.finish(ex, mark)
+
+            return Pending(motion, finish, halt_writes=lambda ex: {exec_key: ex})
         return self.result("infeasible", {exec_key: None}, event_meta={"reason": "no feasible grasp",
                                                                        "target": mark.name})
 

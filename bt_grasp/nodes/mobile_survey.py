@@ -103,8 +103,8 @@ class WalkAround(Leaf):
                 looked += ex.duration
                 if ex.fault:
                     faults.append(f"pan {pan:.2f}: {ex.fault}")
-            obs = ctx.driver.observe()
-            scene = ctx.perceiver.survey(obs)
+            obs = ctx.need_driver().observe()
+            scene = ctx.need_perceiver().survey(obs)
             for o in scene.objects:
                 loc = to_located(obs, scene, o, 1.0, 1)
                 if loc is None or not len(loc.points_base):
@@ -134,13 +134,13 @@ class ShowReceptacles(Leaf):
         import difflib
 
         ctx = self.ctx
-        obs = ctx.driver.observe()
+        obs = ctx.need_driver().observe()
         inst = (obs.annotations or {}).get("instance")
         masks: list[np.ndarray] = []
         names: list[str] = []
-        annotated = isinstance(ctx.driver, ReceptacleAnnotator) and getattr(ctx.perceiver, "name", "") == "sim"
-        if annotated and inst is not None:
-            for name, body in ctx.driver.receptacle_bodies().items():
+        annotator = ctx.driver if isinstance(ctx.driver, ReceptacleAnnotator) else None
+        if annotator is not None and getattr(ctx.perceiver, "name", "") == "sim" and inst is not None:
+            for name, body in annotator.receptacle_bodies().items():
                 m = inst == body
                 if m.sum() >= 50:
                     names.append(name)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.perception.types import SceneGraph
 
@@ -39,11 +40,11 @@ def observe_and_survey(leaf: Leaf):
     A perceiver's survey is a function of the frame, so when the driver hands back the very
     frame surveyed last (nothing moved since), its scene graph is reused."""
     ctx = leaf.ctx
-    obs = ctx.driver.observe()
+    obs = ctx.need_driver().observe()
     last = ctx.services.get("last_observation")
     scene = ctx.services.get("last_scene") if last is obs else None
     if scene is None:
-        scene = ctx.perceiver.survey(obs)
+        scene = ctx.need_perceiver().survey(obs)
     ctx.services["last_observation"] = obs
     ctx.services["last_scene"] = scene
     return obs, scene
@@ -132,15 +133,16 @@ class LocateObject(Leaf):
         key = self.out_key("result")
         obs, scene = observe_and_survey(self)
         skip = self.port("skip")
-        region_of = getattr(self.ctx.driver, "place_region", None)
-        candidates = without_region(scene, region_of(str(skip))) if skip and region_of is not None else scene
-        located = self.ctx.perceiver.locate(obs, text, candidates) if text else None
+        receptacles = self.ctx.driver if isinstance(self.ctx.driver, Receptacles) else None
+        candidates = (without_region(scene, receptacles.place_region(str(skip)))
+                      if skip and receptacles is not None else scene)
+        located = self.ctx.need_perceiver().locate(obs, text, candidates) if text else None
         if located is None and text and self.port("match") == "name":
             located = named(self, obs, candidates, text)
         writes: dict[str, Any] = {"scene": scene, f"{key}.query": text}
         last = self.ctx.blackboard.get(f"{key}.track") if self.port("track") else None
         followed = located is None and last is not None
-        if followed:
+        if followed and last is not None:  # (followed implies a last track)
             located = tracked(self, obs, candidates, text, last)
             writes[f"{self.node_id}.reason"] = None if located is None else \
                 f"the text no longer grounds; the {located.name} lies where the target was last located"

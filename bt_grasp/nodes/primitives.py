@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.base import Driver, Execution, GraspChecker, GraspPose
 from bt_grasp.drivers.motion import Motion, start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
 from bt_grasp.nodes.watchdog import WatchedMotion
@@ -35,13 +35,12 @@ def _exec_meta(execution: Execution) -> dict[str, Any]:
     return meta
 
 
-def check_grasp(driver: Any, pose: Any, waypoint: Any) -> tuple[bool, str]:
+def check_grasp(driver: Driver, pose: GraspPose, waypoint: Any) -> tuple[bool, str]:
     """Can `driver` execute this grasp candidate? A driver that checks a grasp exactly as it would
     execute it (raised off the table, its pre-grasp and descent, ignoring the object it aims at)
     answers through grasp_feasible; otherwise `waypoint` is checked by feasible()."""
-    grasp_feasible = getattr(driver, "grasp_feasible", None)
-    if grasp_feasible is not None:
-        return grasp_feasible(pose, pose.width)
+    if isinstance(driver, GraspChecker):
+        return driver.grasp_feasible(pose, pose.width)
     return driver.feasible([waypoint])
 
 
@@ -64,11 +63,11 @@ class Grasp(Leaf):
         if located is None or isinstance(located, str):
             return self.result("infeasible", {exec_key: None},
                                event_meta={"reason": "no located target to grasp"})
-        obs = ctx.services.get("last_observation") or ctx.driver.observe()
+        obs = ctx.services.get("last_observation") or ctx.need_driver().observe()
         candidates = ctx.services["plan_grasps"](obs, located)
         reasons = []
         for pose in candidates[: self.MAX_CANDIDATES]:
-            ok, reason = check_grasp(ctx.driver, pose, np.concatenate([pose.position, pose.orientation]))
+            ok, reason = check_grasp(ctx.need_driver(), pose, np.concatenate([pose.position, pose.orientation]))
             if not ok:
                 reasons.append(reason)
                 continue
@@ -103,12 +102,12 @@ class Push(Leaf):
     TYPE = "push"
     SUCCESS_OUTCOMES = frozenset({"done"})
 
-    def execute(self) -> LeafResult:
+    def execute(self) -> LeafResult | Pending:
         ctx = self.ctx
         located = self.port("target")
         if located is None or isinstance(located, str):
             return self.result("infeasible", event_meta={"reason": "no located target to push"})
-        obs = ctx.services.get("last_observation") or ctx.driver.observe()
+        obs = ctx.services.get("last_observation") or ctx.need_driver().observe()
         scene = ctx.services.get("last_scene")
         refused: list[str] = []  # why each direction was not pushed (planner or driver guard)
         dense = True

@@ -57,6 +57,7 @@ class EvaluateGrasp(Leaf):
     def simulate(self, outcome: str) -> LeafResult:
         semantic = None
         if outcome == Label.SUCCESS.value and self.port("semantic"):
+            assert self.ctx.oracle is not None  # simulate() runs only under the verifier's oracle
             semantic = self.ctx.oracle.choose(f"{self.node_id}#semantic", SEMANTIC_OUTCOMES)
         return self._finish(outcome, 1.0, {"rule": "chosen by verifier"}, semantic)
 

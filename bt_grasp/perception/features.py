@@ -321,7 +321,7 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     p_sphere = belief(rms, 0.0009, -0.0002) if 0.012 < radius < 0.06 else 0.0
     if p_sphere > 0.5:  # a ball's own height is its diameter, even on a support the ring missed
         sup_hi = max(sup_hi, min(top - 2.0 * radius, bottom))  # (a ball on a hidden post)
-    m_fit = {"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
+    m_fit: dict[str, Any] = {"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
              "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
              "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl,
              "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded), "face_frame": face_frame,

@@ -155,11 +155,11 @@ class GeometricPerceiver(GroundingLocator):
         rgb = obs.rgb.reshape(-1, 3).astype(float)[fgm]
         chrom = rgb / (rgb.sum(1, keepdims=True) + 1.0)
         mc = np.stack([np.bincount(lab, weights=chrom[:, k], minlength=n + 1) for k in range(3)], 1)
-        mc /= np.maximum(cnt, 1)[:, None]
+        mc /= np.maximum(cnt, 1)[:, None]  # type: ignore[misc]  # numpy's stub: bincount with weights is float
         pts = P.reshape(-1, 3)[fgm]
         ok = np.isfinite(pts).all(1)
         cxy = np.stack([np.bincount(lab[ok], weights=pts[ok, k], minlength=n + 1) for k in range(2)], 1)
-        cxy /= np.maximum(np.bincount(lab[ok], minlength=n + 1), 1)[:, None]
+        cxy /= np.maximum(np.bincount(lab[ok], minlength=n + 1), 1)[:, None]  # type: ignore[misc]  # (as above)
         hv = np.nan_to_num(heights.reshape(-1)[fgm])
         top = np.asarray(ndimage.maximum(hv, lab, index=np.arange(n + 1)))
         occ: dict[int, set[int]] = {}

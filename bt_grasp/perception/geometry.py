@@ -8,13 +8,14 @@ frame has z up, so a horizontal table has normal ≈ +z. Depth is the camera-fra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 
-def cross3(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+def cross3(u: np.ndarray | Sequence[float], v: np.ndarray | Sequence[float]) -> np.ndarray:
     """np.cross of 3-vectors (...x3), by the same products and differences, without its
     general-axis overhead (it is called on small arrays in per-segment loops)."""
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
@@ -28,10 +29,12 @@ def unique_rows(rows: np.ndarray, return_index: bool = False, return_counts: boo
     counts, through one int64 key per row (offset per column, mixed radix: lexicographic order
     is kept) when the columns' spans fit, because a 1-D unique is far faster than axis=0."""
     rows = np.asarray(rows, dtype=np.int64)
-    lo = rows.min(axis=0) if len(rows) else None
+    lo: Any = rows.min(axis=0) if len(rows) else None  # not None wherever span is not
     span = rows.max(axis=0) - lo + 1 if lo is not None else None
     if span is None or float(np.prod(span.astype(np.float64))) >= 2.0 ** 62:
-        return np.unique(rows, axis=0, return_index=return_index, return_counts=return_counts)
+        # numpy's stubs type np.unique only for literal True/False flags, not a bool variable
+        return np.unique(rows, axis=0, return_index=return_index,  # type: ignore[call-overload]
+                         return_counts=return_counts)
     key = np.zeros(len(rows), dtype=np.int64)
     for j in range(rows.shape[1]):
         key = key * span[j] + (rows[:, j] - lo[j])

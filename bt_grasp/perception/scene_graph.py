@@ -86,10 +86,10 @@ def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.nd
 
     rel: list[tuple[int, str, int]] = []
     ids = [o.id for o in objects]
-    for a in objects:
-        for b in objects:
-            if a.id != b.id and (r := directional(a, b)):
-                rel.append((a.id, r, b.id))
+    for obj_a in objects:
+        for obj_b in objects:
+            if obj_a.id != obj_b.id and (r := directional(obj_a, obj_b)):
+                rel.append((obj_a.id, r, obj_b.id))
     trees = {i: cKDTree(points[i][:, :2]) for i in ids if len(points[i])}
     trees3 = {i: cKDTree(points[i]) for i in ids if len(points[i])}
     # Bounding boxes: pairs farther apart than a query's reach need no tree query (it finds nothing).

@@ -45,7 +45,7 @@ class SimPerceiver(GroundingLocator):
         def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
             info = objects[oid]
             name = str(info.get("name", f"object {oid}"))
-            attrs = {k: info[k] for k in ("colour", "category", "size") if k in info}
+            attrs: dict[str, Any] = {k: info[k] for k in ("colour", "category", "size") if k in info}
             attrs["source"] = "sim_annotator"
             # the catalogue name is the annotator's: no measured catalogue fit may overrule it
             # (grounding then matches the name exactly, as an upper bound on naming should)

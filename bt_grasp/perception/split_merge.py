@@ -167,7 +167,10 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
         ids = [int(i) for i in np.unique(sub) if i > 0]
         if len(ids) < 2:
             continue
-        _merge_within(sub, ids, lambda mask, win=win: fit(mask, win), keep)
+        def fit_in(mask: np.ndarray, win: tuple[slice, slice] = win) -> float:
+            return fit(mask, win)
+
+        _merge_within(sub, ids, fit_in, keep)
         region = parent[win] == k + 1
         labels[win][region] = sub[region]
     return _compact(labels)

@@ -78,9 +78,12 @@ class Perceiver(Protocol):
     name: str  # recorded in the trace header
 
     def survey(self, obs: Observation) -> SceneGraph:
-        """Every object in the frame, with names ("red mug"), masks, attributes and relations."""
+        """Every object in the frame, with names ("red mug"), masks (HxW bool, image pixels),
+        attributes and relations; `point2d` is normalised image (u, v) in [0, 1]; `clock` is the
+        frame's."""
         ...
 
     def locate(self, obs: Observation, text: str, scene: SceneGraph | None) -> Located | None:
-        """The object `text` refers to (grounded in `scene` when it is this frame's), or None."""
+        """The object `text` refers to (grounded in `scene` when it is this frame's), or None:
+        its mask and bbox in image pixels and its points (Nx3, metres) in the robot base frame."""
         ...

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import permutations
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def _box_poses(x: float, y: float, z: float, round_: bool | None = False, flat: 
 
 def _poses(shape: str, dims: tuple[float, ...], ext: tuple[float, float, float], noun: str) -> list[Pose]:
     if shape == "box":
-        return _box_poses(*dims[:3])
+        return _box_poses(dims[0], dims[1], dims[2])
     if shape == "cylinder":
         r, h = dims[0], dims[1]
         return [Pose(h, 2 * r, 2 * r, True, True),
@@ -147,7 +148,7 @@ def _log_penalty(measured: float, expected: float, sigma_over: float, sigma_unde
     return math.exp(-0.5 * (r / s) ** 2)
 
 
-def _height_fit(h: float, m: dict[str, float], over: float) -> float:
+def _height_fit(h: float, m: dict[str, Any], over: float) -> float:
     """Own height: 1 inside [firm, high]; mildly lower down to the weak bound; strongly outside."""
     lo, firm, hi = m["height_lo"], m["height_firm"], m["height_hi"]
     slack = 0.004
@@ -169,7 +170,7 @@ def _room_fit(side: float, room: float, over: float) -> float:
     return 1.0 if side <= room else _log_penalty(side, room, over, over)
 
 
-def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
+def pose_score(pose: Pose, m: dict[str, Any], loose: bool) -> float:
     """How well one rest pose explains the measurements (0..1)."""
     over = 0.22 if loose else 0.13
     under = (0.8 if loose else 0.7) if m.get("occluded", 0.0) else (0.45 if loose else 0.3)
@@ -206,7 +207,7 @@ def pose_score(pose: Pose, m: dict[str, float], loose: bool) -> float:
     return f * (0.25 + 0.75 * cue)
 
 
-def tilted_score(proto: Prototype, m: dict[str, float]) -> float:
+def tilted_score(proto: Prototype, m: dict[str, Any]) -> float:
     """An object leaning on others: its visible surface's extents against the sorted dimensions
     (the hidden third may be short, never much longer). Extents along the principal axes, or for
     a block showing a big rectangle along that face's sides and normal (features.planar_faces)."""
@@ -245,7 +246,7 @@ RECT_FACE_FILL = 0.9  # ... and fills its bounding rectangle this well (a rectan
 RECT_FACE_WEIGHT = 0.75  # how much such a face lowers a leaning cylinder's fit
 
 
-def rectangular_face(m: dict[str, float]) -> float:
+def rectangular_face(m: dict[str, Any]) -> float:
     """Belief (0..1) that the segment's largest flat face is a rectangle holding most of its points."""
     faces = m.get("faces") or []
     if not faces or faces[0][0] < RECT_FACE_SHARE:
@@ -265,7 +266,7 @@ DISC_ASPECT = 0.93  # short / long side of the face's bounding rectangle (a disc
 NO_CYLINDER_WEIGHT = 0.6
 
 
-def cylinder_evidence(m: dict[str, float]) -> float:
+def cylinder_evidence(m: dict[str, Any]) -> float:
     """Belief (0..1) that a leaning segment shows a cylinder's flat end or its curved side."""
     faces = m.get("faces") or []
     end = belief(faces[0][0], END_FACE_SHARE, 0.02) if faces else 0.0
@@ -274,7 +275,7 @@ def cylinder_evidence(m: dict[str, float]) -> float:
     return max(end, disc, float(m.get("p_cyl", 0.0)))
 
 
-def face_score(proto: Prototype, m: dict[str, float]) -> float:
+def face_score(proto: Prototype, m: dict[str, Any]) -> float:
     """A flat-faced object in any pose: each large visible face's rectangle against the pairs of
     the object's dimensions (a leaning box shows its faces, not its footprint)."""
     faces = [f for f in m.get("faces") or [] if f[0] >= 0.15]
@@ -293,7 +294,7 @@ def face_score(proto: Prototype, m: dict[str, float]) -> float:
     return out * m.get("p_planar", 1.0) * (1.0 - m.get("p_sphere", 0.0))
 
 
-def name_scores(m: dict[str, float], colour: str | None = None) -> dict[str, dict[str, float]]:
+def name_scores(m: dict[str, Any], colour: str | None = None) -> dict[str, dict[str, float]]:
     """{noun: {size: score}} for a segment's measurements.
 
     m: long, short (footprint sides), height_lo ≤ height_firm ≤ height_hi (own height: weak lower

@@ -17,7 +17,7 @@ from bt_grasp.registry import Registry
 from bt_grasp.spec.model import Budgets, NodeSpec, TreeSpec
 
 
-class _Flow(dict):
+class _Flow(dict[str, Any]):
     """A mapping to emit in flow style."""
 
 
@@ -32,7 +32,7 @@ def _flow(dumper: yaml.SafeDumper, data: _Flow) -> yaml.Node:
     return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=True)
 
 
-def _block(dumper: yaml.SafeDumper, data: dict) -> yaml.Node:
+def _block(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
     return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False)
 
 

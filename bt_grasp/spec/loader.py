@@ -82,7 +82,7 @@ def decode_text(data: bytes, display: str, pos: Pos | None = None) -> str:
 def _at(msg: str, display: str, pos: Pos | None, inner: Pos | None = None) -> UserError:
     """An error about file `display`: at `inner` in it, or at `pos` (the include naming it)."""
     if pos is None:
-        return UserError(msg, display, inner and inner.line, inner and inner.col)
+        return UserError(msg, display, inner.line if inner else None, inner.col if inner else None)
     return UserError(f"{display}: {msg}", pos.file, pos.line, pos.col)
 
 

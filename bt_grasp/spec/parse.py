@@ -31,9 +31,11 @@ class ParseContext(Protocol):
     """What node parsing needs from the file loader: the registry, includes, and the count of
     nodes and nesting so far (shared across included files, so limits hold for the whole tree)."""
 
-    registry: Registry
     depth: int
     nodes: int
+
+    @property
+    def registry(self) -> Registry: ...
 
     def include(self, type_name: str, fields: PosDict, pos: Pos) -> NodeSpec: ...
 

@@ -10,7 +10,7 @@ cycles) go further.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union  # dynamic unions need the old spellings
+from typing import Annotated, Any, Literal, Optional, Union, cast  # dynamic unions need the old spellings
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
@@ -80,15 +80,17 @@ def _fields_model(nt: NodeType, labels: tuple[str, ...]) -> type[BaseModel]:
     }
     for port in nt.ports.values():
         default = ... if port.required else port.default
-        extra = {"description": port.doc} if port.doc else {}
+        extra: dict[str, Any] = {"description": port.doc} if port.doc else {}
         fields[_field_name(port.name)] = (_port_type(nt, port, labels),
                                           Field(default, alias=port.name, **extra))
     if nt.arity == "many":
-        fields[_field_name("children")] = (list["Node"], Field(..., alias="children", min_length=1))  # noqa: F821
+        # "Node": the dynamic union model of build_models, resolved by its model_rebuild; mypy
+        # cannot see a model made at run time, hence the name-defined ignores.
+        fields[_field_name("children")] = (list["Node"], Field(..., alias="children", min_length=1))  # type: ignore[name-defined]  # noqa: F821
     elif nt.arity == "one":
         fields[_field_name("child")] = ("Node", Field(..., alias="child"))  # noqa: F821
     elif nt.arity == "cases":
-        fields[_field_name("cases")] = (dict[str, "Node"], Field(  # noqa: F821
+        fields[_field_name("cases")] = (dict[str, "Node"], Field(  # type: ignore[name-defined]  # noqa: F821
             default_factory=dict, alias="cases", description="label -> node"))
         fields[_field_name("default")] = (Optional["Node"], Field(  # noqa: UP045, F821
             None, alias="default", description="node for labels without a case"))
@@ -97,9 +99,9 @@ def _fields_model(nt: NodeType, labels: tuple[str, ...]) -> type[BaseModel]:
 
 
 def _wrapper(name: str, fields_model: Any, optional: bool, doc: str) -> type[BaseModel]:
-    typ = Optional[fields_model] if optional else fields_model  # noqa: UP045
-    return create_model(f"{_camel(name)}Node", __config__=_FORBID, __doc__=doc or None,
-                        **{_field_name(name): (typ, Field(..., alias=name))})
+    typ: Any = Optional[fields_model] if optional else fields_model  # noqa: UP045
+    fields: dict[str, Any] = {_field_name(name): (typ, Field(..., alias=name))}
+    return create_model(f"{_camel(name)}Node", __config__=_FORBID, __doc__=doc or None, **fields)
 
 
 class IncludeFields(BaseModel):
@@ -124,7 +126,7 @@ class BudgetsFields(BaseModel):
                                   description="hard cap on ticks (left out: the tree's own bound)")
 
 
-def build_models(registry: Registry) -> tuple[type[BaseModel], type[RootModel]]:
+def build_models(registry: Registry) -> tuple[type[BaseModel], type[RootModel[Any]]]:
     """(TreeFile model, Node model) for the node types of `registry`."""
     labels = tuple(dict.fromkeys(list(LABELS) + sorted(registry.all_outcomes())))
     models: list[type[BaseModel]] = []
@@ -144,9 +146,11 @@ def build_models(registry: Registry) -> tuple[type[BaseModel], type[RootModel]]:
         alternatives.append(wrapper)
     if bare:
         alternatives.append(Literal[tuple(bare)])
-    node_model = type("Node", (RootModel[Union[tuple(alternatives)]],),  # noqa: UP007
-                      {"__doc__": "A node: {type: {fields}}, or the bare name of a leaf.",
-                       "__module__": __name__})
+    # A union of models made at run time: typed as Any, since no static type can name it.
+    node_union: Any = cast(Any, Union)[tuple(alternatives)]  # noqa: UP007
+    node_model: type[RootModel[Any]] = type(
+        "Node", (cast(Any, RootModel)[node_union],),
+        {"__doc__": "A node: {type: {fields}}, or the bare name of a leaf.", "__module__": __name__})
     namespace = {"Node": node_model}
     for m in models:
         m.model_rebuild(_types_namespace=namespace)

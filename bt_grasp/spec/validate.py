@@ -7,6 +7,7 @@ writers of its key anywhere in the final tree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from bt_grasp.errors import UserError, did_you_mean
 from bt_grasp.outcomes import LABELS
@@ -102,7 +103,7 @@ def _writers(root: NodeSpec, registry: Registry) -> dict[str, list[tuple[NodeSpe
     return out
 
 
-def _expected(key: str | None, writers: dict, registry: Registry) -> tuple[list[str], str]:
+def _expected(key: str | None, writers: dict[str, Any], registry: Registry) -> tuple[list[str], str]:
     """(allowed labels, how to explain them) for a label read from `key`."""
     found = writers.get(key or "", [])
     alphabet: list[str] = []

@@ -22,7 +22,7 @@ from bt_grasp.spec.model import Pos
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class PosDict(dict):
+class PosDict(dict[Any, Any]):
     """A mapping with `pos` (the mapping), `key_pos[k]` and `val_pos[k]`."""
 
     def __init__(self, pos: Pos) -> None:
@@ -37,7 +37,7 @@ class PosDict(dict):
         self.val_pos[key] = val_pos
 
 
-class PosList(list):
+class PosList(list[Any]):
     """A sequence with `pos` (the sequence) and `item_pos[i]`."""
 
     def __init__(self, pos: Pos) -> None:
@@ -187,15 +187,19 @@ class _Builder:
             # Keys are names (node types, ports, labels), so they stay strings: under YAML 1.1
             # `on:` (the switch port) would otherwise become the boolean true.
             frame = self.stack[-1]
-            implicit_tag = self.resolver.resolve(ScalarNode, ev.value, ev.implicit)
+            mapping = frame.value
+            assert isinstance(mapping, PosDict)  # the condition above
+            # types-PyYAML leaves BaseResolver.resolve unannotated
+            implicit_tag = self.resolver.resolve(ScalarNode, ev.value, ev.implicit)  # type: ignore[no-untyped-call]
             if ev.tag is None and implicit_tag == _MERGE_TAG:
                 raise _err("YAML merge keys (<<) are not supported in tree files", pos)
-            if ev.value in frame.value:
-                first = frame.value.key_pos[ev.value]
+            if ev.value in mapping:
+                first = mapping.key_pos[ev.value]
                 raise _err(f"duplicate key '{ev.value}' (first at line {first.line})", pos)
             frame.key, frame.key_pos = ev.value, pos
             return
-        tag = ev.tag if ev.tag not in (None, "!") else self.resolver.resolve(ScalarNode, ev.value, ev.implicit)
+        tag = (ev.tag if ev.tag not in (None, "!")
+               else self.resolver.resolve(ScalarNode, ev.value, ev.implicit))  # type: ignore[no-untyped-call]
         if ev.tag == "!":
             tag = "tag:yaml.org,2002:str"
         node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style)
@@ -230,6 +234,7 @@ class _Builder:
         if isinstance(frame.value, PosList):
             frame.value.put(value, pos)
         else:
+            assert frame.key_pos is not None  # a mapping's value follows its key
             frame.value.put(frame.key, value, frame.key_pos, pos)
             frame.key = None
 

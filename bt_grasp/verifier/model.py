@@ -60,7 +60,7 @@ INVALID, RUNNING, SUCCESS, FAILURE = 0, 1, 2, 3
 _LIFECYCLE = ("tick", "update", "initialise", "terminate", "stop", "_oracle_tick", "_commit", "result",
               "_pass_guards", "_halt", "_poll", "_oracle_decides")
 
-_CONTROLS = {Sequence: K.SEQ, Selector: K.SEL, ReactiveSequence: K.SEQ, ReactiveSelector: K.SEL,
+_CONTROLS: dict[type, int] = {Sequence: K.SEQ, Selector: K.SEL, ReactiveSequence: K.SEQ, ReactiveSelector: K.SEL,
              Parallel: K.PAR, BudgetedRetry: K.RETRY, Repeat: K.REPEAT, LogicalTimeout: K.TIMEOUT,
              ActionBudget: K.BUDGET, Switch: K.SWITCH, Inverter: K.INV, ForceSuccess: K.FSUC,
              ForceFailure: K.FFAIL, BtcppRetry: K.BRETRY, OpaqueDecorator: K.ODEC,
@@ -120,6 +120,7 @@ def _port_value(node: Leaf, name: str) -> Any:
 
 def _leaf_kind(node: Leaf) -> int:
     cls = type(node)
+    base: type[Leaf]
     if isinstance(node, LabelIs):
         base, kind = LabelIs, K.COND
     elif isinstance(node, _Terminal):
@@ -151,6 +152,8 @@ def build_model(root: Behaviour) -> Model:
     prims: dict[str, int] = {}
     retry_scopes: dict[str, int] = {}
     budget_scopes: dict[str, int] = {}
+    node: Any  # each kind of node has its own parameters (attributes py_trees does not declare)
+    param: Any
     for node in order:
         m.name.append(node.name)
         m.kids.append(tuple(pos[id(c)] for c in node.children))
@@ -181,7 +184,7 @@ def build_model(root: Behaviour) -> Model:
                 raw = _port_value(node, "key")
                 param = (ref_key(raw), raw, node.params.get("label"))
             elif kind == K.TERM:
-                param = (node.DECISION, _port_value(node, "reason"))
+                param = (node.DECISION, _port_value(node, "reason"))  # type: ignore[attr-defined]  # TERM: a _Terminal
         else:
             kind = _CONTROLS.get(type(node), -1)
             if kind < 0:

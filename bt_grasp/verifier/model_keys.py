@@ -101,7 +101,7 @@ class KeyMaker:
         t, m = self.t, self.m
         st, cur, a, b = t.st, t.cur, t.a, t.b
         active = self.paths[m.index[asking.split("#", 1)[0]]] if asking else frozenset()
-        nodes = []
+        nodes: list[tuple[Any, ...]] = []
         quiet, reads_status, kept = self.quiet, self.reads_status, self.kept
         for i in range(m.n):
             running = st[i] == RUNNING

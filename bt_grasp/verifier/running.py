@@ -88,11 +88,11 @@ def _guards_before(parent: Any, child: Any) -> list[tuple[str, str]] | None:
     earlier = parent.children[:parent.children.index(child)]
     if not isinstance(parent, Sequence):
         return [] if all(_pure(c) for c in earlier) else None
-    guards = []
+    guards: list[tuple[str, str]] = []
     for node in earlier:
         # a guard, or a selector that starts with one (`[listen, wait_clarify]`): when the guard
         # passes the selector succeeds at once and ticks nothing else
-        guard = node.children[0] if isinstance(node, Selector) and node.children else node
+        guard: Any = node.children[0] if isinstance(node, Selector) and node.children else node
         passing = guard_pass(guard)
         if passing is not None:
             guards.append((guard.node_id, passing))
@@ -110,6 +110,8 @@ def unobserved_leaves(nodes: list[Any]) -> dict[str, tuple[tuple[str, str], ...]
         if not isinstance(node, Leaf) or node.max_ticks <= 1 or not node.alphabet or \
                 type(node).update is not Leaf.update or type(node)._oracle_tick is not Leaf._oracle_tick:
             continue
+        child: Any
+        guards: list[tuple[str, str]]
         child, cur, guards = node, node.parent, []
         while cur is not None:
             if isinstance(cur, (Sequence, Selector)):

@@ -217,7 +217,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
             return {ANY: (0, None)}
         if point.kind == "problem":
             raise _Counterexample(point.text, path_steps() + ([step] if step else []), path=point.path)
-        key = point.key
+        key: Any = point.key  # a choice or tick point always has one
         known = memo.get(key)
         if known is None:
             known = spare.get(key)
@@ -246,7 +246,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
         if enter(machine.start(), None) is not None:  # pragma: no cover - the first key is new
             raise AssertionError("fresh search found a memo entry")
         while stack:
-            frame = stack[-1]
+            frame: Any = stack[-1]
             if frame.next_child >= frame.n_children:
                 stack.pop()
                 del on_path[frame.point.key]

@@ -66,7 +66,8 @@ class RunState:
 
     def __init__(self, root: Behaviour, ctx: RunContext, read_keys: set[str]) -> None:
         self.root, self.ctx, self.read = root, ctx, sorted(read_keys)
-        self.nodes: list[Behaviour] = list(root.iterate())
+        # Resumable behaviours (state/restore/future_state), typed Any: py_trees knows no such API.
+        self.nodes: list[Any] = list(root.iterate())
         index = {id(n): i for i, n in enumerate(self.nodes)}
         self.by_name = {n.name: n for n in self.nodes}
         self.index = {n.name: i for i, n in enumerate(self.nodes)}

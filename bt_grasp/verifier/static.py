@@ -21,7 +21,7 @@ def keys_read(spec: Any, registry: Registry) -> set[str]:
             for name, port in nt.ports.items():
                 values.setdefault(name, port.default)
         for name, value in values.items():
-            port = nt.ports.get(name) if nt else None
+            port = nt.ports.get(name) if nt else None  # type: ignore[assignment]  # the loop name above, now optional
             key = ref_key(value)
             if key is not None and (port is None or port.type != "key"):
                 keys.add(key)

@@ -70,7 +70,7 @@ def leaf_summary(reg: Registry, size: int, node: Any, in_budget: bool) -> NodeSu
         min_s = (1, 1)
         min_f = ZERO if in_budget else (1, 1)  # a spent scoped budget fails it with no action
     successes = success_outcomes(nt)
-    alphabet = nt.alphabet(node.params)
+    alphabet = nt.alphabet(node.params)  # type: ignore[assignment]  # reuses the name of the set above
     if successes is not None and alphabet and not set(alphabet) & successes:
         min_s = NEVER
     return NodeSum(act, {}, tick, min_s, min_f, writes)

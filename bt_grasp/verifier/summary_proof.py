@@ -1,7 +1,7 @@
 """A proof from the compositional summary, for trees whose search would take long.
 
 The summary (bounds.py) bounds every run of a tree from its structure, in polynomial time, and is
-sound on its own (bench/verify_soundness.py checks it against random runs of the Runner). Its
+sound on its own (tools/perf/verify_soundness.py checks it against random runs of the Runner). Its
 bounds are upper bounds, not always reached; they are reported as the worst case only when each
 has a witness run that, replayed on the real Runner, reaches it exactly, and only when the
 structure proves that every run decides within the tick cap. Otherwise the search goes on; if it

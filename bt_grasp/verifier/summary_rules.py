@@ -116,6 +116,7 @@ class Rules:
         that costs at least `min_actions` and is followed by one RUNNING return (`per_tick`:
         then every further run needs a new tick, so the tick cap limits them too)."""
         size = self.size
+        limit: Any  # an int count (max_ticks may be a float bound)
         limit = times if times is not None else INF_ACTIONS
         if per_tick:
             limit = min(limit, self.max_ticks + 1)  # one more run than ticks: the cap is reached
@@ -329,7 +330,7 @@ class Rules:
         key = ref_key(node.params.get("on")) or str(node.params.get("on"))
         known = self.known.get(node.id, {}).get(key)
         labels = known if known else self.writers.get(key)
-        return bool(labels) and labels <= set(map(str, node.cases)) and key in self.known.get(node.id, ())
+        return bool(labels) and labels <= set(map(str, node.cases)) and key in self.known.get(node.id, ())  # type: ignore[operator]  # bool(labels): not None
 
     def _is_action_key(self, key: str) -> bool:
         if not key.startswith("primitive:"):

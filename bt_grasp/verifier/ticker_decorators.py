@@ -29,6 +29,9 @@ class DecoratorsMixin:
     scopes: list[tuple[int, int]]
     scoped: list[int]
     choose: Callable[[str, tuple[str, ...]], str]
+    halt_reason: str
+    bb: Any
+    set: Callable[[str, Any], None]
     compare: Callable[[int, int, int, int], bool]
 
     def stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's

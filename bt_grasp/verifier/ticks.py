@@ -209,6 +209,7 @@ def _best(graph: Graph, key: Any, r: dict[int, int], F: dict[Any, list[Term]]) -
 def _witness(graph: Graph, root: Any, F: dict[Any, list[Term]]) -> list[tuple[str, str]]:
     """A run taking the bound: from the root, the edge (and idle ticks) attaining F."""
     steps: list[tuple[str, str]] = []
+    r: dict[Any, Any]
     key, r = root, {}
     while True:
         best = max((_value(t, r) for t in F[key]), default=-_INF)

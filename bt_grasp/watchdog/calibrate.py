@@ -132,7 +132,7 @@ def calibrate(traces: list[Trace], initial: WatchdogThresholds | None = None, te
                         "`bt-grasp watchdog record`)")
     initial = initial or WatchdogThresholds()
     train, test = split(traces, test_frac, seed)
-    th, evals = fit(train, initial, rounds=rounds, **obj_kw)
+    th, evals = fit(train, initial, rounds=rounds, grid=None, **obj_kw)
     seeds = sorted({int(tr.meta["seed"]) for tr in traces if isinstance(tr.meta.get("seed"), int)})
     th = th.model_copy(update={"calibration_seeds": seeds})
     return CalibrationResult(thresholds=th, initial=initial, train=evaluate(train, th),

@@ -57,7 +57,8 @@ def save_trace(out_dir: str | Path, trace: Trace) -> dict[str, Any]:
     cols = trace.telemetry.to_dict()
     # sensor columns as float32 (sensor precision is far coarser; halves the files), time as float64
     cols = {k: (v.astype(np.float32) if v.dtype == np.float64 and k != "t" else v) for k, v in cols.items()}
-    np.savez_compressed(out / fname, **cols)
+    # numpy's stub lets **kwds reach allow_pickle (a bool); these are all column arrays
+    np.savez_compressed(out / fname, **cols)  # type: ignore[arg-type]
     entry = {**trace.meta, "id": trace.id, "file": fname, "label": Label(trace.label).value,
              "n_samples": len(trace.telemetry), "format": FORMAT_VERSION}
     with open(out / INDEX, "a") as fh:

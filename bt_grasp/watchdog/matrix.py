@@ -168,7 +168,7 @@ def _classify_rows(cols_list: list[dict[str, np.ndarray]], th: WatchdogThreshold
     rise = h - h_ref[:, None]
     lifted = has_lift[:, None] & (idx >= il[:, None]) & (rise >= th.micro_lift_min_m)
     ls_extra: dict[int, dict[str, float]] = {}
-    for r in np.flatnonzero(has_lift):
+    for r in np.flatnonzero(has_lift).tolist():
         n = int(m[r])
         tr = t[r, :n]
         j = np.searchsorted(tr, tr - Ws, side="right") - 1
@@ -177,10 +177,10 @@ def _classify_rows(cols_list: list[dict[str, np.ndarray]], th: WatchdogThreshold
         ir = np.arange(n)
         ls = ((ir >= il[r]) & (p[r, :n] >= _LIFT) & (j >= il[r]) & (dh < th.lift_progress_min_m)
               & (rise[r, :n] < th.micro_lift_min_m))
-        k = _first(ls)
-        if k is not None:
-            first["lift_stall"][r] = k
-            ls_extra[int(r)] = {"dh": float(dh[k]), "rise": float(rise[r, k])}
+        k_stall = _first(ls)
+        if k_stall is not None:
+            first["lift_stall"][r] = k_stall
+            ls_extra[int(r)] = {"dh": float(dh[k_stall]), "rise": float(rise[r, k_stall])}
 
     after = idx > np.where(has_acq, i_acq, BIG)[:, None]
     drift = np.where(after, np.abs(a - a_ref[:, None]), 0.0)
@@ -216,8 +216,9 @@ def _classify_rows(cols_list: list[dict[str, np.ndarray]], th: WatchdogThreshold
             rs = None if kind in ("budget", "lift_stall") else int(start[kind][r])
             verdicts.append(_build(kind, i, rs, ctx, th, ls_extra.get(r) if kind == "lift_stall" else None))
         elif kbad[r] >= 0:
-            k = int(kbad[r])
-            verdicts.append(_bad(_bad_reason(cols_list[r], k), k, _finite_or_none(cols_list[r]["t"][k])))
+            k_bad = int(kbad[r])
+            verdicts.append(_bad(_bad_reason(cols_list[r], k_bad), k_bad,
+                                 _finite_or_none(cols_list[r]["t"][k_bad])))
         else:
             verdicts.append(_end(ctx, int(m[r]), th))
     return verdicts

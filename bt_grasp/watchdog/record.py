@@ -84,7 +84,8 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
     pose = driver.object_pose(spec.name)
     if pose is None:
         return None
-    gp, width = _grasp_pose(spec, *pose, pad_overlap_m=sc.pad_overlap_m)
+    pos, orn = pose
+    gp, width = _grasp_pose(spec, pos, orn, pad_overlap_m=sc.pad_overlap_m)
     gp.position[:2] += np.asarray(sc.pose_error_m, float)
     target_body = next(b for b, s in driver.bodies.items() if s.name == spec.name)
     if sc.extra_mass is not None:
@@ -165,7 +166,8 @@ def record(driver_factory: Callable[[], Any], n: int, out_dir: str | Path, seed:
             tel, label, truth = res
             counts[sc.intent] += 1
             tid = f"{start + len(entries):05d}"
-            fault = None if sc.fault is None else {"kind": sc.fault.kind, "params": sc.fault.params}
+            fault: dict[str, Any] | None = (None if sc.fault is None
+                                            else {"kind": sc.fault.kind, "params": sc.fault.params})
             if sc.extra_mass is not None:
                 fault = {**(fault or {}), "mass_kg": sc.extra_mass}
             if sc.pad_overlap_m is not None:

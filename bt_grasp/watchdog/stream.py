@@ -212,9 +212,8 @@ class StreamingClassifier:
     def _decide_bad(self, reason: str, i: int, sample: Any) -> Verdict:
         tv = sample.get("t") if isinstance(sample, Mapping) else getattr(sample, "t", None)
         try:
-            tf: float | None = float(tv)  # type: ignore[arg-type]
-            if not math.isfinite(tf):
-                tf = None
+            value = float(tv)  # type: ignore[arg-type]  # None or text: TypeError/ValueError below
+            tf: float | None = value if math.isfinite(value) else None
         except (TypeError, ValueError):
             tf = None
         self.verdict = _bad(f"{reason} at sample {i}", i, tf)

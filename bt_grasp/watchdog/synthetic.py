@@ -14,6 +14,8 @@ shows a friction drag during the lift.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from bt_grasp.outcomes import Label
@@ -107,7 +109,8 @@ def synth_attempt(label: Label | str, rng: np.random.Generator, th: WatchdogThre
                 arr[:lag] = arr[lag]
     a = np.clip(a, 0.0, 1.0)
     effort = np.clip(effort, 0.0, None)
-    load = _load(label, t, phase, rng, th, noise, t_lift0, lift_dur, slip_at, deep_slip) if with_load else None
+    # None: not measured (Telemetry fills NaN)
+    load: Any = _load(label, t, phase, rng, th, noise, t_lift0, lift_dur, slip_at, deep_slip) if with_load else None
     tel = Telemetry(t=t, aperture_m=a * STROKE_M, aperture_norm=a, commanded_aperture=cmd, effort=effort,
                     velocity=v, ee_height=h, phase=phase, stalled=stalled, load=load)
     if truncate is not None:

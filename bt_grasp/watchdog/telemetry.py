@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -65,9 +66,10 @@ class Telemetry:
     velocity: np.ndarray
     ee_height: np.ndarray
     phase: np.ndarray
-    stalled: np.ndarray = field(default=None)  # type: ignore[assignment]
-    overload: np.ndarray = field(default=None)  # type: ignore[assignment]
-    load: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # None (the default) = not measured: __post_init__ turns it into an array before any use.
+    stalled: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    overload: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    load: np.ndarray = field(default=None)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         for name in _FLOAT_COLUMNS:
@@ -97,7 +99,7 @@ class Telemetry:
 
     @classmethod
     def from_samples(cls, samples: list[Sample]) -> Telemetry:
-        cols = {f.name: [getattr(s, f.name) for s in samples] for f in fields(Sample)}
+        cols: dict[str, Any] = {f.name: [getattr(s, f.name) for s in samples] for f in fields(Sample)}
         return cls(**cols)
 
     def samples(self) -> list[Sample]:

@@ -172,6 +172,7 @@ def _build(kind: str, i: int, rs: int | None, ctx: _Ctx, th: WatchdogThresholds,
     t, c = ctx.t, ctx.cum
     ev: dict[str, Any] = {"window": _window(t, rs, i) if rs is not None else None}
     if kind == "empty":
+        assert rs is not None  # a windowed kind (only budget and lift_stall have none)
         ma, me = _wmean(c["a"], rs, i), _wmean(c["e"], rs, i)
         margins = {"closed": _rel(th.closed_eps - ma, th.closed_eps),
                    "low_effort": _rel(th.empty_effort_max - me, th.empty_effort_max)}
@@ -185,6 +186,7 @@ def _build(kind: str, i: int, rs: int | None, ctx: _Ctx, th: WatchdogThresholds,
         ev.update(rule=rule, reason=reason, margins=margins, mean_aperture=ma, mean_effort=me)
         m = min(margins.values())
     elif kind == "loss":
+        assert rs is not None  # a windowed kind (only budget and lift_stall have none)
         ma, me = _wmean(c["a"], rs, i), _wmean(c["e"], rs, i)
         collapse_at = ctx.a_ref * (1.0 - th.slip_collapse_frac)
         drop_at = min(ctx.e_ref * (1.0 - th.effort_drop_frac), th.hold_effort_min)
@@ -196,6 +198,7 @@ def _build(kind: str, i: int, rs: int | None, ctx: _Ctx, th: WatchdogThresholds,
         ev.update(rule=rule, reason=reason, margins=margins, mean_aperture=ma, mean_effort=me)
         m = max(margins.values())
     elif kind == "finger_stall":
+        assert rs is not None  # a windowed kind (only budget and lift_stall have none)
         me, mv, md = _wmean(c["e"], rs, i), _wmean(c["absv"], rs, i), _wmean(c["track"], rs, i)
         margins = {"not_moving": _rel(th.stall_velocity_eps - mv, th.stall_velocity_eps),
                    "off_command": _rel(md - th.command_tracking_eps, th.command_tracking_eps),
@@ -219,6 +222,7 @@ def _build(kind: str, i: int, rs: int | None, ctx: _Ctx, th: WatchdogThresholds,
         ev.update(rule=rule, reason=reason, margins=margins, lift_rise_m=rise)
         m = min(margins.values())
     elif kind == "held":
+        assert rs is not None  # a windowed kind (only budget and lift_stall have none)
         me, mdrift, mh = _wmean(c["e"], rs, i), _wmean(c["drift"], rs, i), _wmean(c["h"], rs, i)
         rise = min(mh - (ctx.h_ref if ctx.h_ref is not None else mh), th.micro_lift_max_m)
         firm = me >= th.hold_effort_min and mdrift <= th.aperture_drift_max

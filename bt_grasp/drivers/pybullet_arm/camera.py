@@ -35,11 +35,12 @@ class Lighting:
         direction = (float(np.cos(az) * np.cos(el)), float(np.sin(az) * np.cos(el)), float(np.sin(el)))
         cast = rng.uniform(0.65, 1.0, 3)
         intensity = rng.uniform(0.35, 1.0)
-        table = tuple(float(v) for v in rng.uniform(0.15, 0.9, 3)) + (1.0,)
+        r, g, b = (float(v) for v in rng.uniform(0.15, 0.9, 3))
+        table = (r, g, b, 1.0)
         specular = float(rng.uniform(0.0, 0.5))
         shadow = bool(rng.random() < 0.5)
         texture = cls.TABLE_TEXTURES[int(rng.integers(len(cls.TABLE_TEXTURES)))]
-        return cls(direction=direction, colour=tuple(float(v) for v in cast),
+        return cls(direction=direction, colour=(float(cast[0]), float(cast[1]), float(cast[2])),
                    ambient=float(0.25 + 0.45 * intensity), diffuse=float(0.3 + 0.5 * intensity),
                    specular=specular, table_rgba=table, shadow=shadow, table_texture=texture)
 

@@ -26,6 +26,19 @@ from bt_grasp.drivers.pybullet_arm.params import (
 class FeasibilityMixin:
     """Where a primitive would go and whether it can: reach, table clearance, collisions."""
 
+    # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    _finger_state: Any
+    _ghost_palm: Any
+    _held_body: Any
+    _solve: Any
+    basket_id: Any
+    bodies: Any
+    client: Any
+    faults: Any
+    ghost: Any
+    q_cmd: Any
+    table_id: Any
+
     def _ghost_at(self, pos: np.ndarray, orn: np.ndarray, gap: float) -> None:
         """Place the collision ghost so that its tcp is at (pos, orn)."""
         R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)

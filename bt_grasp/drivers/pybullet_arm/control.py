@@ -61,6 +61,23 @@ class Planned(NamedTuple):
 class ControlMixin:
     """Joint and finger commands, state read-back, and the step loops primitives are made of."""
 
+    # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    gap_cmd: float  # finger gap commanded and its rate-limited reference (metres; WorldMixin)
+    gap_ref: float
+    q_cmd: Any
+    _sleep_resting: Any
+    _steps: Any
+    arm_j: Any
+    client: Any
+    clock: Any
+    finger_j: Any
+    ik: Any
+    max_force: Any
+    robot: Any
+    tcp_link: Any
+    telemetry_period: Any
+    wrist: Any
+
     def _hold_arm(self, q: np.ndarray) -> None:
         pb.setJointMotorControlArray(self.robot, self.arm_j, pb.POSITION_CONTROL, targetPositions=list(q),
                                      forces=list(ARM_FORCES), positionGains=[0.3] * 6,

@@ -18,8 +18,6 @@ the tool-flange F/T reading (RTDE `actual_TCP_force`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pybullet as pb
 
@@ -29,7 +27,6 @@ from bt_grasp.drivers.pybullet_arm.camera import Camera, Lighting
 from bt_grasp.drivers.pybullet_arm.checks import FeasibilityMixin
 from bt_grasp.drivers.pybullet_arm.control import ControlMixin
 from bt_grasp.drivers.pybullet_arm.episodes import (
-    EpisodeSpec,
     close_generator,
     episode_seed,
     generate_episode,
@@ -68,11 +65,11 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
         self.ik = IkSolver()
         self.faults = FaultBook()
         self.clock = 0.0
-        self.spec: EpisodeSpec | None = None
-        self.bodies: dict[int, Any] = {}   # body id -> ObjectSpec
+        self.spec = None
+        self.bodies = {}   # body id -> ObjectSpec
         self._stop = False
         self._world_builds = 0
-        self._last_frame: tuple[tuple, Observation] | None = None
+        self._last_frame = None
         self._init_motions(profile.control_period_s)
         self._build_world()
         self.clock = 0.0

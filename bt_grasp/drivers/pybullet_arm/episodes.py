@@ -79,13 +79,13 @@ def wants_high_clutter(seed: int, share: float) -> bool:
 def _choose_objects(rng: np.random.Generator, n: int, target: str | None,
                     objects: list[ObjectSpec] | None) -> list[ObjectSpec]:
     if objects is not None:
-        chosen = list(objects)
+        chosen: list[ObjectSpec] = list(objects)
         if target is not None and target not in [o.name for o in chosen]:
             raise ValueError(f"target {target!r} is not among the given objects")
         return chosen
     pool = [o for o in scene.object_catalogue() if scene.fits_gripper(o)]
     by_name = {o.name.lower(): o for o in pool}
-    chosen: list[ObjectSpec] = []
+    chosen = []
     if target is not None:
         if target.lower() not in by_name:
             raise ValueError(f"target {target!r} is not in the object catalogue")

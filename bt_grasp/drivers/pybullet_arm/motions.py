@@ -49,6 +49,25 @@ def steps_per_period(control_period_s: float) -> int:
 class MotionsMixin:
     """`start(primitive, **kwargs) -> Motion` for the arm (the Streaming protocol of drivers/motion.py)."""
 
+    # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    gap_cmd: float
+    gap_ref: float
+    _apply_fingers: Any
+    _begin: Any
+    _execution: Any
+    _faulted: Any
+    _hold_arm: Any
+    _q: Any
+    _rec: Any
+    _stop: Any
+    _t0: Any
+    client: Any
+    clock: Any
+    faults: Any
+    finger_j: Any
+    name: Any
+    robot: Any
+
     control_period: float
     steps_per_period: int
 

@@ -35,6 +35,29 @@ from bt_grasp.watchdog.telemetry import Phase, Telemetry
 class PrimitivesMixin:
     """Primitive bodies built from ControlMixin moves, refused up front by FeasibilityMixin checks."""
 
+    # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    _body_name: Any
+    _collisions: Any
+    _command_fingers: Any
+    _finger_state: Any
+    _grasp_checks: Any
+    _grasp_plan: Any
+    _move_line: Any
+    _stall_forever: Any
+    _tick: Any
+    _wait: Any
+    bodies: Any
+    client: Any
+    faults: Any
+    feasible: Any
+    finger_j: Any
+    held_object: Any
+    max_force: Any
+    object_in_basket: Any
+    robot: Any
+    start: Any
+    tcp_pose: Any
+
     def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
         """Checks and body of grasp()."""
         plan = self._grasp_plan(pose, width, self.faults.peek("grasp"))

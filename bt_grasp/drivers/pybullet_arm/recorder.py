@@ -32,7 +32,7 @@ class Recorder:
         self.period = period
         self.stroke = stroke
         self._n = 0
-        self._cols = {k: np.empty(256, dtype=d) for k, d in _COLUMNS.items()}
+        self._cols: dict[str, np.ndarray] = {k: np.empty(256, dtype=d) for k, d in _COLUMNS.items()}
         self._next = t0
         self._last: tuple[float, float] | None = None  # (t, aperture)
 

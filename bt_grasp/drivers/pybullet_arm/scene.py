@@ -6,7 +6,9 @@ base sits on it at the origin, so heights above the table are plain z values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pybullet as pb
@@ -79,8 +81,8 @@ def _mesh_path(spec: ObjectSpec) -> str:
     return str(p if p.is_absolute() else Path(pybullet_data.getDataPath()) / p)
 
 
-def spawn(client: int, spec: ObjectSpec, pos: tuple[float, float, float] | np.ndarray,
-          orn: tuple[float, float, float, float] | np.ndarray = (0, 0, 0, 1)) -> int:
+def spawn(client: int, spec: ObjectSpec, pos: Sequence[float] | np.ndarray,
+          orn: Sequence[float] | np.ndarray = (0, 0, 0, 1)) -> int:
     """Create the body for `spec`; box/cylinder/sphere are procedural, mesh is a pybullet_data file."""
     pos, orn = [float(v) for v in pos], [float(v) for v in orn]
     rgba = list(spec.rgba)
@@ -97,6 +99,8 @@ def spawn(client: int, spec: ObjectSpec, pos: tuple[float, float, float] | np.nd
             body = pb.createMultiBody(spec.mass, col, vis, pos, orn, physicsClientId=client)
         pb.changeVisualShape(body, -1, rgbaColor=rgba, physicsClientId=client)
     else:
+        kw_c: dict[str, Any]
+        kw_v: dict[str, Any]
         if spec.shape == "box":
             kw_c = {"halfExtents": [d / 2 for d in spec.dims[:3]]}
             kw_v = dict(kw_c)

@@ -2,7 +2,7 @@
 
 lean_robot, shared_generator and scene_cache change no scene, frame or physics step (tests/
 test_arm_speed.py); sleep_resting changes physics slightly (see PyBulletArm._sleep_resting).
-All off are the earlier paths, which bench/episode_speed.py times against the new ones on the
+All off are the earlier paths, which tools/perf/episode_speed.py times against the new ones on the
 same episodes in one run.
 """
 

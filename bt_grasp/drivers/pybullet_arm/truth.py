@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pybullet as pb
 
@@ -11,6 +13,14 @@ from bt_grasp.drivers.pybullet_arm.params import BASKET_HALF_FRAC
 
 class GroundTruthMixin:
     """GroundTruth protocol queries; never used to drive a run."""
+
+    # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    bodies: Any
+    client: Any
+    finger_j: Any
+    robot: Any
+    spec: Any
+    table_id: Any
 
     def place_region(self, target: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The basket's box in the base frame: the fixture place() drops into (Receptacles)."""

@@ -27,6 +27,23 @@ from bt_grasp.drivers.pybullet_arm.wrist import WristLoadSensor
 class WorldMixin:
     """The simulated world of PyBulletArm: building it and looking at it."""
 
+    # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    _cancel_active: Any
+    _command_fingers: Any
+    _hold_arm: Any
+    _world_builds: Any
+    camera: Any
+    client: Any
+    gui: Any
+    max_force: Any
+    # Set here (_build_world, reset_scene, observe), declared for the type checker.
+    spec: EpisodeSpec | None
+    bodies: dict[int, Any]  # body id -> ObjectSpec
+    _last_frame: tuple[tuple[Any, ...], Observation] | None
+    q_cmd: np.ndarray
+    gap_cmd: float
+    gap_ref: float
+
     def _build_world(self) -> None:
         self._cancel_active()  # a motion still running belongs to the old world
         c = self.client

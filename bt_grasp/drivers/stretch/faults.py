@@ -29,6 +29,7 @@ class FaultStaging:
     _active: list[Fault]
     clock: Any
     connect: Any  # StretchDriver.connect
+    _forget_scene: Any  # StretchGuardMixin._forget_scene
 
     def inject(self, fault: Fault) -> None:
         """Stage a fault for the next matching primitive. Physical kinds need the simulator."""

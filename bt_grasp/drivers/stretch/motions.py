@@ -211,8 +211,9 @@ class StretchMotions:
                 return True
             if st["stalled"]:
                 now = self.clock.now()
-                still_since[0] = now if still_since[0] is None else still_since[0]
-                return now - still_since[0] >= 0.3
+                since = now if still_since[0] is None else still_since[0]
+                still_since[0] = since
+                return now - since >= 0.3
             still_since[0] = None
             return False
 

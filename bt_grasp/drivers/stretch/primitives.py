@@ -34,6 +34,9 @@ class ArmPrimitives:
     _gripper: Any
     _aperture_to_pct: Any
     _back_off: Any
+    _grasp_path_free: Any  # StretchGuardMixin
+    _lift_path_free: Any
+    _place_path_free: Any
     feasible: Any
 
     # ------------------------------------------------------------------ blocking forms
