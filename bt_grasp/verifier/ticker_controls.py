@@ -7,26 +7,12 @@ runtime class keeps as attributes (see the ticker's module docstring).
 
 from __future__ import annotations
 
-from typing import Any
-
 from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K
+from bt_grasp.verifier.ticker_state import TickerState
 
 
-class ControlsMixin:
+class ControlsMixin(TickerState):
     """Ticks of the BT.CPP controls; mixed into the Ticker, whose state and stop() they use."""
-
-    st: list[int]
-    cur: list[int]
-    a: list[Any]
-    b: list[Any]
-    m: Any
-    dispatch: list[Any]
-
-    def stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def composite_stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
 
     def reset_state(self, i: int) -> None:
         kind = self.m.kind[i]

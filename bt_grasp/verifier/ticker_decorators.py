@@ -5,43 +5,15 @@ classes of bt_grasp.composites tick them, on the ticker's slots (see its module 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from bt_grasp.composites import DEADLINE_OUTCOMES, DEADLINE_PASSED
 from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K
+from bt_grasp.verifier.ticker_state import TickerState
 
 ENTRY, AFTER = 1, 2  # which of a timeout's checks asks whether its deadline has passed
 
 
-class DecoratorsMixin:
+class DecoratorsMixin(TickerState):
     """Ticks of the decorators; mixed into the Ticker, whose state and stop() they use."""
-
-    st: list[int]
-    cur: list[int]
-    a: list[Any]
-    b: list[Any]
-    gen: list[int]
-    m: Any
-    dispatch: list[Any]
-    decision: Any
-    rstarts: list[int]
-    scopes: list[tuple[int, int]]
-    scoped: list[int]
-    choose: Callable[[str, tuple[str, ...]], str]
-    halt_reason: str
-    bb: Any
-    set: Callable[[str, Any], None]
-    compare: Callable[[int, int, int, int], bool]
-
-    def stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def finish(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def halt_child(self, i: int, child: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
 
     def _t_retry(self, i: int) -> None:
         c = self.m.kids[i][0]

@@ -8,7 +8,6 @@ leaves, on the ticker's slots (`a`: a call's ticks running; `gen`: its activatio
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from bt_grasp.blackboard import ref_key
@@ -16,6 +15,7 @@ from bt_grasp.interop.nodes import OUTCOME_STATUS
 from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING
 from bt_grasp.outcomes import Decision
 from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS
+from bt_grasp.verifier.ticker_state import TickerState
 
 _STATUS = {"SUCCESS": SUCCESS, "FAILURE": FAILURE, "RUNNING": RUNNING, "INVALID": INVALID}
 _OPAQUE_STATUS = {o: _STATUS[s.name] for o, s in OUTCOME_STATUS.items()}
@@ -51,36 +51,8 @@ class _Asker:
         return self.ticker.choose(node_id, alphabet)
 
 
-class LeavesMixin:
+class LeavesMixin(TickerState):
     """Ticks of the leaves; mixed into the Ticker, whose state, ledger and oracle they use."""
-
-    st: list[int]
-    a: list[Any]
-    gen: list[int]
-    m: Any
-    bb: dict[str, Any]
-    limits: Any
-    decision: Any
-    actions: int
-    streak: int
-    pcalls: int
-    refusals: int
-    scopes: list[tuple[int, int]]
-    scoped: list[int]
-    prim: list[int]
-    sim_ctx: Any
-    _asker: Any
-    choose: Callable[[str, tuple[str, ...]], str]
-    compare: Callable[[int, int, int, int], bool]
-
-    def halt(self, i: int, reason: str) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def decide(self, decision: Decision, reason: str) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def set(self, key: str, value: Any) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
 
     def _t_leaf(self, i: int) -> None:
         st = self.st
