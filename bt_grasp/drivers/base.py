@@ -252,7 +252,7 @@ class Head(Protocol):
 
 
 @runtime_checkable
-class Located(Protocol):
+class AtReceptacle(Protocol):
     """A robot whose map says which receptacle it stands at (what nav_to last reached)."""
 
     def located_at(self) -> str | None:

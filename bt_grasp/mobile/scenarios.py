@@ -21,7 +21,7 @@ import numpy as np
 from bt_grasp.drivers.base import Fault
 from bt_grasp.drivers.stretch.sim.household import HouseholdWorld
 from bt_grasp.drivers.stretch.sim.room import Placement
-from bt_grasp.mobile.groundtruth import body_receptacle, count_picks, held_body
+from bt_grasp.mobile.ground_truth import body_receptacle, count_picks, held_body
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.resources import shipped_dir
 from bt_grasp.stats import wilson

@@ -3,7 +3,7 @@ show_receptacles, gaze_at, pick, place_on, open, close, ask, listen, finish.
 
 They talk to the world only through ctx.driver, ctx.perceiver and ctx.services, like every other
 leaf, and use of the driver only what bt_grasp/drivers/base.py declares (Driver, MobileBase, Head,
-Articulated, Located, UserChannel, ReceptacleAnnotator): a driver lacking a protocol gets the
+Articulated, AtReceptacle, UserChannel, ReceptacleAnnotator): a driver lacking a protocol gets the
 leaf's documented fallback, never an AttributeError.
 
 The leaves are in mobile_survey.py (show_object_by_category, walk_around, show_receptacles),

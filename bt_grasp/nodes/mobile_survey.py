@@ -3,7 +3,7 @@ show_receptacles.
 
 Receptacle marks come from the simulator's instance ids (ReceptacleAnnotator) only when the
 perceiver is the sim annotator; otherwise (geometric perception, or a driver without them) the only
-receptacle shown is the one the robot stands at (Located), which is what a real robot's map
+receptacle shown is the one the robot stands at (AtReceptacle), which is what a real robot's map
 provides.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Head, Located, ReceptacleAnnotator
+from bt_grasp.drivers.base import AtReceptacle, Head, ReceptacleAnnotator
 from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.mobile_dialogue import _user
@@ -145,7 +145,7 @@ class ShowReceptacles(Leaf):
                 if m.sum() >= 50:
                     names.append(name)
                     masks.append(m)
-        elif isinstance(ctx.driver, Located) and (here := ctx.driver.located_at()):
+        elif isinstance(ctx.driver, AtReceptacle) and (here := ctx.driver.located_at()):
             names, masks = [here], [np.zeros(obs.depth.shape, dtype=bool)]
         marks = {k: Mark(k, "receptacle", n, _view(ctx)) for k, n in enumerate(names)}
         ctx.services["mobile.marks.receptacle"] = marks

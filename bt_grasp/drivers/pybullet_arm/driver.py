@@ -4,7 +4,7 @@ Implements the Driver, GroundTruth and FaultInjectable protocols of bt_grasp.dri
 Streaming of bt_grasp.drivers.motion (primitives run across ticks, one control period per poll:
 motions.py). The class is assembled from one module per job: world.py (building, scenes,
 camera), control.py (joint/finger commands, the per-step runtime), checks.py (feasibility),
-primitives.py, motions.py and truth.py (ground truth, for scoring only).
+primitives.py, motions.py and ground_truth.py (for scoring only).
 Motions are Cartesian straight lines sampled every centimetre, solved by iterated IK on a private
 kinematic copy (ik.py) and tracked with joint position control at 240 Hz. Simplifications: the
 gripper is prismatic (gripper.py explains why), the arm's joint motors are stronger than a real
@@ -32,12 +32,12 @@ from bt_grasp.drivers.pybullet_arm.episodes import (
     generate_episode,
 )
 from bt_grasp.drivers.pybullet_arm.faults import FaultBook
+from bt_grasp.drivers.pybullet_arm.ground_truth import GroundTruthMixin
 from bt_grasp.drivers.pybullet_arm.ik import IkSolver
 from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin
 from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: F401  (re-exported: callers import it from here)
 from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
-from bt_grasp.drivers.pybullet_arm.truth import GroundTruthMixin
 from bt_grasp.drivers.pybullet_arm.world import WorldMixin
 from bt_grasp.profile import RobotProfile
 

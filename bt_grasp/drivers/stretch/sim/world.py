@@ -2,7 +2,7 @@
 
 StretchWorld is assembled from one module per job: params.py (the robot's numbers), scene.py
 (table, basket, objects), actuators.py (joints, motors, servo models), kinematic_base.py,
-faults.py (physical faults) and truth.py (ground truth); this module builds it and owns time.
+faults.py (physical faults) and ground_truth.py; this module builds it and owns time.
 
 What is simulated, and how (say it so nobody mistakes it for the real robot):
 - The robot is the `hello-robot-stretch-urdf` RE2V0 `*_tool_stretch_gripper.urdf` (movable
@@ -39,10 +39,10 @@ import numpy as np
 from bt_grasp.bench.objects import ObjectSpec
 from bt_grasp.drivers.stretch.sim.actuators import ActuatorsMixin
 from bt_grasp.drivers.stretch.sim.faults import ActiveFaults, FaultsMixin
+from bt_grasp.drivers.stretch.sim.ground_truth import GroundTruthMixin
 from bt_grasp.drivers.stretch.sim.kinematic_base import KinematicBaseMixin
 from bt_grasp.drivers.stretch.sim.params import FINGER_FRICTION, pct_to_finger_q
 from bt_grasp.drivers.stretch.sim.scene import SceneMixin, SimObject
-from bt_grasp.drivers.stretch.sim.truth import GroundTruthMixin
 from bt_grasp.errors import BackendUnavailable
 
 PHYSICS_DT = 1.0 / 240.0
