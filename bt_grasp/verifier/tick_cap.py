@@ -32,16 +32,16 @@ class TickCap:
     source: str  # "given" | "structure" | "default floor" | "default"
 
     def describe(self) -> str:
-        if self.source == "given":
-            return f"tick cap {self.value} (budgets.max_ticks)"
-        if self.source == "structure":
-            return (f"tick cap {self.value} (budgets.max_ticks not given: the tree's structure "
-                    "bounds every run by this many ticks)")
-        if self.source == "default floor":
-            return (f"tick cap {self.value} (budgets.max_ticks not given: the default, above the "
-                    "tree's structural bound)")
-        return (f"tick cap {self.value} (budgets.max_ticks not given and the structure bounds no "
-                f"tick count: the default {DEFAULT_CAP})")
+        return f"tick cap {self.value} ({_WHY[self.source]})"
+
+
+# where a cap came from, as `verify` prints it
+_WHY = {
+    "given": "budgets.max_ticks",
+    "structure": "budgets.max_ticks not given: the tree's structure bounds every run by this many ticks",
+    "default floor": "budgets.max_ticks not given: the default, above the tree's structural bound",
+    "default": f"budgets.max_ticks not given and the structure bounds no tick count: the default {DEFAULT_CAP}",
+}
 
 
 def tick_cap(spec: Any, registry: Any = None) -> TickCap:
