@@ -24,8 +24,9 @@ from typing import Any
 from bt_grasp import plugins
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Driver
-from bt_grasp.episode import Tick, run_episode
+from bt_grasp.episode import run_episode
 from bt_grasp.errors import UserError
+from bt_grasp.observers import RunObserver, Tick, observers_from
 from bt_grasp.outcomes import OutcomeEvent
 from bt_grasp.perception.types import Perceiver
 from bt_grasp.profile import RobotProfile, load_profile
@@ -33,7 +34,8 @@ from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult
 from bt_grasp.spec.model import Budgets, TreeSpec
 
-__all__ = ["Budgets", "Driver", "EpisodeResult", "Node", "OutcomeEvent", "Perceiver", "Tick", "Tree",
+__all__ = ["Budgets", "Driver", "EpisodeResult", "Node", "OutcomeEvent", "Perceiver", "RunObserver", "Tick",
+           "Tree",
            "TreeSpec", "UserError", "as_spec", "budget", "force_failure", "force_success", "from_dict", "from_yaml",
            "include", "inverter", "leaf", "load", "node", "parallel", "repeat", "retry", "run",
            "selector", "sequence", "switch", "timeout", "verify"]
@@ -320,18 +322,21 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
         services: dict[str, Any] | None = None, seed: int = 0, episode: int = 0, goal: str | None = None,
         trace: str | None = None, image_size: int | None = None, lighting: str = "easy", gui: bool = False,
         on_event: Callable[[OutcomeEvent], None] | Iterable[Callable[[OutcomeEvent], None]] = (),
-        on_tick: Callable[[Tick], None] | Iterable[Callable[[Tick], None]] = ()) -> EpisodeResult:
+        on_tick: Callable[[Tick], None] | Iterable[Callable[[Tick], None]] = (),
+        observers: Iterable[RunObserver] = ()) -> EpisodeResult:
     """One episode. `driver` / `perceiver`: your own objects (the Driver and Perceiver
     protocols), plug-in names, or None for the robot profile's. A driver you pass is yours: it
     is reset for the episode but not closed. `services` override the planners and the Watchdog
     the profile sets up (bt_grasp.world.make_services). `on_event` callbacks get every
-    OutcomeEvent; `on_tick` callbacks a Tick (number, clock, visited [(node, status)], events)."""
+    OutcomeEvent; `on_tick` callbacks a Tick (number, clock, visited [(node, status)], events);
+    `observers` are RunObservers (bt_grasp.observers: header, every tick, final), the one
+    interface the callbacks, the trace writer and the live view share."""
     from bt_grasp.world import World, make_driver, make_services
 
     spec = as_spec(tree)
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
-    events = [on_event] if callable(on_event) else list(on_event)
-    ticks = [on_tick] if callable(on_tick) else list(on_tick)
+    watchers = observers_from(on_event=[on_event] if callable(on_event) else on_event,
+                              on_tick=[on_tick] if callable(on_tick) else on_tick) + list(observers)
     own_driver = driver is None or isinstance(driver, str)
     options: dict[str, Any] = {"gui": gui, "lighting": lighting, "image_size": image_size}
     if isinstance(driver, str):
@@ -344,7 +349,7 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
         world = World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
         return run_episode(spec, robot=profile, seed=seed, episode=episode, goal=goal, trace=trace,
                            lighting=lighting, image_size=image_size, world=world,
-                           on_event=events, on_tick=ticks)
+                           observers=watchers)
     finally:
         if own_driver:
             close = getattr(robot_driver, "close", None)

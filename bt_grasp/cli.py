@@ -62,7 +62,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                         dry_run=args.dry_run, driver=args.driver, on_record=view)
+                         dry_run=args.dry_run, driver=args.driver,
+                         observers=[view] if view is not None else [])
     if view is not None:
         view.close()
     total = process_wall()

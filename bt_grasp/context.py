@@ -128,7 +128,6 @@ class RunContext:
     tick: int = 0
     events: list[OutcomeEvent] = field(default_factory=list)  # this tick's events
     all_events: list[OutcomeEvent] = field(default_factory=list)
-    subscribers: list[Callable[[OutcomeEvent], None]] = field(default_factory=list)
     action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
     services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
@@ -187,9 +186,6 @@ class RunContext:
         return event
 
     def publish_tick_events(self) -> list[OutcomeEvent]:
-        """Hand this tick's (now final) events to subscribers and start a new batch."""
+        """This tick's (now final) events; the next tick starts a new batch."""
         events, self.events = self.events, []
-        for event in events:
-            for sub in self.subscribers:
-                sub(event)
         return events

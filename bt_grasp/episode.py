@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +13,17 @@ from bt_grasp.context import LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import TaskSource
 from bt_grasp.goal_text import goal_object
-from bt_grasp.outcomes import Decision, OutcomeEvent
+from bt_grasp.observers import RunObserver
+from bt_grasp.outcomes import Decision
 from bt_grasp.profile import RobotProfile, load_profile
 from bt_grasp.runner import (
     EpisodeResult,
     Interrupted,
     Runner,
+    finish,
     interrupts,
     stop_driver,
     versions,
-    write_final,
 )
 from bt_grasp.spec.model import TreeSpec
 from bt_grasp.structure import structure
@@ -66,74 +66,27 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
                       blackboard=Blackboard(goal), services=dict(world.services), clock=clock)
 
 
-@dataclass(frozen=True)
-class Tick:
-    """What one tick did, as the trace records it: the tick number, the logical clock after it,
-    the nodes ticked with their statuses [(node id, status)] (a RUNNING leaf appears on every
-    tick it runs), the events it emitted and the blackboard entries it changed."""
-
-    tick: int
-    clock: float
-    visited: list[tuple[str, str]]
-    events: list[OutcomeEvent]
-    blackboard: dict[str, Any]
-
-
-TickCallback = Callable[[Tick], None]
-EventCallback = Callable[[OutcomeEvent], None]
-
-
-class _TickTap:
-    """A trace writer that hands every tick record to callbacks, then to a real writer if any.
-
-    The Runner writes one record per tick (with `visited`) whenever it has a writer, so this is
-    where tick subscribers see exactly what a trace would hold, with no second bookkeeping."""
-
-    def __init__(self, inner: TraceWriter | None, on_tick: list[TickCallback], ctx: RunContext) -> None:
-        self.inner, self.on_tick, self.ctx = inner, on_tick, ctx
-
-    def write(self, record: dict[str, Any], sync: bool = True) -> None:
-        if record.get("type") == "tick":
-            ids = {e.get("trial_id") for e in record.get("events", [])}
-            recent = self.ctx.all_events[-len(ids):] if ids else []  # this tick's, newest last
-            tick = Tick(tick=record["tick"], clock=record["clock"],
-                        visited=[(str(n), str(s)) for n, s in record.get("visited", [])],
-                        events=[e for e in recent if e.trial_id in ids],
-                        blackboard=dict(record.get("blackboard") or {}))
-            for callback in self.on_tick:
-                callback(tick)
-        if self.inner is not None:
-            self.inner.write(record, sync=sync)
-
-    def close(self) -> None:
-        if self.inner is not None:
-            self.inner.close()
-
-
 def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 goal: str | None = None, trace: str | None = None, gui: bool = False,
                 perception: str | None = None, lighting: str = "easy", image_size: int | None = None,
                 handle_signals: bool = False, world: Any = None, dry_run: bool = False,
-                driver: str | None = None, on_event: Iterable[EventCallback] = (),
-                on_tick: Iterable[TickCallback] = (),
-                on_record: Callable[[dict[str, Any]], None] | None = None) -> EpisodeResult:
+                driver: str | None = None, observers: Iterable[RunObserver] = ()) -> EpisodeResult:
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";
     the trace's header is written before set-up, so even SIGKILL leaves a readable file.
 
     `tree`: a tree file or an already validated TreeSpec; `robot`: a profile name, file or
     RobotProfile. `perception` and `driver` name plug-ins (default: the profile's). `world`
-    replaces the whole set-up (driver, perceiver, services). `on_event` callbacks get each
-    OutcomeEvent at the end of its tick, `on_tick` callbacks a Tick after every tick;
-    `on_record` receives every trace record (header, ticks, final) as it is made (the live view)."""
+    replaces the whole set-up (driver, perceiver, services). `observers` watch the run
+    (bt_grasp.observers), after the trace writer if `trace` is given."""
     spec = tree if isinstance(tree, TreeSpec) else _load(tree)
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
     chosen = perception or profile.perception
     about = {"robot": profile.name, "seed": seed, "episode": episode, "lighting": lighting}
     start = time.perf_counter()
     own_world = world is None
-    writer: Any = None
-    on_tick = list(on_tick)
+    writer: TraceWriter | None = None
+    observers = list(observers)
     with interrupts(handle_signals):
         try:
             try:
@@ -142,13 +95,10 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 if own_world:
                     world = build_world_for(profile, chosen, gui, lighting, image_size, dry_run, driver)
                 ctx, header = _prepare(spec, world, goal, trace, about)
-                ctx.subscribers.extend(on_event)
-                if on_tick:
-                    writer = _TickTap(writer, on_tick, ctx)
-                runner = Runner(spec, ctx, header_extra=header, trace=writer, on_record=on_record)
+                runner = Runner(spec, ctx, header_extra=header, observers=_watchers(writer, observers))
             except Interrupted as exc:
                 stop_driver(getattr(world, "driver", None))
-                return _interrupted(spec, exc, writer, time.perf_counter() - start)
+                return _interrupted(spec, exc, _watchers(writer, observers), time.perf_counter() - start)
             return runner.run(handle_signals=handle_signals)
         finally:
             if own_world and world is not None:
@@ -156,6 +106,11 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                     world.close()
                 except Interrupted:
                     pass  # the decision is recorded; a second signal only cuts the clean-up short
+
+
+def _watchers(writer: TraceWriter | None, observers: list[RunObserver]) -> list[RunObserver]:
+    """The trace writer first (a trace holds every record even if an observer fails), then the rest."""
+    return ([writer] if writer is not None else []) + observers
 
 
 def _load(tree: Any) -> TreeSpec:
@@ -211,11 +166,10 @@ def _early_header(writer: TraceWriter | None, spec: Any, goal: str | None, about
                   "versions": versions(), **jsonable(about)})
 
 
-def _interrupted(spec: Any, exc: Interrupted, writer: TraceWriter | None, wall: float) -> EpisodeResult:
+def _interrupted(spec: Any, exc: Interrupted, observers: list[RunObserver], wall: float) -> EpisodeResult:
     """The result (and final trace line) of a run stopped before its first tick."""
     result = EpisodeResult(decision=Decision.WAIT_CLARIFY, reason="interrupted", ticks=0, clock=0.0,
                            wall=wall, actions=0, action_budget=spec.budgets.actions, counters={},
                            exit_code=128 + exc.signum)
-    if writer is not None:
-        write_final(writer, result)
+    finish(observers, result)
     return result

@@ -39,7 +39,7 @@ class Decision(str, enum.Enum):
 
 
 class OutcomeEvent(BaseModel):
-    """One primitive attempt, as recorded in the trace and sent to subscribers."""
+    """One primitive attempt, as recorded in the trace and handed to observers."""
 
     trial_id: str
     node: str

@@ -11,7 +11,7 @@ import platform
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from py_trees.common import Status
 from bt_grasp import __version__
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
+from bt_grasp.observers import RunObserver, Tick
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.structure import structure
 from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
@@ -109,18 +110,19 @@ class Runner:
     """Runs one episode of a compiled tree in a RunContext."""
 
     def __init__(self, tree_spec: Any, ctx: RunContext, trace_path: str | None = None,
-                 header_extra: dict[str, Any] | None = None, trace: TraceWriter | None = None,
-                 on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """`trace`: an open writer (e.g. one that already holds an early header) instead of a path.
-        `on_record`: called with every trace record (header, each tick, final) as it is made,
-        whether or not a trace file is written — the live view's feed."""
+                 header_extra: dict[str, Any] | None = None,
+                 observers: Iterable[RunObserver] = ()) -> None:
+        """`observers` watch the run (bt_grasp.observers: a trace writer, the live view, API
+        callbacks); `trace_path` is shorthand for adding a TraceWriter of that file.
+        `header_extra`: fields added to the header record (robot, seed, episode...)."""
         self.spec = tree_spec
         self.ctx = ctx
         self.root = compile_tree(tree_spec, ctx)
-        self.trace = trace or (TraceWriter(trace_path) if trace_path else None)
+        self.observers = list(observers)
+        if trace_path:
+            self.observers.append(TraceWriter(trace_path))
         self.header_extra = header_extra or {}
-        self.on_record = on_record
-        self._recording = self.trace is not None or on_record is not None
+        self._recording = bool(self.observers)
         self._ledger_seen: dict[str, Any] = {}
 
     def _header(self) -> dict[str, Any]:
@@ -161,19 +163,18 @@ class Runner:
         if not self._recording:
             ctx.blackboard.drain_changes()
             return
-        record = {"type": "tick", "tick": ctx.tick, "clock": round(ctx.clock.now, 6), "visited": visited,
-                  "blackboard": jsonable_changes(ctx.blackboard.drain_changes()),
+        changes = jsonable_changes(ctx.blackboard.drain_changes())
+        clock = round(ctx.clock.now, 6)
+        record = {"type": "tick", "tick": ctx.tick, "clock": clock, "visited": visited,
+                  "blackboard": changes,
                   "events": [e.model_dump(mode="json") for e in events] if events else []}
         ledger = self._ledger_changes()
         if ledger:
             record["ledger"] = ledger
-        self._emit(record)
-
-    def _emit(self, record: dict[str, Any]) -> None:
-        if self.trace is not None:
-            self.trace.write(record)
-        if self.on_record is not None:
-            self.on_record(record)
+        tick = Tick(tick=ctx.tick, clock=clock, visited=visited, events=events,
+                    blackboard=changes, ledger=ledger, record=record)
+        for observer in self.observers:
+            observer.ticked(tick)
 
     def run(self, handle_signals: bool = False) -> EpisodeResult:
         ctx = self.ctx
@@ -182,7 +183,9 @@ class Runner:
         with interrupts(handle_signals):
             try:
                 if self._recording:
-                    self._emit(self._header())
+                    header = self._header()
+                    for observer in self.observers:
+                        observer.started(header, ctx)
                 while ctx.decision is None:
                     if ctx.tick >= ctx.limits.max_ticks:
                         ctx.decide(Decision.WAIT_CLARIFY, f"tick cap ({ctx.limits.max_ticks} ticks)")
@@ -203,20 +206,18 @@ class Runner:
             clock=ctx.clock.now, wall=time.perf_counter() - start, actions=ctx.ledger.actions,
             action_budget=ctx.limits.actions, counters=ctx.ledger.snapshot(),
             events=list(ctx.all_events), exit_code=exit_code)
-        if self._recording:
-            write_final(self.trace, result, self.on_record)
+        finish(self.observers, result)
         return result
 
 
-def write_final(trace: TraceWriter | None, result: EpisodeResult,
-                on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
-    """The trace's last line (the decision), then close it."""
+def finish(observers: Iterable[RunObserver], result: EpisodeResult) -> None:
+    """Tell every observer the decision, with the trace's last record."""
+    observers = list(observers)
+    if not observers:
+        return
     record = {"type": "final", **{k: v for k, v in result.to_json().items() if k != "events"}}
-    if trace is not None:
-        trace.write(record)
-        trace.close()
-    if on_record is not None:
-        on_record(record)
+    for observer in observers:
+        observer.finished(record, result)
 
 
 def print_err(msg: str) -> None:

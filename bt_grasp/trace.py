@@ -10,11 +10,16 @@ import time
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from bt_grasp.errors import UserError
+from bt_grasp.observers import Record, RunObserver, Tick
+
+if TYPE_CHECKING:
+    from bt_grasp.context import RunContext
+    from bt_grasp.runner import EpisodeResult
 
 _PLAIN = frozenset((str, int, bool, type(None)))  # exact types JSON takes as they are
 
@@ -69,8 +74,8 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
-class TraceWriter:
-    """Writes one JSON object per line. Each record is flushed to the OS as a whole line, so a
+class TraceWriter(RunObserver):
+    """Writes one JSON object per line, as a run's observer (header, ticks, final, then closed). Each record is flushed to the OS as a whole line, so a
     killed run leaves every finished tick and a reader following the file never sees half a
     record it must wait for; the file is fsynced at most once per `sync_interval` seconds and on
     close (a per-tick fsync costs milliseconds, more than the tick itself)."""
@@ -100,6 +105,16 @@ class TraceWriter:
         if not self._fh.closed:
             self.sync()
             self._fh.close()
+
+    def started(self, header: Record, ctx: RunContext) -> None:
+        self.write(header)
+
+    def ticked(self, tick: Tick) -> None:
+        self.write(tick.record)
+
+    def finished(self, final: Record, result: EpisodeResult) -> None:
+        self.write(final)
+        self.close()
 
 
 class Trace:

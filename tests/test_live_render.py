@@ -174,7 +174,7 @@ def test_a_run_fed_to_the_view_shows_a_leaf_running_across_ticks(tmp_path):
     spec = tree(BUSY)
     ctx = RunContext(registry=spec.registry or default_registry(), limits=EpisodeLimits(),
                      oracle=ScriptedOracle({}))
-    res = Runner(spec, ctx, on_record=view).run()
+    res = Runner(spec, ctx, observers=[view]).run()
     assert res.reason == "moved" and res.ticks == 4
     lines = out.getvalue().splitlines()
     assert " | running move " in lines[0] and "/1 ticks" in lines[0]
@@ -195,6 +195,7 @@ def live_run(text: str, robot) -> tuple[list[tuple[int, dict, dict | None, str]]
     tick (tick, running leaves, last event, compact line)."""
     from bt_grasp.context import EpisodeLimits, RunContext
     from bt_grasp.default_registry import default_registry
+    from bt_grasp.observers import RecordObserver
     from bt_grasp.runner import Runner
 
     seen: list[tuple[int, dict, dict | None, str]] = []
@@ -206,7 +207,7 @@ def live_run(text: str, robot) -> tuple[list[tuple[int, dict, dict | None, str]]
             seen.append((state.tick, state.running_leaves(), state.last_event, compact_line(state)))
 
     ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(), driver=robot)
-    return seen, Runner(tree(text), ctx, on_record=record).run()
+    return seen, Runner(tree(text), ctx, observers=[RecordObserver(record)]).run()
 
 
 def test_a_primitive_polled_across_ticks_is_shown_running_until_its_event():

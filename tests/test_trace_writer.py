@@ -11,6 +11,7 @@ from helpers import run_oracle, tree
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.default_registry import default_registry
+from bt_grasp.observers import RecordObserver
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.outcomes import Label
 from bt_grasp.runner import Runner
@@ -72,7 +73,7 @@ def test_a_listener_gets_every_record_of_the_file_and_works_without_one(tmp_path
                          oracle=ScriptedOracle({"grasp": ["fault", "done"]}),
                          blackboard=Blackboard({"goal.object": "mug"}))
         ctx.run_id = "fixed"
-        Runner(spec, ctx, trace_path=trace, on_record=got.append).run()
+        Runner(spec, ctx, trace_path=trace, observers=[RecordObserver(got.append)]).run()
         return got
 
     path = tmp_path / "t.jsonl"

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from bt_grasp.live.render import compact_line, frame
 from bt_grasp.live.state import LiveState
+from bt_grasp.observers import RecordObserver
 
 MODES = ("auto", "frames", "lines")
 HOME, CLEAR_LINE, CLEAR_BELOW, CLEAR_SCREEN = "\x1b[H", "\x1b[K", "\x1b[J", "\x1b[2J"
@@ -34,8 +35,9 @@ def use_color(stream: IO[str], forced: bool = False, env: Mapping[str, str] | No
     return forced or is_tty(stream)
 
 
-class TerminalView:
-    """Feeds trace records into a LiveState and draws it on `stream`.
+class TerminalView(RecordObserver):
+    """Feeds trace records into a LiveState and draws it on `stream`: a run's observer, or fed
+    the records of a trace file being followed (`bt-grasp watch`).
 
     mode: "frames" redraws the whole view in place (at most once per `min_interval` seconds of
     wall time, and always at the end); "lines" prints one compact line per tick; "auto" is
@@ -45,6 +47,7 @@ class TerminalView:
                  env: Mapping[str, str] | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"view mode must be one of {MODES}, not {mode!r}")
+        super().__init__(self.feed)
         self.stream = stream or sys.stdout
         self.frames = mode == "frames" or (mode == "auto" and is_tty(self.stream))
         self.color = use_color(self.stream, forced=mode == "frames", env=env)
@@ -56,7 +59,7 @@ class TerminalView:
         self._last = float("-inf")
 
     def feed(self, record: dict[str, Any]) -> None:
-        """One trace record (the runner's `on_record` callback)."""
+        """One trace record (header, tick or final)."""
         self.state.fold(record)
         kind = record.get("type")
         if not self.frames:
@@ -67,7 +70,6 @@ class TerminalView:
         if kind == "final" or time.monotonic() - self._last >= self.min_interval:
             self.refresh()
 
-    __call__ = feed
 
     def refresh(self) -> None:
         """Draw the frame now if anything changed since the last one (frames mode)."""
