@@ -289,6 +289,8 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
      {"scenarios": "mobile fetch-and-place recovery scenarios (simulated Stretch)"}),
     ("bt_grasp.live.watch", "add_watch_parser",
      {"watch": "follow a trace another run is writing: the tree, live"}),
+    ("bt_grasp.observe.convert", "add_trace_parser",
+     {"trace": "convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)"}),
 ]
 # Commands that drive a simulator: pybullet is imported up front, without its banner.
 _SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}

@@ -1,0 +1,46 @@
+"""`bt-grasp trace convert RUN.jsonl -o OUT`: a recorded trace in another tool's format, chosen
+by the output's suffix."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from bt_grasp.errors import UserError
+from bt_grasp.trace import Trace, read_trace
+
+# suffix -> (writer of a read trace to that path, the tool that opens it)
+Converter = Callable[[Trace, Path], None]
+CONVERTERS: dict[str, tuple[str, str, Converter]] = {}
+
+
+def register(suffix: str, tool: str, module: str, function: str) -> None:
+    """A converter imported only when its suffix is asked for."""
+
+    def convert(trace: Trace, out: Path) -> None:
+        getattr(__import__(module, fromlist=[function]), function)(trace, out)
+
+    CONVERTERS[suffix] = (tool, module, convert)
+
+
+def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("trace", help="convert a recorded trace for other tools")
+    tsub = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
+    c = tsub.add_parser("convert", help="a trace (.jsonl) as " + ", ".join(
+        f"{suffix} ({tool})" for suffix, (tool, _, _) in sorted(CONVERTERS.items())))
+    c.add_argument("trace", help="a trace written by `bt-grasp run --trace`")
+    c.add_argument("-o", "--out", required=True, help="the output file; its suffix picks the format")
+    c.set_defaults(func=cmd_convert)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix not in CONVERTERS:
+        known = ", ".join(sorted(CONVERTERS)) or "none installed"
+        raise UserError(f"cannot convert to '{suffix or out.name}' (use one of: {known})", file=args.out)
+    trace = read_trace(args.trace)
+    CONVERTERS[suffix][2](trace, out)
+    print(f"wrote {out}")
+    return 0
