@@ -10,18 +10,15 @@ from typing import Any
 
 from py_trees.behaviour import Behaviour
 
-from bt_grasp.composites import FACTORIES, Switch
+from bt_grasp.composites import Switch
 from bt_grasp.context import RunContext
 
 
-def _factory(node_type) -> Any:
-    if node_type.factory is not None:
-        return node_type.factory
-    if node_type.kind in ("composite", "decorator"):
-        return FACTORIES[node_type.name]
-    from bt_grasp.nodes.catalog import LEAF_CLASSES
-
-    return LEAF_CLASSES[node_type.name]
+def _factory(node_type: Any) -> Any:
+    """What builds the node: a leaf's class, a composite's build function (from its declaration)."""
+    if node_type.factory is None:
+        raise ValueError(f"node type {node_type.name!r} has no implementation registered")
+    return node_type.factory
 
 
 def compile_node(spec: Any, ctx: RunContext) -> Behaviour:

@@ -379,12 +379,3 @@ def build_force_success(node_id: str, params: dict[str, Any], children: list[Beh
 
 def build_force_failure(node_id: str, params: dict[str, Any], children: list[Behaviour], ctx: RunContext):
     return ForceFailure(node_id, children[0])
-
-
-FACTORIES = {
-    "sequence": build_sequence, "selector": build_selector, "parallel": build_parallel,
-    "reactive_sequence": build_reactive_sequence, "reactive_selector": build_reactive_selector,
-    "retry": build_retry, "repeat": build_repeat, "timeout": build_timeout, "budget": build_budget,
-    "inverter": build_inverter, "force_success": build_force_success,
-    "force_failure": build_force_failure,
-}

@@ -73,8 +73,7 @@ def profile_settings(multiplier: int = 1) -> settings:
 def _builtin_registry() -> Registry:
     """The built-ins only, whatever plug-ins other tests register into the default registry."""
     reg = Registry()
-    for node_type in builtin_types.COMPOSITES + builtin_types.LEAVES:
-        reg.add(node_type)
+    builtin_types.register_all(reg)
     return reg
 
 

@@ -64,7 +64,10 @@ class Pending:
 
 
 class Leaf(Resumable, py_trees.behaviour.Behaviour):
-    """Base of every bt_grasp leaf. Subclasses set TYPE and SUCCESS_OUTCOMES.
+    """Base of every bt_grasp leaf. A subclass declares its node type once, on the class:
+    `NODE_TYPE = leaf_type(name, kind, ports, outcomes=...)` (bt_grasp.nodes.declare) — its
+    ports, outcome alphabet and the entries it touches — and the outcomes that succeed
+    (`SUCCESS_OUTCOMES`). The registry reads the declaration from the class; `TYPE` is its name.
 
     Resumable state (for the verifier): status plus `ticks_running`, the ticks a RUNNING leaf has
     been running (its call may span at most `max_ticks`). The motion itself is the driver's: the
@@ -73,8 +76,18 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
 
     RESET = ("ticks_running",)
 
+    NODE_TYPE: ClassVar[NodeType | None] = None
     TYPE: ClassVar[str] = ""
     SUCCESS_OUTCOMES: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A class declaring NODE_TYPE is that type's implementation (its factory)."""
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("NODE_TYPE")
+        if isinstance(declared, NodeType):
+            cls.TYPE = declared.name
+            if declared.factory is None:
+                declared.factory = cls
 
     def __init__(self, node_id: str, params: dict[str, Any], ctx: RunContext,
                  node_type: NodeType | None = None) -> None:

@@ -14,7 +14,17 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.declare import (
+    LOCATED,
+    PERCEPTION_OUT,
+    REASON,
+    before_entries,
+    key_port,
+    leaf_type,
+    sub_entries,
+)
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, observe_and_survey
+from bt_grasp.registry import KeyUse, Port
 
 
 def parse_box(text: Any) -> list[float] | None:
@@ -45,7 +55,17 @@ class LocateAny(Leaf):
     does); objects whose centroid lies in `exclude` (e.g. the basket) are never picked.
     """
 
-    TYPE = "locate_any"
+    NODE_TYPE = leaf_type("locate_any", "perception", {
+        "result": key_port("result", "target", "where the picked object is written (like locate_object)"),
+        "outcome": key_port("outcome", "target.outcome", "found | not_found"),
+        "exclude": Port("exclude", "str", doc='"xmin xmax ymin ymax" (metres, base frame): objects '
+                        "whose centre lies in this box are never picked (e.g. the basket)"),
+        "max_objects": Port("max_objects", "int", default=4, minimum=1,
+                            doc="objects (highest first) whose grasps are planned and scored"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Naive baseline: locate the visible object whose best planned grasp scores highest.",
+        keys=(KeyUse("scene", "scene", "output", "the scene graph perceived"),
+                   *sub_entries("result", *LOCATED, "grasp_score")))
     SUCCESS_OUTCOMES = frozenset({"found"})
 
     def execute(self) -> LeafResult:
@@ -87,7 +107,13 @@ class GoalTaken(Leaf):
     """taken: the goal located earlier (at `before`) has been raised or is gone from its place;
     still_there: it lies where it was, or it was never located (nothing to claim)."""
 
-    TYPE = "goal_taken"
+    NODE_TYPE = leaf_type("goal_taken", "perception", {
+        "before": Port("before", "str", default="goal_seen",
+                       doc="blackboard key of an earlier locate_object result of the goal"),
+        "outcome": key_port("outcome", "goal_taken.outcome", "taken | still_there"),
+    }, outcomes=("taken", "still_there"), perception=True, outcome_port="outcome",
+        doc="Re-locate the goal: taken when it was raised or is gone from where it was located.",
+        keys=(*before_entries("query", "frame"), REASON))
     SUCCESS_OUTCOMES = frozenset({"taken"})
 
     def execute(self) -> LeafResult:

@@ -20,14 +20,21 @@ import numpy as np
 
 from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
+from bt_grasp.registry import Port
 
 
 class CheckHeld(Leaf):
     """ok: the held object is the target (it left its place); mismatch: the target still lies
     where it was located; unknown: no evidence either way."""
 
-    TYPE = "check_held"
+    NODE_TYPE = leaf_type("check_held", "perception", {
+        "before": Port("before", "str", default="target", doc="blackboard key of the target located before the grasp"),
+        "outcome": key_port("outcome", "held.outcome", "ok | mismatch | unknown"),
+    }, outcomes=HELD_OUT, perception=True, outcome_port="outcome",
+        doc="Re-observe: ok when the located target left its place (it is held), mismatch when it is still there.",
+        keys=(*before_entries("query", "frame"), REASON))
     SUCCESS_OUTCOMES = frozenset({"ok"})
 
     def execute(self) -> LeafResult:
@@ -49,7 +56,14 @@ class VerifyDelivery(Leaf):
     perhaps still hidden: look on), or, delivered in full view, does not look like the goal;
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
-    TYPE = "verify_delivery"
+    NODE_TYPE = leaf_type("verify_delivery", "perception", {
+        "before": Port("before", "str", default="target",
+                       doc="blackboard key of the target located before the pick (its mask and frame)"),
+        "place": Port("place", "str", default="basket", doc="receptacle (its region comes from driver.place_region)"),
+        "outcome": key_port("outcome", "delivery.outcome", "delivered | not_delivered | unknown"),
+    }, outcomes=DELIVERY_OUT, perception=True, outcome_port="outcome",
+        doc="Confirm a place by observation: the target's place emptied and matter of its size and colour arrived in the receptacle.",
+        keys=(*before_entries("frame"), REASON))
     SUCCESS_OUTCOMES = frozenset({"delivered"})
 
     def execute(self) -> LeafResult:

@@ -14,14 +14,18 @@ listen), sharing the markers of mobile_marks.py; finish and the list of them all
 from __future__ import annotations
 
 from bt_grasp.nodes.base import Leaf
+from bt_grasp.nodes.declare import leaf_type
 from bt_grasp.nodes.mobile_dialogue import Ask, Listen
 from bt_grasp.nodes.mobile_motions import Close, GazeAt, NavTo, Open, Pick, PlaceOn
 from bt_grasp.nodes.mobile_survey import ShowObjectByCategory, ShowReceptacles, WalkAround
 from bt_grasp.nodes.terminal import Finalize
+from bt_grasp.registry import Port
 
 
 class Finish(Finalize):
-    TYPE = "finish"
+    NODE_TYPE = leaf_type("finish", "terminal", {
+        "reason": Port("reason", "str", default="done"),
+    }, doc="End the episode with FINALIZE (the mobile agent's finish tool).")
 
 
 MOBILE_LEAVES: tuple[type[Leaf], ...] = (NavTo, WalkAround, ShowObjectByCategory, ShowReceptacles, GazeAt, Pick,

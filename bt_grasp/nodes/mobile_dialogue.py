@@ -9,8 +9,10 @@ from bt_grasp.drivers.base import UserChannel
 from bt_grasp.mobile.som import Mark
 from bt_grasp.mobile.user import TerminalUser
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.declare import key_port, leaf_type
 from bt_grasp.nodes.mobile_marks import _marks, _seen, inventory_text
 from bt_grasp.perception.query import parse
+from bt_grasp.registry import KeyUse, Port
 
 
 def _user(ctx: Any) -> Any:
@@ -23,7 +25,14 @@ class Ask(Leaf):
     """Ask about the shown objects; resolve the answer to one marker (colour words, spatial words,
     "any"), never by ids. Writes objects.best on success."""
 
-    TYPE = "ask"
+    NODE_TYPE = leaf_type("ask", "action", {
+        "question": Port("question", "str", default="Which one do you mean?", doc="asked with the inventory"),
+        "answer": key_port("answer", "ask.answer", "where the user's answer is written"),
+        "outcome": key_port("outcome", "ask.outcome", "resolved | unresolved"),
+    }, outcomes=("resolved", "unresolved"), outcome_port="outcome",
+        doc="Ask the user about the shown objects; a resolving answer sets objects.best.",
+        keys=(KeyUse("question_asked", "{id}.question", "output", "the question as asked"),
+            KeyUse("best", "objects.best", "output", "the marker the answer resolves to")))
     SUCCESS_OUTCOMES = frozenset({"resolved"})
 
     def execute(self) -> LeafResult:
@@ -70,7 +79,14 @@ def resolve_answer(answer: str, marks: dict[int, Mark]) -> int | None:
 class Listen(Leaf):
     """Reactive guard: a revised instruction from the user rewrites goal.text / goal.object."""
 
-    TYPE = "listen"
+    NODE_TYPE = leaf_type("listen", "action", {
+        "outcome": key_port("outcome", "listen.outcome", "same | revised"),
+    }, outcomes=("same", "revised"), outcome_port="outcome",
+        doc="Reactive guard on the user channel: a revised instruction rewrites goal.* and fails.",
+        keys=(KeyUse("goal_text", "goal.text", "output", "the revised instruction"),
+               KeyUse("goal_object", "goal.object", "output", "the revised object text"),
+               KeyUse("revisions_before", "goal.revisions", "input", "revisions so far"),
+               KeyUse("goal_revisions", "goal.revisions", "output", "revisions, this one counted")))
     SUCCESS_OUTCOMES = frozenset({"same"})
 
     def execute(self) -> LeafResult:

@@ -7,9 +7,20 @@ from bt_grasp.drivers.base import Articulated, Execution, MobileBase
 from bt_grasp.drivers.motion import start_motion
 from bt_grasp.mobile.som import Mark
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
+from bt_grasp.nodes.declare import (
+    LABEL_SO_FAR,
+    MARKER_OUT,
+    NAV_OUT,
+    PICK_OUT,
+    REASON,
+    key_port,
+    leaf_type,
+    sub_entries,
+)
 from bt_grasp.nodes.mobile_marks import VIEW, _lookup, _view
 from bt_grasp.nodes.primitives import _exec_meta, check_grasp
 from bt_grasp.nodes.watchdog import WatchedMotion
+from bt_grasp.registry import KeyUse, Port
 from bt_grasp.watchdog.live import LiveWatchdog
 
 
@@ -22,7 +33,12 @@ def _motion_outcome(ex: Execution) -> str:
 class NavTo(Leaf):
     """Drive to the receptacle's standoff; every mark drawn before becomes stale."""
 
-    TYPE = "nav_to"
+    NODE_TYPE = leaf_type("nav_to", "primitive", {
+        "receptacle": Port("receptacle", "str", required=True, doc='receptacle to stand beside, e.g. "large table"'),
+        "outcome": key_port("outcome", "nav.outcome", "arrived | unreachable | fault"),
+    }, outcomes=NAV_OUT, outcome_port="outcome",
+        doc="Drive to a collision-free standoff with line of sight to the receptacle surface (A* on the sim floor map).",
+        keys=(KeyUse("at", "nav.at", "output", "the receptacle the robot stands at"),), max_ticks=2400)
     SUCCESS_OUTCOMES = frozenset({"arrived"})
 
     def execute(self) -> LeafResult | Pending:
@@ -42,7 +58,11 @@ class NavTo(Leaf):
 
 
 class GazeAt(Leaf):
-    TYPE = "gaze_at"
+    NODE_TYPE = leaf_type("gaze_at", "primitive", {
+        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "outcome": key_port("outcome", "gaze.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Point the head camera at a marked object.",
+        keys=(REASON,), max_ticks=300)
     SUCCESS_OUTCOMES = frozenset({"done"})
 
     def execute(self) -> LeafResult | Pending:
@@ -57,7 +77,15 @@ class GazeAt(Leaf):
 class Pick(Leaf):
     """Grasp the marked object (first feasible planned grasp) and classify it with the Watchdog."""
 
-    TYPE = "pick"
+    NODE_TYPE = leaf_type("pick", "primitive", {
+        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "watchdog": Port("watchdog", "bool", default=True,
+                         doc="false = ablation: trust a completed motion (outcome SUCCESS)"),
+        "execution": key_port("execution", "pick.execution", "where the Execution is written"),
+        "outcome": key_port("outcome", "pick.outcome", "Watchdog label | infeasible | stale_marker | fault"),
+    }, outcomes=PICK_OUT, counts_as_action=True, outcome_port="outcome",
+        doc="Grasp a marked object and judge it with the Watchdog.",
+        keys=(*sub_entries("outcome", "target"), REASON, *LABEL_SO_FAR), max_ticks=1200)
     SUCCESS_OUTCOMES = frozenset({"SUCCESS"})
     MAX_CANDIDATES = 8
     live: WatchedMotion | None = None  # the running grasp under its streaming Watchdog
@@ -111,7 +139,11 @@ class Pick(Leaf):
 
 
 class PlaceOn(Leaf):
-    TYPE = "place_on"
+    NODE_TYPE = leaf_type("place_on", "primitive", {
+        "marker": Port("marker", "any", required=True, doc='a receptacle marker, e.g. "{receptacles.best}"'),
+        "outcome": key_port("outcome", "place_on.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Put the held object on a marked receptacle.",
+        keys=(REASON,), max_ticks=1200)
     SUCCESS_OUTCOMES = frozenset({"done"})
 
     def execute(self) -> LeafResult | Pending:
@@ -144,10 +176,18 @@ class _Articulate(Leaf):
 
 
 class Open(_Articulate):
-    TYPE = "open"
+    NODE_TYPE = leaf_type("open", "primitive", {
+        "marker": Port("marker", "any", required=True, doc="an articulated marker (receptacle marker or handle name)"),
+        "outcome": key_port("outcome", "open.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Open a drawer or door.",
+        keys=(REASON,), max_ticks=1200)
     PRIMITIVE = "open"
 
 
 class Close(_Articulate):
-    TYPE = "close"
+    NODE_TYPE = leaf_type("close", "primitive", {
+        "marker": Port("marker", "any", required=True, doc="an articulated marker (receptacle marker or handle name)"),
+        "outcome": key_port("outcome", "close.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Close a drawer or door.",
+        keys=(REASON,), max_ticks=1200)
     PRIMITIVE = "close_articulated"

@@ -16,9 +16,11 @@ import numpy as np
 from bt_grasp.drivers.base import AtReceptacle, Head, ReceptacleAnnotator
 from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.declare import PERCEPTION_OUT, SHOW_OUT, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.mobile_dialogue import _user
 from bt_grasp.nodes.mobile_marks import SHOWN, _png_name, _seen, _view, inventory_text
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS
+from bt_grasp.registry import Port
 
 
 def _survey(leaf: Leaf):
@@ -43,7 +45,15 @@ def _object_marks(leaf: Leaf, objs: list, obs: Any, scene: Any) -> dict[int, Mar
 class ShowObjectByCategory(Leaf):
     """Mark the objects matching a category; one -> best is it, many -> ask, none -> search on."""
 
-    TYPE = "show_object_by_category"
+    NODE_TYPE = leaf_type("show_object_by_category", "perception", {
+        "category": Port("category", "str", required=True, doc='what to look for, e.g. "{goal.object}"'),
+        "condition": Port("condition", "bool", default=True,
+                          doc="false = ablation: ignore the category, mark every object, best = first"),
+        "result": key_port("result", "objects", "where marks, best marker and inventory are written"),
+        "outcome": key_port("outcome", "objects.outcome", "one | many | none"),
+    }, outcomes=SHOW_OUT, perception=True, outcome_port="outcome",
+        doc="Numbered Set-of-Mark overlay of the objects matching a category (PNG in the trace folder).",
+        keys=sub_entries("result", "marks", "best", "count", "inventory", "image", "query"))
     SUCCESS_OUTCOMES = frozenset({"one", "many"})
 
     def execute(self) -> LeafResult:
@@ -82,7 +92,13 @@ class WalkAround(Leaf):
 
     A driver without a Head observes `views` times from where it looks (no panning)."""
 
-    TYPE = "walk_around"
+    NODE_TYPE = leaf_type("walk_around", "perception", {
+        "views": Port("views", "int", default=3, minimum=1, maximum=5, doc="head pan viewpoints"),
+        "result": key_port("result", "inventory", "where the inventory text is written"),
+        "outcome": key_port("outcome", "inventory.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc='Inventory of the current receptacle from several viewpoints ("0: a mug, 1: a remote").',
+        keys=sub_entries("result", "count"))
     SUCCESS_OUTCOMES = frozenset({"found"})
     HOME_PAN = -1.5708  # the ready pose looks along -y, where the arm reaches
     LOOK_TIMEOUT_S = 3.0
@@ -127,7 +143,13 @@ class WalkAround(Leaf):
 class ShowReceptacles(Leaf):
     """Mark the receptacles in view; `target` picks receptacles.best by text similarity."""
 
-    TYPE = "show_receptacles"
+    NODE_TYPE = leaf_type("show_receptacles", "perception", {
+        "target": Port("target", "str", default="", doc="receptacle wanted (its marker becomes receptacles.best)"),
+        "result": key_port("result", "receptacles", "where receptacle marks are written"),
+        "outcome": key_port("outcome", "receptacles.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Numbered Set-of-Mark overlay of the receptacles in view.",
+        keys=sub_entries("result", "marks", "best", "image"))
     SUCCESS_OUTCOMES = frozenset({"found"})
 
     def execute(self) -> LeafResult:

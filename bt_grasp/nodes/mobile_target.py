@@ -11,7 +11,9 @@ from typing import Any
 
 from bt_grasp.mobile.target import check, select
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.declare import CHECK_OUT, SELECT_OUT, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.mobile_marks import SHOWN, _lookup, _marks, _view
+from bt_grasp.registry import Port
 
 
 def _shown(ctx: Any) -> tuple[Any, Any] | None:
@@ -27,7 +29,15 @@ class SelectTarget(Leaf):
     """Which marked object the whole request (qualifiers included) picks out: one, or two equally
     good ("ambiguous: A or B" in `<result>.reason`), or none. condition false = ablation: marker 0."""
 
-    TYPE = "select_target"
+    NODE_TYPE = leaf_type("select_target", "perception", {
+        "text": Port("text", "str", required=True, doc='the request, qualifiers included, e.g. "{goal.object}"'),
+        "condition": Port("condition", "bool", default=True,
+                          doc="false = ablation: take marker 0 without grounding the request"),
+        "result": key_port("result", "objects", "where best (marker), reason and alternatives are written"),
+        "outcome": key_port("outcome", "select.outcome", "one | ambiguous | none"),
+    }, outcomes=SELECT_OUT, outcome_port="outcome",
+        doc='Which marked object the whole request picks out; two equally good -> ambiguous ("ambiguous: A or B").',
+        keys=sub_entries("result", "best", "reason", "alternatives"))
     SUCCESS_OUTCOMES = frozenset({"one"})
 
     def execute(self) -> LeafResult:
@@ -62,7 +72,14 @@ class SelectTarget(Leaf):
 class CheckTarget(Leaf):
     """Semantic check of a marked object against the request: ok, mismatch or unknown (never ok)."""
 
-    TYPE = "check_target"
+    NODE_TYPE = leaf_type("check_target", "perception", {
+        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "text": Port("text", "str", required=True, doc='the request, e.g. "{goal.object}"'),
+        "result": key_port("result", "check", "where the reason is written (<result>.reason)"),
+        "outcome": key_port("outcome", "check.outcome", "ok | mismatch | unknown"),
+    }, outcomes=CHECK_OUT, outcome_port="outcome",
+        doc="Semantic check of a marked object against every qualifier of the request; unknown is never ok.",
+        keys=sub_entries("result", "reason"))
     SUCCESS_OUTCOMES = frozenset({"ok"})
 
     def execute(self) -> LeafResult:

@@ -10,7 +10,17 @@ import numpy as np
 
 from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
+from bt_grasp.nodes.declare import (
+    LOCATE_OUT,
+    LOCATED,
+    PERCEPTION_OUT,
+    key_port,
+    leaf_type,
+    locate_outcomes,
+    sub_entries,
+)
 from bt_grasp.perception.types import SceneGraph
+from bt_grasp.registry import KeyUse, Port
 
 PERCEPTION_SECONDS = 0.2  # logical time charged for one frame + inference
 
@@ -51,7 +61,12 @@ def observe_and_survey(leaf: Leaf):
 
 
 class SurveyScene(Leaf):
-    TYPE = "survey_scene"
+    NODE_TYPE = leaf_type("survey_scene", "perception", {
+        "result": key_port("result", "scene", "where the scene graph is written"),
+        "outcome": key_port("outcome", "scene.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+        doc="Perceive the scene: objects with names and a scene graph of relations.",
+        keys=sub_entries("result", "count"))
     SUCCESS_OUTCOMES = frozenset({"found"})
 
     def execute(self) -> LeafResult:
@@ -125,7 +140,25 @@ class LocateObject(Leaf):
     located (see `tracked`). With `match: name`, a text that no longer grounds but is the name
     of a perceived object (an occluder the scene graph named) takes that object (see `named`)."""
 
-    TYPE = "locate_object"
+    NODE_TYPE = leaf_type("locate_object", "perception", {
+        "target": Port("target", "str", required=True, doc='referring text, e.g. "{goal.object}"'),
+        "result": key_port("result", "target", "where the located object is written"),
+        "outcome": key_port("outcome", "target.outcome", "found | occluded | not_found | ambiguous"),
+        "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report"),
+                          doc="when other candidates fit as well: take the best (choose) or fail with "
+                              "outcome `ambiguous` and `{result}.ambiguity` = \"ambiguous: A or B\" (report)"),
+        "skip": Port("skip", "str", doc="receptacle (e.g. basket) whose contents are no candidates "
+                     "(its region comes from driver.place_region)"),
+        "track": Port("track", "bool", default=False, doc="when the text no longer grounds, follow the "
+                      "object of the target's colour lying where it was last located"),
+        "match": Port("match", "str", default="text", choices=("text", "name"),
+                      doc="text: ground the referring text; name: the text is a name the perceiver gave "
+                          "(e.g. {target.occluder}), so the object bearing it is taken even when its "
+                          "fit is too weak for grounding"),
+    }, outcomes=LOCATE_OUT, outcomes_for=locate_outcomes, perception=True, outcome_port="outcome",
+        doc="Ground a referring text in the latest scene: mask, bbox, 3D points.",
+        keys=(KeyUse("scene", "scene", "output", "the scene graph perceived"),
+                      *sub_entries("result", *LOCATED, "frame", "alternatives", "ambiguity")))
     SUCCESS_OUTCOMES = frozenset({"found", "occluded"})
 
     def execute(self) -> LeafResult:

@@ -10,7 +10,20 @@ import numpy as np
 from bt_grasp.drivers.base import Driver, Execution, GraspChecker, GraspPose
 from bt_grasp.drivers.motion import Motion, start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
+from bt_grasp.nodes.declare import (
+    CARRY_OUT,
+    CHECK_HOLD_DOC,
+    GRASP_OUT,
+    LABEL_SO_FAR,
+    MOTION_OUT,
+    PUSH_OUT,
+    REASON,
+    carry_outcomes,
+    key_port,
+    leaf_type,
+)
 from bt_grasp.nodes.watchdog import WatchedMotion
+from bt_grasp.registry import Port
 from bt_grasp.watchdog.live import LiveWatchdog
 
 
@@ -50,7 +63,14 @@ PUSH_DIRECTIONS = ("left", "right", "up", "down")
 class Grasp(Leaf):
     """Plan ranked 6-DoF grasps on the located object, run the first feasible one."""
 
-    TYPE = "grasp"
+    NODE_TYPE = leaf_type("grasp", "primitive", {
+        "target": Port("target", "str", default="{target}", doc="located object to grasp"),
+        "force": Port("force", "float", default=60.0, minimum=0.0, doc="grip force in newtons"),
+        "execution": key_port("execution", "grasp.execution", "where the Execution is written"),
+        "outcome": key_port("outcome", "grasp.outcome", "done | infeasible | fault"),
+    }, outcomes=GRASP_OUT, counts_as_action=True, outcome_port="outcome",
+        doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift).",
+        keys=(REASON, *LABEL_SO_FAR), max_ticks=600)
     SUCCESS_OUTCOMES = frozenset({"done"})
     MAX_CANDIDATES = 8
     live: WatchedMotion | None = None  # the running attempt under its streaming Watchdog
@@ -99,7 +119,17 @@ class Grasp(Leaf):
 class Push(Leaf):
     """Push the located object along an image direction from a free gap behind it."""
 
-    TYPE = "push"
+    NODE_TYPE = leaf_type("push", "primitive", {
+        "target": Port("target", "str", default="{target}", doc="located object to push"),
+        "direction": Port("direction", "str", default="auto",
+                          choices=("auto", "left", "right", "up", "down"),
+                          doc="image direction; auto = away from the nearest neighbour"),
+        "distance": Port("distance", "float", default=0.10, minimum=0.03, maximum=0.20,
+                         doc="metres"),
+        "outcome": key_port("outcome", "push.outcome", "done | infeasible | clutter_too_dense | fault"),
+    }, outcomes=PUSH_OUT, counts_as_action=True, outcome_port="outcome",
+        doc="Push the object along an image direction, starting from a free gap behind it.",
+        keys=(REASON,), max_ticks=400)
     SUCCESS_OUTCOMES = frozenset({"done"})
 
     def execute(self) -> LeafResult | Pending:
@@ -194,7 +224,13 @@ class _CarryMotion(_Motion):
 
 
 class Lift(_CarryMotion):
-    TYPE = "lift"
+    NODE_TYPE = leaf_type("lift", "primitive", {
+        "height": Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
+        "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
+        "outcome": key_port("outcome", "lift.outcome", "done | dropped | infeasible | fault"),
+    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome",
+        doc="Raise the end effector.",
+        keys=(REASON,), max_ticks=300)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "lift", dz=float(self.port("height")),
@@ -202,7 +238,13 @@ class Lift(_CarryMotion):
 
 
 class Place(_CarryMotion):
-    TYPE = "place"
+    NODE_TYPE = leaf_type("place", "primitive", {
+        "target": Port("target", "str", default="basket", doc="where to put the held object"),
+        "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
+        "outcome": key_port("outcome", "place.outcome", "done | dropped | infeasible | fault"),
+    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome",
+        doc="Carry the held object to a receptacle and release it.",
+        keys=(REASON,), max_ticks=600)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "place", target=str(self.port("target")),
@@ -210,7 +252,9 @@ class Place(_CarryMotion):
 
 
 class OpenGripper(_Motion):
-    TYPE = "open_gripper"
+    NODE_TYPE = leaf_type("open_gripper", "primitive", {
+        "outcome": key_port("outcome", "open_gripper.outcome", "done | infeasible | fault"),
+    }, outcomes=MOTION_OUT, outcome_port="outcome", doc="Open the gripper fully.", max_ticks=200)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "open_gripper", timeout=self.ctx.remaining_time())

@@ -5,7 +5,9 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from bt_grasp.nodes.base import Leaf
+from bt_grasp.nodes.declare import leaf_type
 from bt_grasp.outcomes import Decision
+from bt_grasp.registry import Port
 
 
 class _Terminal(Leaf):
@@ -20,10 +22,14 @@ class _Terminal(Leaf):
 
 
 class Finalize(_Terminal):
-    TYPE = "finalize"
+    NODE_TYPE = leaf_type("finalize", "terminal", {
+        "reason": Port("reason", "str", default="done"),
+    }, doc="End the episode with FINALIZE.")
     DECISION = Decision.FINALIZE
 
 
 class WaitClarify(_Terminal):
-    TYPE = "wait_clarify"
+    NODE_TYPE = leaf_type("wait_clarify", "terminal", {
+        "reason": Port("reason", "str", default="needs clarification"),
+    }, doc="End the episode with WAIT_CLARIFY.")
     DECISION = Decision.WAIT_CLARIFY

@@ -11,7 +11,9 @@ from py_trees.common import Status
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import HALTED, Motion
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.outcomes import ExecStatus, Label
+from bt_grasp.nodes.declare import key_port, leaf_type, sub_entries
+from bt_grasp.outcomes import LABELS, ExecStatus, Label
+from bt_grasp.registry import KeyUse, Port
 from bt_grasp.watchdog.live import LiveWatchdog
 from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.watchdog.verdict import Verdict
@@ -34,7 +36,18 @@ class EvaluateGrasp(Leaf):
     semantic verifier (is the held object the target?): `{label}.semantic` is ok, mismatch or
     unknown, and only ok lets the leaf succeed."""
 
-    TYPE = "evaluate_grasp"
+    NODE_TYPE = leaf_type("evaluate_grasp", "watchdog", {
+        "execution": Port("execution", "str", default="{grasp.execution}",
+                          doc="the grasp Execution to judge"),
+        "label": key_port("label", "grasp.label", "where the Watchdog label is written"),
+        "semantic": Port("semantic", "bool", default=False,
+                         doc="after SUCCESS, re-perceive to check the held object is the target"),
+    }, outcomes=LABELS, outcome_port="label",
+        doc="Watchdog: turn the grasp telemetry into SUCCESS/EMPTY/SLIP/WEAK/STALL/TIMEOUT.",
+        keys=(*sub_entries("label", "confidence", "evidence", "semantic", "semantic_ok"),
+                       KeyUse("located", "target", "input", "semantic check: the located target"),
+                       KeyUse("located_query", "target.query", "input", "semantic check: its text"),
+                       KeyUse("located_frame", "target.frame", "input", "semantic check: its frame")))
     SUCCESS_OUTCOMES = frozenset({Label.SUCCESS.value})
 
     def execute(self) -> LeafResult:
