@@ -24,6 +24,37 @@ from bt_grasp.verifier.tick_cap import episode_limits
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# A retried grasp after a survey: "grasp" answers as the test scripts it.
+RETRYING = """
+    tree: t
+    budgets: {actions: 5, perception_streak: 3}
+    root:
+      selector:
+        children:
+          - sequence:
+              children:
+                - survey_scene: {id: survey}
+                - retry:
+                    id: attempts
+                    attempts: 3
+                    child:
+                      grasp: {id: grasp}
+                - finalize: {reason: held}
+          - wait_clarify: {reason: gave up}
+"""
+
+
+def retrying_context(grasps: list[str]) -> RunContext:
+    """A context for RETRYING: 5 actions, 3 perception calls in a row, 100 ticks."""
+    from bt_grasp.context import EpisodeLimits
+    from bt_grasp.oracles import ScriptedOracle
+
+    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(5, 3, 100),
+                     oracle=ScriptedOracle({"grasp": grasps}), blackboard=Blackboard({"goal.object": "mug"}))
+    ctx.run_id = "fixed"
+    return ctx
+
+
 def tree(text: str, file: str = "<test>.yaml"):
     from bt_grasp.spec.loader import load_tree_text
 

@@ -5,30 +5,10 @@ from __future__ import annotations
 
 import json
 
-from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.default_registry import default_registry
-from bt_grasp.observers import EventObserver, RunObserver, Tick, TickObserver
-from bt_grasp.oracles import ScriptedOracle
-from bt_grasp.runner import Runner
-from tests.helpers import tree
+from helpers import RETRYING, retrying_context, tree
 
-RETRYING = """
-    tree: retrying
-    budgets: {actions: 5, perception_streak: 3}
-    root:
-      selector:
-        children:
-          - sequence:
-              children:
-                - retry:
-                    id: attempts
-                    attempts: 3
-                    child:
-                      grasp: {id: grasp}
-                - finalize: {reason: held}
-          - wait_clarify: {reason: gave up}
-"""
+from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
+from bt_grasp.runner import Runner
 
 
 class Calls(RunObserver):
@@ -48,40 +28,46 @@ class Calls(RunObserver):
         self.calls.append(("finished", (final, result)))
 
 
-def run(tmp_path, *observers: RunObserver):
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(5, 3, 100),
-                     oracle=ScriptedOracle({"grasp": ["fault", "done"]}),
-                     blackboard=Blackboard({"goal.object": "mug"}))
-    path = tmp_path / "t.jsonl"
-    result = Runner(tree(RETRYING), ctx, trace_path=str(path), observers=observers).run()
-    return result, [json.loads(line) for line in path.read_text().splitlines()]
+def run(trace=None, *observers: RunObserver):
+    ctx = retrying_context(["fault", "done"])
+    return Runner(tree(RETRYING), ctx, trace_path=trace and str(trace), observers=observers).run()
 
 
 def test_an_observer_sees_header_each_tick_and_final_in_order_as_the_trace_holds_them(tmp_path):
     calls = Calls()
-    result, lines = run(tmp_path, calls)
+    result = run(tmp_path / "t.jsonl", calls)
+    lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     kinds = [kind for kind, _ in calls.calls]
     assert kinds == ["started"] + ["ticked"] * result.ticks + ["finished"]
     header, *ticks, (final, got_result) = [payload for _, payload in calls.calls]
     assert got_result is result and final["decision"] == result.decision.value
     assert json.loads(json.dumps([header, *(t.record for t in ticks), final])) == lines
     assert [t.tick for t in ticks] == list(range(1, result.ticks + 1))
-    assert [e.primitive for t in ticks for e in t.events] == ["grasp", "grasp"]
+    assert [e.primitive for t in ticks for e in t.events] == ["grasp", "grasp"]  # perception emits no event
     assert all(t.visited == [tuple(v) for v in t.record["visited"]] for t in ticks)
 
 
-def test_event_and_tick_callbacks_are_observers_seeing_the_same_run(tmp_path):
+def test_event_and_tick_callbacks_are_observers_seeing_the_same_run():
     events, ticks = [], []
-    result, _ = run(tmp_path, EventObserver(events.append), TickObserver(ticks.append))
+    result = run(None, EventObserver(events.append), TickObserver(ticks.append))
     assert events == result.events
     assert [e for t in ticks for e in t.events] == events
-    assert [t.ledger.get("actions") for t in ticks if "actions" in t.ledger] == [1, 2]
+    assert [t.ledger["actions"] for t in ticks if "actions" in t.ledger] == [1, 2]
 
 
-def test_a_run_without_observers_records_nothing_and_decides_the_same(tmp_path):
-    ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(5, 3, 100),
-                     oracle=ScriptedOracle({"grasp": ["fault", "done"]}),
-                     blackboard=Blackboard({"goal.object": "mug"}))
-    quiet = Runner(tree(RETRYING), ctx).run()
-    watched, _ = run(tmp_path, Calls())
-    assert (quiet.decision, quiet.reason, quiet.ticks) == (watched.decision, watched.reason, watched.ticks)
+def test_a_record_observer_gets_every_record_with_or_without_a_trace_file(tmp_path):
+    with_file: list[dict] = []
+    without: list[dict] = []
+    run(tmp_path / "t.jsonl", RecordObserver(with_file.append))
+    quiet = run(None)
+    run(None, RecordObserver(without.append))
+    on_disk = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [r["type"] for r in with_file] == ["header", "tick", "tick", "final"]
+    assert json.loads(json.dumps(with_file)) == on_disk
+
+    def stable(recs: list[dict]) -> list:
+        return [[r.get("visited"), r.get("ledger"), [e["primitive"] for e in r.get("events", [])]]
+                for r in recs]
+    assert stable(without) == stable(with_file)
+    assert (quiet.decision, quiet.reason, quiet.ticks) == (with_file[-1]["decision"], with_file[-1]["reason"],
+                                                          with_file[-1]["ticks"])

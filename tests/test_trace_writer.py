@@ -6,34 +6,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from helpers import run_oracle, tree
+from helpers import RETRYING, run_oracle, tree
 
-from bt_grasp.blackboard import Blackboard
-from bt_grasp.context import EpisodeLimits, RunContext
-from bt_grasp.default_registry import default_registry
-from bt_grasp.observers import RecordObserver
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.outcomes import Label
-from bt_grasp.runner import Runner
 from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes, read_trace
-
-RETRYING = """
-    tree: t
-    budgets: {actions: 5, perception_streak: 3}
-    root:
-      selector:
-        children:
-          - sequence:
-              children:
-                - survey_scene: {id: survey}
-                - retry:
-                    id: attempts
-                    attempts: 3
-                    child:
-                      grasp: {id: grasp}
-                - finalize: {reason: held}
-          - wait_clarify: {reason: gave up}
-"""
 
 
 def test_a_record_is_written_as_json_dumps_would_write_it_one_whole_line_each(tmp_path):
@@ -65,24 +42,3 @@ def test_tick_records_carry_the_ledger_counters_that_changed(tmp_path):
     assert ledgers[2] == {"actions": 3, "retry_starts": {"attempts": 3}}
 
 
-def test_a_listener_gets_every_record_of_the_file_and_works_without_one(tmp_path):
-    def run(trace: str | None) -> list[dict]:
-        got: list[dict] = []
-        spec = tree(RETRYING)
-        ctx = RunContext(registry=default_registry(), limits=EpisodeLimits(5, 3, 100),
-                         oracle=ScriptedOracle({"grasp": ["fault", "done"]}),
-                         blackboard=Blackboard({"goal.object": "mug"}))
-        ctx.run_id = "fixed"
-        Runner(spec, ctx, trace_path=trace, observers=[RecordObserver(got.append)]).run()
-        return got
-
-    path = tmp_path / "t.jsonl"
-    with_file, without = run(str(path)), run(None)
-    on_disk = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r["type"] for r in with_file] == ["header", "tick", "tick", "final"]
-    assert json.loads(json.dumps(with_file)) == on_disk
-
-    def stable(recs: list[dict]) -> list:
-        return [[r.get("visited"), r.get("ledger"), [e["primitive"] for e in r.get("events", [])]]
-                for r in recs]
-    assert stable(without) == stable(with_file)

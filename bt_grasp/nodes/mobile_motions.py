@@ -20,7 +20,7 @@ from bt_grasp.nodes.declare import (
 from bt_grasp.nodes.mobile_marks import VIEW, _lookup, _view
 from bt_grasp.nodes.primitives import _exec_meta, check_grasp
 from bt_grasp.nodes.watchdog import WatchedMotion
-from bt_grasp.registry import KeyUse, Port
+from bt_grasp.registry import KeyUse, NodeType, Port
 from bt_grasp.watchdog.live import LiveWatchdog
 
 
@@ -28,6 +28,20 @@ def _motion_outcome(ex: Execution) -> str:
     if ex.fault is None:
         return "done"
     return "infeasible" if ex.fault.startswith(("infeasible", "blocked")) else "fault"
+
+
+
+OBJECT_MARKER = 'an object marker, e.g. "{objects.best}"'
+RECEPTACLE_MARKER = 'a receptacle marker, e.g. "{receptacles.best}"'
+ARTICULATED_MARKER = "an articulated marker (receptacle marker or handle name)"
+
+
+def marker_motion_type(name: str, outcome_key: str, marker_doc: str, doc: str, max_ticks: int) -> NodeType:
+    """A motion aimed at a marker: done, or why not (stale marker, infeasible, fault)."""
+    return leaf_type(name, "primitive", {
+        "marker": Port("marker", "any", required=True, doc=marker_doc),
+        "outcome": key_port("outcome", f"{outcome_key}.outcome", "done | stale_marker | infeasible | fault"),
+    }, outcomes=MARKER_OUT, outcome_port="outcome", doc=doc, keys=(REASON,), max_ticks=max_ticks)
 
 
 class NavTo(Leaf):
@@ -58,11 +72,7 @@ class NavTo(Leaf):
 
 
 class GazeAt(Leaf):
-    NODE_TYPE = leaf_type("gaze_at", "primitive", {
-        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
-        "outcome": key_port("outcome", "gaze.outcome", "done | stale_marker | infeasible | fault"),
-    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Point the head camera at a marked object.",
-        keys=(REASON,), max_ticks=300)
+    NODE_TYPE = marker_motion_type("gaze_at", "gaze", OBJECT_MARKER, "Point the head camera at a marked object.", 300)
     SUCCESS_OUTCOMES = frozenset({"done"})
 
     def execute(self) -> LeafResult | Pending:
@@ -78,7 +88,7 @@ class Pick(Leaf):
     """Grasp the marked object (first feasible planned grasp) and classify it with the Watchdog."""
 
     NODE_TYPE = leaf_type("pick", "primitive", {
-        "marker": Port("marker", "any", required=True, doc='an object marker, e.g. "{objects.best}"'),
+        "marker": Port("marker", "any", required=True, doc=OBJECT_MARKER),
         "watchdog": Port("watchdog", "bool", default=True,
                          doc="false = ablation: trust a completed motion (outcome SUCCESS)"),
         "execution": key_port("execution", "pick.execution", "where the Execution is written"),
@@ -139,11 +149,8 @@ class Pick(Leaf):
 
 
 class PlaceOn(Leaf):
-    NODE_TYPE = leaf_type("place_on", "primitive", {
-        "marker": Port("marker", "any", required=True, doc='a receptacle marker, e.g. "{receptacles.best}"'),
-        "outcome": key_port("outcome", "place_on.outcome", "done | stale_marker | infeasible | fault"),
-    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Put the held object on a marked receptacle.",
-        keys=(REASON,), max_ticks=1200)
+    NODE_TYPE = marker_motion_type("place_on", "place_on", RECEPTACLE_MARKER,
+                                   "Put the held object on a marked receptacle.", 1200)
     SUCCESS_OUTCOMES = frozenset({"done"})
 
     def execute(self) -> LeafResult | Pending:
@@ -176,18 +183,10 @@ class _Articulate(Leaf):
 
 
 class Open(_Articulate):
-    NODE_TYPE = leaf_type("open", "primitive", {
-        "marker": Port("marker", "any", required=True, doc="an articulated marker (receptacle marker or handle name)"),
-        "outcome": key_port("outcome", "open.outcome", "done | stale_marker | infeasible | fault"),
-    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Open a drawer or door.",
-        keys=(REASON,), max_ticks=1200)
+    NODE_TYPE = marker_motion_type("open", "open", ARTICULATED_MARKER, "Open a drawer or door.", 1200)
     PRIMITIVE = "open"
 
 
 class Close(_Articulate):
-    NODE_TYPE = leaf_type("close", "primitive", {
-        "marker": Port("marker", "any", required=True, doc="an articulated marker (receptacle marker or handle name)"),
-        "outcome": key_port("outcome", "close.outcome", "done | stale_marker | infeasible | fault"),
-    }, outcomes=MARKER_OUT, outcome_port="outcome", doc="Close a drawer or door.",
-        keys=(REASON,), max_ticks=1200)
+    NODE_TYPE = marker_motion_type("close", "close", ARTICULATED_MARKER, "Close a drawer or door.", 1200)
     PRIMITIVE = "close_articulated"
