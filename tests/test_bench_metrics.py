@@ -79,7 +79,7 @@ def test_perf_summary_shares_sum_to_one():
 def test_markdown_renders_every_metric_column():
     md = markdown([rec(), rec(method="open_loop"), rec(method="remove_all", high_clutter=True)])
     for col in ("Grounding SR", "Grasping SR", "Task SR", "Action Steps", "Pushes/ep", "Displaced/ep",
-                "Retries/ep", "FINALIZE", "Watchdog agrees", "Median s/ep", "simulated"):
+                "Retries/ep", "FINALIZE", "Watchdog agrees", "Launches/100 ep", "Median s/ep", "simulated"):
         assert col in md
     assert "| remove_all | sim | easy | high | 1 |" in md
 
@@ -128,3 +128,12 @@ def test_report_shows_ci_and_n_on_rates_and_na_for_undefined():
                        grounded_ever=False)])
     assert "n/a (n=0)" in md and "(0%–79%, n=1)" in md
     assert "## Failure taxonomy" in md and "grounding miss" in md
+
+
+def test_launches_are_counted_per_hundred_episodes_and_per_episode():
+    thrown = [{"body": "red mug", "speed": 2.4, "phase": "close", "primitive": "grasp", "clock": 3.1}]
+    g = group_metrics([rec(launches=thrown * 2), rec(episode=1), rec(episode=2, launches=thrown),
+                       rec(episode=3)], "clutter", "sim", "easy", "all")
+    assert (g.launches, g.launch_episodes) == (3, 2)
+    assert g.launches_per_100 == pytest.approx(75.0)
+    assert group_metrics([rec()], "clutter", "sim", "easy", "all").launches_per_100 == 0.0

@@ -28,6 +28,9 @@ class _Driver:
     def object_in_basket(self, name: str) -> bool:
         return False
 
+    def launches(self) -> list[dict]:
+        return [{"body": "red box", "speed": 3.2, "phase": "close", "primitive": "grasp", "clock": 1.5}]
+
 
 def _score(final_z: float) -> dict:
     result = SimpleNamespace(events=[], counters={}, decision=SimpleNamespace(value="WAIT_CLARIFY"),
@@ -42,3 +45,8 @@ def test_a_target_that_fell_off_the_table_is_scored_as_lost_not_as_a_failed_sear
     rec = _score(final_z)
     assert rec["target_left_table"] is left
     assert (rec["taxonomy"]["category"] == "target left the table") is left
+
+
+def test_the_record_keeps_every_launch_the_driver_measured():
+    assert _score(0.02)["launches"] == [{"body": "red box", "speed": 3.2, "phase": "close",
+                                         "primitive": "grasp", "clock": 1.5}]

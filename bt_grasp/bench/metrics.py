@@ -127,6 +127,12 @@ class GroupMetrics:
     finalize_claims: int = 0
     finalize_precision_ci: tuple[float, float] = (math.nan, math.nan)
     taxonomy: dict[str, int] = field(default_factory=dict)
+    launches: int = 0  # objects the simulator threw (score.py "launches"), over the cell's episodes
+    launch_episodes: int = 0  # episodes with at least one
+
+    @property
+    def launches_per_100(self) -> float:
+        return 100.0 * self.launches / self.episodes if self.episodes else math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -171,7 +177,9 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
         finalize_ci=wilson(finals, n), watchdog_ci=wilson(agree, judged),
         finalize_precision=true_claims / len(claims) if claims else math.nan,
         finalize_claims=len(claims), finalize_precision_ci=wilson(true_claims, len(claims)),
-        taxonomy={c: cats[c] for c in TAXONOMY if cats.get(c)})
+        taxonomy={c: cats[c] for c in TAXONOMY if cats.get(c)},
+        launches=sum(len(r.get("launches") or ()) for r in ok),
+        launch_episodes=sum(bool(r.get("launches")) for r in ok))
 
 
 def compute(records: Iterable[dict[str, Any]], clutter_modes: tuple[str, ...] = CLUTTER_MODES

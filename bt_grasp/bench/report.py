@@ -36,8 +36,8 @@ def metrics_table(groups: list[GroupMetrics]) -> str:
     """One row per (method, perception, lighting, clutter) cell; every rate with its 95 % CI and N."""
     head = ("| Method | Perception | Lighting | Clutter | N | Grounding SR | Grasping SR (pooled) | "
             "Task SR | FINALIZE precision | Action Steps | Pushes/ep | Displaced/ep | Retries/ep | "
-            "FINALIZE | Watchdog agrees |")
-    sep = "|" + "---|" * 15
+            "FINALIZE | Watchdog agrees | Launches/100 ep |")
+    sep = "|" + "---|" * 16
     rows = [head, sep]
     for g in groups:
         n = f"{g.episodes}" + (f" (+{g.errors} err)" if g.errors else "")
@@ -48,7 +48,8 @@ def metrics_table(groups: list[GroupMetrics]) -> str:
                     f"{_rate(g.finalize_precision, g.finalize_precision_ci, g.finalize_claims)} | "
                     f"{_f(g.action_steps)} | {_f(g.pushes)} | {_f(g.displaced)} | {_f(g.retries)} | "
                     f"{_rate(g.finalize, g.finalize_ci, g.episodes)} | "
-                    f"{_rate(g.watchdog_agreement, g.watchdog_ci, g.watchdog_judged)} |")
+                    f"{_rate(g.watchdog_agreement, g.watchdog_ci, g.watchdog_judged)} | "
+                    f"{_f(g.launches_per_100, digits=1)} |")
     return "\n".join(rows)
 
 

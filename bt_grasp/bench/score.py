@@ -104,6 +104,8 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
         "grasps_held_target": sum(1 for g in held if g["held"] == target),
         "watchdog_judged": len(agree), "watchdog_agree": int(sum(agree)),
         "displaced": displaced, "target_left_table": left_table,
+        # objects the simulator threw (a defect of the physics, not of the method): launches.py
+        "launches": driver.launches(),
         "task_success": bool(target and driver.object_in_basket(target)),
         "grounded_ever": any(r["found"] and r["body"] in target_bodies for r in goal_locates),
         "attempts": attempts,

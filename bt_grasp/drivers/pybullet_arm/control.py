@@ -22,6 +22,7 @@ from bt_grasp.drivers.pybullet_arm.gripper import (
     FINGER_TRAVEL_M,
     STROKE_M,
 )
+from bt_grasp.drivers.pybullet_arm.launches import CHECK_EVERY
 from bt_grasp.drivers.pybullet_arm.params import (
     ARM_FORCES,
     NEVER_FINISH_CAP_S,
@@ -77,6 +78,10 @@ class ControlMixin:
     tcp_link: Any
     telemetry_period: Any
     wrist: Any
+    bodies: Any
+    launch_watch: Any
+    _touching_fingers: Any
+    _primitive: str = ""
 
     def _hold_arm(self, q: np.ndarray) -> None:
         pb.setJointMotorControlArray(self.robot, self.arm_j, pb.POSITION_CONTROL, targetPositions=list(q),
@@ -141,6 +146,9 @@ class ControlMixin:
         self._steps += 1
         if OPTIONS.sleep_resting and self._steps % REST_EVERY == 0:
             self._sleep_resting()
+        if self._steps % CHECK_EVERY == 0:
+            self.launch_watch.check(self.client, self.bodies, self._touching_fingers, self.clock,
+                                    self._phase.name.lower(), self._primitive)
         if self._rec.due(self.clock):
             gap, effort = self._finger_state()
             z = float(self.tcp_pose()[0][2])

@@ -16,6 +16,7 @@ class GroundTruthMixin:
 
     # Provided by the host class PyBulletArm (driver.py) and its other mixins.
     bodies: Any
+    launch_watch: Any
     client: Any
     finger_j: Any
     robot: Any
@@ -53,6 +54,10 @@ class GroundTruthMixin:
                     not pb.getContactPoints(b, self.table_id, physicsClientId=self.client):
                 return b
         return None
+
+    def launches(self) -> list[dict[str, Any]]:
+        """Objects the simulator threw this episode (see launches.py): body, speed, phase, primitive."""
+        return [launch.to_json() for launch in self.launch_watch.launches]
 
     def held_object(self) -> str | None:
         """The object above the table (not touching it) that touches both fingers."""

@@ -53,6 +53,7 @@ class MotionsMixin:
     gap_cmd: float
     gap_ref: float
     _apply_fingers: Any
+    launch_watch: Any
     _begin: Any
     _execution: Any
     _faulted: Any
@@ -91,6 +92,8 @@ class MotionsMixin:
         if any(f.kind == "driver_exception" for f in faults):
             raise RuntimeError(f"injected driver exception in {primitive}")
         self._begin(timeout, planned.phase)
+        self._primitive = primitive
+        self.launch_watch.begin_call()
         steps = self._stepped(planned, faults)
         next(steps)  # to its first yield: started, no physics step yet (so cancel works at once)
         motion = SteppedMotion(primitive, steps,

@@ -19,6 +19,7 @@ from bt_grasp.drivers.pybullet_arm.gripper import (
     ghost_urdf_path,
 )
 from bt_grasp.drivers.pybullet_arm.ik import HOME_Q, joint_indices
+from bt_grasp.drivers.pybullet_arm.launches import LaunchWatch
 from bt_grasp.drivers.pybullet_arm.params import REST_CHECKS
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 from bt_grasp.drivers.pybullet_arm.wrist import WristLoadSensor
@@ -80,6 +81,7 @@ class WorldMixin:
         self._hold_arm(self.q_cmd)
         self._command_fingers(STROKE_M, self.grip_force)
         self.bodies = {}
+        self.launch_watch = LaunchWatch()
         self._rest_checks: dict[int, int] = {}  # body -> consecutive at-rest checks (_sleep_resting)
         self._steps = 0
 
