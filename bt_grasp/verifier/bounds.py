@@ -16,7 +16,8 @@ from typing import Any
 from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.nodes import register_interop_types
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.summary_rules import TICKS, Rules
+from bt_grasp.verifier.summary_model import TICKS
+from bt_grasp.verifier.summary_rules import Rules
 from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search
 from bt_grasp.verifier.tick_cap import tick_cap

@@ -9,6 +9,7 @@ observes how long a call runs it tries every length (running.py); elsewhere only
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from bt_grasp.verifier.machine import Machine
 from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, counterexample
@@ -28,7 +29,7 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
     """verify_tree by the reference search (see the module docstring)."""
     spec, registry = setup.spec, setup.registry
     machine = Machine(spec, registry, setup.limits, setup.initial, keys_read(spec, registry))
-    memo: dict = {}
+    memo: dict[Any, Any] = {}
     endings: dict[str, int] = {}
     start = time.perf_counter()
     # A quick search first: small trees are settled completely (every ending listed). Only if it

@@ -125,7 +125,7 @@ class RunState:
 
     def _counting(self, guards: Any) -> Any:
         def counted() -> bool:
-            ok = guards()
+            ok = bool(guards())
             if not ok and self.ctx.ledger.actions < self.ctx.limits.actions:
                 self.refusals += 1
             return ok

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bt_grasp.blackboard import ref_key
@@ -64,31 +65,33 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
 
     from bt_grasp.interop.nodes import may_run, static_counts
 
-    def can_run(node) -> bool:
-        return may_run(node, registry)
+    Counts = dict[str, int | None]
 
-    def _kids(node):
+    def can_run(node: Any) -> bool:
+        return bool(may_run(node, registry))
+
+    def _kids(node: Any) -> list[Any]:
         kids = list(node.children) + list(node.cases.values())
         if node.default is not None:
             kids.append(node.default)
         return kids
 
-    def combine(a: dict, b: dict, op) -> dict:
+    def combine(a: Counts, b: Counts, op: Callable[[int | None, int | None], int | None]) -> Counts:
         out = dict(a)
         for k, v in b.items():
             out[k] = op(out[k], v) if k in out else v
         return out
 
-    def add(x, y):
-        return None if x is inf or y is inf else x + y
+    def add(x: int | None, y: int | None) -> int | None:
+        return None if x is None or y is None else x + y
 
-    def mx(x, y):
-        return None if x is inf or y is inf else max(x, y)
+    def mx(x: int | None, y: int | None) -> int | None:
+        return None if x is None or y is None else max(x, y)
 
-    def scale(d: dict, n):
-        return {k: (None if v is inf or n is inf else v * n) for k, v in d.items()}
+    def scale(d: Counts, n: int | None) -> Counts:
+        return {k: (None if v is None or n is None else v * n) for k, v in d.items()}
 
-    def count(node) -> dict:
+    def count(node: Any) -> Counts:
         nt = registry.get(node.type)
         if nt is None:
             return {}
@@ -104,9 +107,9 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
         counted = [count(c) for c in kids]  # once per child: the tree is walked in linear time
         interop = static_counts(node, counted, registry)
         if interop is not None:
-            return interop
+            return dict(interop)
         if node.type == "switch":
-            out: dict = {}
+            out: Counts = {}
             for c in counted:
                 out = combine(out, c, mx)
             return out
@@ -130,7 +133,7 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
             return scale(out, int(times) if times is not None else inf) if out else out
         if node.type == "budget":
             cap = int(node.params["actions"])
-            return {k: (cap if (v is inf or v > cap) and _is_action(k, registry) else v)
+            return {k: (cap if (v is None or v > cap) and _is_action(k, registry) else v)
                     for k, v in out.items()}
         if nt.name not in ("sequence", "selector", "reactive_sequence", "reactive_selector",
                            "parallel", "timeout", "inverter",
@@ -143,8 +146,10 @@ def static_bounds(spec: Any, registry: Registry) -> dict[str, int | None]:
     action_keys = [k for k in counts if _is_action(k, registry)]
     total_actions = 0
     for k in action_keys:
-        counts[k] = budget if counts[k] is inf else min(counts[k], budget)
-        total_actions += counts[k]
+        worst = counts[k]
+        bounded = budget if worst is None else min(worst, budget)
+        counts[k] = bounded
+        total_actions += bounded
     counts["actions"] = min(total_actions, budget)
     counts.setdefault("perception", 0)
     return dict(sorted(counts.items()))

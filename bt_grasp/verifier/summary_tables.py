@@ -53,7 +53,7 @@ def conv(x: Table, y: Table) -> Table:
 
 def shift(t: Table, minimum: int) -> Table:
     """Only activations consuming at least `minimum` actions (a completed iteration)."""
-    out = t.copy()
+    out: Table = np.array(t)  # a copy
     out[: min(max(minimum, 0), len(t))] = NEG
     return out
 
@@ -61,13 +61,13 @@ def shift(t: Table, minimum: int) -> Table:
 def scale(t: Table, k: float) -> Table:
     """k × t with 0 × inf = 0 (a cost that is never incurred stays 0)."""
     if k == 0:
-        return np.where(t == NEG, NEG, 0.0)
-    return t * k
+        return np.asarray(np.where(t == NEG, NEG, 0.0))
+    return np.asarray(t * k)
 
 
 def cap_index(t: Table, limit: int) -> Table:
     """t[min(a, limit)]: at most `limit` actions can happen inside."""
-    out = t.copy()
+    out: Table = np.array(t)  # a copy
     if limit + 1 < len(t):
         out[limit + 1:] = t[limit]
     return out

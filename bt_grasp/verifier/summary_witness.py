@@ -31,9 +31,9 @@ POLICIES = ((0.5, 0.3), (0.9, 0.1), (1.0, 0.0), (0.8, 0.5), (0.2, 0.2), (0.0, 0.
             (0.95, 0.9), (0.2, -0.5), (0.5, -0.5), (0.1, -0.3), (0.8, -0.7))
 
 
-def run_costs(res: EpisodeResult) -> Counter:
+def run_costs(res: EpisodeResult) -> Counter[str]:
     """The cost vector of one run, in the keys of Summary.bounds."""
-    c: Counter = Counter({"actions": res.actions, "ticks": res.ticks,
+    c: Counter[str] = Counter({"actions": res.actions, "ticks": res.ticks,
                           "perception": res.counters["perception_calls"]})
     for name, n in res.counters["primitive_calls"].items():
         c[f"primitive:{name}"] = n

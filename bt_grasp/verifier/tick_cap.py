@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bt_grasp.context import DEFAULT_MAX_TICKS, EpisodeLimits
-from bt_grasp.verifier.summary_rules import TICKS, Rules
+from bt_grasp.verifier.summary_model import TICKS
+from bt_grasp.verifier.summary_rules import Rules
 from bt_grasp.verifier.summary_tables import POS
 
 __all__ = ["DEFAULT_CAP", "TickCap", "episode_limits", "structural_ticks", "tick_cap"]
@@ -50,7 +51,7 @@ def tick_cap(spec: Any, registry: Any = None) -> TickCap:
     if given is not None:
         return TickCap(int(given), "given")
     cached = getattr(spec, _CACHE, None)
-    if cached is not None:
+    if isinstance(cached, TickCap):
         return cached
     try:
         bound = structural_ticks(spec, registry)

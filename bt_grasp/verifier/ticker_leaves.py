@@ -48,7 +48,7 @@ class _Asker:
         self.ticker = ticker
 
     def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
-        return self.ticker.choose(node_id, alphabet)
+        return str(self.ticker.choose(node_id, alphabet))
 
 
 class LeavesMixin(TickerState):
