@@ -10,7 +10,7 @@ pytest.importorskip("airo_models")
 
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import FAULT_KINDS, Fault, GraspPose  # noqa: E402
-from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.driver import DOWN  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
 from bt_grasp.watchdog.hold import hold_lost  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
@@ -19,12 +19,6 @@ from bt_grasp.watchdog.thresholds import WatchdogThresholds  # noqa: E402
 BOX = ObjectSpec("green box", "box", "green", "medium", "box", (0.05, 0.05, 0.06), (0.1, 0.8, 0.1, 1), 0.15)
 CENTRE = (0.5, 0.0, 0.03)
 
-
-@pytest.fixture(scope="module")
-def arm():
-    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=256)
-    yield a
-    a.close()
 
 
 def _grasp(arm, force=60.0, timeout=None):

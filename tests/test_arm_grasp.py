@@ -18,12 +18,6 @@ BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (
 CENTRE = np.array([0.5, 0.0, 0.03])
 
 
-@pytest.fixture(scope="module")
-def arm():
-    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=256)
-    yield a
-    a.close()
-
 
 def _box_scene(arm: PyBulletArm) -> None:
     arm.clear_faults()

@@ -13,20 +13,15 @@ pytest.importorskip("airo_models")
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import GraspPose  # noqa: E402
 from bt_grasp.drivers.motion import run_to_end  # noqa: E402
-from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.driver import DOWN  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.launches import launch_speed  # noqa: E402
-from bt_grasp.profile import load_profile  # noqa: E402
 
 BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
 CUBE = ObjectSpec("blue cube", "box", "blue", "small", "box", (0.03, 0.03, 0.03), (0.1, 0.1, 0.9, 1), 0.05)
 CENTRE = np.array([0.5, 0.0, 0.03])
 
 
-@pytest.fixture(scope="module")
-def arm():
-    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=64)
-    yield a
-    a.close()
+ARM_IMAGE_SIZE = 64  # the arm fixture's camera (tests/conftest.py)
 
 
 def test_only_sideways_or_upward_speed_counts():

@@ -17,7 +17,7 @@ from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.gripper import STROKE_M  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.motions import steps_per_period  # noqa: E402
 from bt_grasp.errors import UserError  # noqa: E402
-from bt_grasp.profile import load_profile, resolve_profile_path, validate_profile  # noqa: E402
+from bt_grasp.profile import resolve_profile_path, validate_profile  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
 
 BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
@@ -25,11 +25,7 @@ CENTRE = np.array([0.5, 0.0, 0.03])
 STILL_MPS = 0.005  # tcp speed counted as stopped
 
 
-@pytest.fixture(scope="module")
-def arm():
-    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=64)
-    yield a
-    a.close()
+ARM_IMAGE_SIZE = 64  # the arm fixture's camera (tests/conftest.py)
 
 
 def _scene(arm: PyBulletArm, objects=(BOX,)) -> None:

@@ -17,12 +17,6 @@ from bt_grasp.profile import load_profile  # noqa: E402
 BOX = ObjectSpec("blue box", "box", "blue", "medium", "box", (0.05, 0.05, 0.06), (0.1, 0.2, 0.9, 1), 0.15)
 
 
-@pytest.fixture(scope="module")
-def arm():
-    a = PyBulletArm(load_profile("ur5e_robotiq"), image_size=256)
-    yield a
-    a.close()
-
 
 def test_depth_backprojects_to_true_position(arm):
     obs = arm.reset_scene([BOX], [(0.55, 0.08, 0.03)])
@@ -83,8 +77,6 @@ def test_hard_lighting_is_seeded_and_varies():
 
 def test_hard_lighting_textures_the_table_in_some_episodes():
     from bt_grasp.drivers.pybullet_arm.camera import Lighting
-    from bt_grasp.drivers.pybullet_arm.driver import PyBulletArm
-    from bt_grasp.profile import load_profile
 
     drawn = {Lighting.sample("hard", np.random.default_rng(s)).table_texture for s in range(40)}
     assert drawn == set(Lighting.TABLE_TEXTURES)

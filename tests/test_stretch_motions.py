@@ -22,17 +22,6 @@ from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
 SEED_WITH_CUBE = 3
 
 
-@pytest.fixture(scope="module")
-def profile():
-    return load_profile("robots/stretch3.yaml")
-
-
-@pytest.fixture(scope="module")
-def drv(profile):
-    d = make_sim_stretch_driver(profile)
-    yield d
-    d.close()
-
 
 def _grasp_kwargs(d) -> dict:
     body = next(iter(d.world.objects))
@@ -46,18 +35,18 @@ def _poll(motion: Motion, n: int) -> None:
         assert motion.poll() is None, "the motion ended before the test could interrupt it"
 
 
-def test_the_stretch_is_streaming_with_the_profiles_period(drv, profile) -> None:
-    assert isinstance(drv, Streaming)
-    assert drv.control_period == pytest.approx(getattr(profile, "control_period_s", 0.05))
-    assert isinstance(start_motion(drv, "open_gripper"), Motion)
+def test_the_stretch_is_streaming_with_the_profiles_period(sim_stretch, stretch_profile) -> None:
+    assert isinstance(sim_stretch, Streaming)
+    assert sim_stretch.control_period == pytest.approx(getattr(stretch_profile, "control_period_s", 0.05))
+    assert isinstance(start_motion(sim_stretch, "open_gripper"), Motion)
 
 
-def test_polled_grasp_is_the_blocking_grasp(profile) -> None:
+def test_polled_grasp_is_the_blocking_grasp(stretch_profile) -> None:
     """Two fresh simulated robots, same scene: one grasps blocking, the other is polled; the
     Executions are identical, and no poll advanced the clock by more than one control period."""
     runs = []
     for polled in (False, True):
-        d = make_sim_stretch_driver(profile)
+        d = make_sim_stretch_driver(stretch_profile)
         try:
             d.reset(0, SEED_WITH_CUBE)
             if not polled:
@@ -84,48 +73,48 @@ def test_polled_grasp_is_the_blocking_grasp(profile) -> None:
             assert np.array_equal(np.asarray(values), np.asarray(other), equal_nan=True), col
 
 
-def test_cancel_during_nav_to_stops_the_base_at_once(drv) -> None:
-    drv.reset(0, 0)
-    motion = drv.start("nav_to", place=(0.6, 0.0))
+def test_cancel_during_nav_to_stops_the_base_at_once(sim_stretch) -> None:
+    sim_stretch.reset(0, 0)
+    motion = sim_stretch.start("nav_to", place=(0.6, 0.0))
     _poll(motion, 12)
-    x_cancel = float(drv.robot.base.status["x"])
+    x_cancel = float(sim_stretch.robot.base.status["x"])
     assert x_cancel > 0.03  # it was driving
     ex = motion.cancel()
     assert ex.fault == HALTED and len(ex.telemetry) == 12  # one sample per poll
-    assert ex.duration == pytest.approx(11 * drv.control_period)  # the first poll starts at 0
+    assert ex.duration == pytest.approx(11 * sim_stretch.control_period)  # the first poll starts at 0
     assert motion.poll() is ex and motion.cancel() is ex  # ended for good
-    drv.clock.sleep(drv.control_period)
-    assert abs(float(drv.robot.base.status["x"]) - x_cancel) < 1e-6
-    drv.clock.sleep(1.0)
-    assert abs(float(drv.robot.base.status["x"]) - x_cancel) < 1e-6  # no pending move resumes
-    back = drv.nav_to((0.0, 0.0))  # the next primitive works
-    assert back.fault is None and abs(float(drv.robot.base.status["x"])) < 0.01
+    sim_stretch.clock.sleep(sim_stretch.control_period)
+    assert abs(float(sim_stretch.robot.base.status["x"]) - x_cancel) < 1e-6
+    sim_stretch.clock.sleep(1.0)
+    assert abs(float(sim_stretch.robot.base.status["x"]) - x_cancel) < 1e-6  # no pending move resumes
+    back = sim_stretch.nav_to((0.0, 0.0))  # the next primitive works
+    assert back.fault is None and abs(float(sim_stretch.robot.base.status["x"])) < 0.01
 
 
-def test_cancel_during_lift_brakes_and_holds(drv) -> None:
+def test_cancel_during_lift_brakes_and_holds(sim_stretch) -> None:
     """The lift cannot stop dead at 0.1 m/s: it is re-targeted to its braking point at once,
     rests within the braking distance v²/2a of its motion profile's accel_m, and stays there."""
-    drv.reset(0, 0)
-    lift = drv.robot.lift
-    motion = drv.start("lift", dz=-0.3)
+    sim_stretch.reset(0, 0)
+    lift = sim_stretch.robot.lift
+    motion = sim_stretch.start("lift", dz=-0.3)
     _poll(motion, 12)
     z0, v0 = float(lift.status["pos"]), float(lift.status["vel"])
     assert v0 < -0.08  # moving down at nearly full speed
     ex = motion.cancel(TIMEOUT)
     assert ex.fault == TIMEOUT and len(ex.telemetry) == 12
-    drv.clock.sleep(1.5)
+    sim_stretch.clock.sleep(1.5)
     z1 = float(lift.status["pos"])
     accel = lift.params["motion"]["default"]["accel_m"]
     assert abs(z1 - z0) <= v0 * v0 / (2 * accel) + 0.01
-    drv.clock.sleep(drv.control_period)
+    sim_stretch.clock.sleep(sim_stretch.control_period)
     assert abs(float(lift.status["pos"]) - z1) < 1e-3  # at rest
-    assert drv.lift(0.05).fault is None  # the next primitive works
+    assert sim_stretch.lift(0.05).fault is None  # the next primitive works
 
 
-def test_cancel_during_grasp_holds_the_gripper(drv) -> None:
-    drv.reset(0, SEED_WITH_CUBE)
-    motion = drv.start("grasp", **_grasp_kwargs(drv))
-    gripper = drv.robot.end_of_arm.get_joint("stretch_gripper")
+def test_cancel_during_grasp_holds_the_gripper(sim_stretch) -> None:
+    sim_stretch.reset(0, SEED_WITH_CUBE)
+    motion = sim_stretch.start("grasp", **_grasp_kwargs(sim_stretch))
+    gripper = sim_stretch.robot.end_of_arm.get_joint("stretch_gripper")
     while (motion.telemetry().phase == Phase.CLOSE).sum() < 3:  # closing on the cube
         assert motion.poll() is None
     n = len(motion.telemetry())
@@ -133,73 +122,73 @@ def test_cancel_during_grasp_holds_the_gripper(drv) -> None:
     ex = motion.cancel()
     assert ex.fault == HALTED and len(ex.telemetry) == n
     assert set(np.unique(ex.telemetry.phase)) == {Phase.APPROACH, Phase.CLOSE}
-    drv.clock.sleep(drv.control_period)
+    sim_stretch.clock.sleep(sim_stretch.control_period)
     assert abs(gripper.status["gripper_conversion"]["aperture_m"] - a0) < 1e-3
-    drv.clock.sleep(1.0)
+    sim_stretch.clock.sleep(1.0)
     assert abs(gripper.status["gripper_conversion"]["aperture_m"] - a0) < 2e-3  # held, not closed on
-    assert drv.open_gripper().fault is None and drv.lift(0.05).fault is None
+    assert sim_stretch.open_gripper().fault is None and sim_stretch.lift(0.05).fault is None
 
 
-def test_look_turns_the_head_and_a_cancel_holds_it(drv) -> None:
-    drv.reset(0, 0)
-    head = drv.robot.head.status
-    ex = drv.start("look", pan=-0.5, tilt=-0.3)
+def test_look_turns_the_head_and_a_cancel_holds_it(sim_stretch) -> None:
+    sim_stretch.reset(0, 0)
+    head = sim_stretch.robot.head.status
+    ex = sim_stretch.start("look", pan=-0.5, tilt=-0.3)
     while (done := ex.poll()) is None:
         pass
     assert done.fault is None and done.info == {"primitive": "look", "pan": -0.5, "tilt": -0.3}
     assert head["head_pan"]["pos"] == pytest.approx(-0.5, abs=0.02)
     assert head["head_tilt"]["pos"] == pytest.approx(-0.3, abs=0.02)
-    motion = drv.start("look", pan=1.0)  # a 1.5 rad turn: ~0.75 s at the servo's speed
+    motion = sim_stretch.start("look", pan=1.0)  # a 1.5 rad turn: ~0.75 s at the servo's speed
     _poll(motion, 6)
     pan = float(head["head_pan"]["pos"])
     assert -0.4 < pan < 0.9  # half-way
     assert motion.cancel().fault == HALTED
-    drv.clock.sleep(drv.control_period)
+    sim_stretch.clock.sleep(sim_stretch.control_period)
     assert abs(float(head["head_pan"]["pos"]) - pan) < 0.01  # stopped within the period
-    drv.clock.sleep(1.0)
+    sim_stretch.clock.sleep(1.0)
     assert abs(float(head["head_pan"]["pos"]) - pan) < 0.01  # and held there
 
 
-def test_cancel_before_the_first_poll_moves_nothing(drv) -> None:
-    drv.reset(0, 0)
-    z = float(drv.robot.lift.status["pos"])
-    motion = drv.start("lift", dz=0.1)
+def test_cancel_before_the_first_poll_moves_nothing(sim_stretch) -> None:
+    sim_stretch.reset(0, 0)
+    z = float(sim_stretch.robot.lift.status["pos"])
+    motion = sim_stretch.start("lift", dz=0.1)
     ex = motion.cancel()
     assert ex.fault == HALTED and len(ex.telemetry) == 0
-    drv.clock.sleep(0.5)
-    assert abs(float(drv.robot.lift.status["pos"]) - z) < 1e-3
+    sim_stretch.clock.sleep(0.5)
+    assert abs(float(sim_stretch.robot.lift.status["pos"]) - z) < 1e-3
 
 
-def test_faults_apply_to_polled_primitives(drv) -> None:
-    drv.reset(0, 0)
-    drv.inject(Fault("never_finish", primitive="lift"))
-    motion = drv.start("lift", dz=0.05, timeout=2.0)
+def test_faults_apply_to_polled_primitives(sim_stretch) -> None:
+    sim_stretch.reset(0, 0)
+    sim_stretch.inject(Fault("never_finish", primitive="lift"))
+    motion = sim_stretch.start("lift", dz=0.05, timeout=2.0)
     polls = 0
     while (ex := motion.poll()) is None:
         polls += 1
-    assert ex.fault == TIMEOUT and 2.0 <= ex.duration <= 2.0 + drv.control_period
-    assert polls == pytest.approx(2.0 / drv.control_period, abs=1)
-    drv.clear_faults()
-    drv.inject(Fault("driver_exception", primitive="open_gripper"))
+    assert ex.fault == TIMEOUT and 2.0 <= ex.duration <= 2.0 + sim_stretch.control_period
+    assert polls == pytest.approx(2.0 / sim_stretch.control_period, abs=1)
+    sim_stretch.clear_faults()
+    sim_stretch.inject(Fault("driver_exception", primitive="open_gripper"))
     with pytest.raises(RuntimeError, match="injected"):
-        drv.start("open_gripper").poll()
+        sim_stretch.start("open_gripper").poll()
 
 
-def test_an_error_while_moving_stops_the_robot_and_is_raised(drv, monkeypatch) -> None:
-    drv.reset(0, 0)
-    motion = drv.start("nav_to", place=(0.6, 0.0))
+def test_an_error_while_moving_stops_the_robot_and_is_raised(sim_stretch, monkeypatch) -> None:
+    sim_stretch.reset(0, 0)
+    motion = sim_stretch.start("nav_to", place=(0.6, 0.0))
     _poll(motion, 10)
-    x = float(drv.robot.base.status["x"])
+    x = float(sim_stretch.robot.base.status["x"])
 
     def broken(*args, **kwargs):
         raise OSError("status read failed")
 
-    monkeypatch.setattr(drv, "_sample", broken)
+    monkeypatch.setattr(sim_stretch, "_sample", broken)
     with pytest.raises(OSError, match="status read failed"):
         motion.poll()
     monkeypatch.undo()
-    drv.clock.sleep(0.5)
-    assert abs(float(drv.robot.base.status["x"]) - x) < 0.01  # stopped, not driving on
+    sim_stretch.clock.sleep(0.5)
+    assert abs(float(sim_stretch.robot.base.status["x"]) - x) < 0.01  # stopped, not driving on
 
 
 class _WallLikeClock:
@@ -218,36 +207,36 @@ class _WallLikeClock:
         self._clock.sleep(dt)
 
 
-def test_on_hardware_time_a_poll_never_sleeps(drv) -> None:
-    drv.reset(0, 0)
-    sim_clock, drv.clock = drv.clock, _WallLikeClock(drv.clock)
+def test_on_hardware_time_a_poll_never_sleeps(sim_stretch) -> None:
+    sim_stretch.reset(0, 0)
+    sim_clock, sim_stretch.clock = sim_stretch.clock, _WallLikeClock(sim_stretch.clock)
     try:
-        motion = drv.start("lift", dz=0.05)
+        motion = sim_stretch.start("lift", dz=0.05)
         _poll(motion, 5)
-        assert drv.clock.sleeps == 0 and len(motion.telemetry()) == 5
+        assert sim_stretch.clock.sleeps == 0 and len(motion.telemetry()) == 5
         assert motion.cancel().fault == HALTED
     finally:
-        drv.clock = sim_clock
+        sim_stretch.clock = sim_clock
 
 
-def test_the_sim_implements_every_hardware_call_the_driver_lists(drv) -> None:
+def test_the_sim_implements_every_hardware_call_the_driver_lists(sim_stretch) -> None:
     """driver.py's docstring lists every stretch_body call the driver makes; SimStretchRobot has
     each (so the same driver class runs in simulation), down to the gripper joint's attributes."""
     import re
 
     import bt_grasp.drivers.stretch.driver as module
 
-    drv.connect()
+    sim_stretch.connect()
     listed = set(re.findall(r"\brobot(?:\.\w+)+", module.__doc__ or ""))
     assert {"robot.base.set_velocity", "robot.push_command", "robot.lift.move_to"} <= listed
     for path in sorted(listed):
-        obj = drv.robot
+        obj = sim_stretch.robot
         for name in path.split(".")[1:]:
             assert hasattr(obj, name), f"SimStretchRobot lacks {path}"
             obj = getattr(obj, name)
     joint_line = next(line for line in module.__doc__.splitlines() if "get_joint(" in line and "->" in line)
     for joint in ("stretch_gripper", "wrist_yaw"):
-        j = drv.robot.end_of_arm.get_joint(joint)
+        j = sim_stretch.robot.end_of_arm.get_joint(joint)
         for attr in re.findall(r"\.(\w+)", joint_line.split("->")[1]):
             assert attr == "pct_max_open" and joint == "wrist_yaw" or hasattr(j, attr), (joint, attr)
 
