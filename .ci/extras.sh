@@ -11,3 +11,5 @@ fi
 pip install -q pyrealsense2 "ray>=2.9"
 pip install -q --no-deps hello-robot-stretch-body
 pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime
+# Groot2 (live monitor: ZMQ + msgpack) and ROS 2 bags (rosbags, pure Python): the observe tests.
+pip install -q "pyzmq>=25" "msgpack>=1" "rosbags>=0.10"

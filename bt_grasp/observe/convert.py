@@ -44,3 +44,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
     CONVERTERS[suffix][2](trace, out)
     print(f"wrote {out}")
     return 0
+
+
+register(".btlog", "Groot2 log replay", "bt_grasp.observe.groot2_btlog", "write_btlog")
