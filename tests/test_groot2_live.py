@@ -1,0 +1,179 @@
+"""`bt-grasp run TREE --groot2 [PORT]` answers Groot2's monitor as BT.CPP's Groot2Publisher does:
+ZMQ REP on PORT (PUB on PORT+1), a 6-byte request header answered with the same header and a
+16-byte tree UUID, FULLTREE / STATUS / BLACKBOARD payloads, errors as two parts."""
+
+from __future__ import annotations
+
+import queue
+import socket
+import struct
+import threading
+import xml.etree.ElementTree as ET
+
+import pytest
+from fakes import BUSY
+from helpers import tree
+
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.context import RunContext
+from bt_grasp.default_registry import default_registry
+from bt_grasp.observers import RunObserver
+from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.runner import Runner
+from bt_grasp.verifier.tick_cap import episode_limits
+
+zmq = pytest.importorskip("zmq")
+msgpack = pytest.importorskip("msgpack")
+
+from bt_grasp.observe.groot2_live import Groot2Publisher  # noqa: E402
+
+TIMEOUT_MS = 3000
+
+
+def free_ports() -> int:
+    """A port P with P and P+1 free on localhost (the REP and PUB sockets)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port + 1))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no two consecutive free ports")
+
+
+class Gate(RunObserver):
+    """Holds the run after each tick until the test has looked at it."""
+
+    def __init__(self) -> None:
+        self.reached: queue.Queue[int] = queue.Queue()
+        self.go = threading.Semaphore(0)
+
+    def ticked(self, tick) -> None:
+        self.reached.put(tick.tick)
+        assert self.go.acquire(timeout=10), "the test stopped polling"
+
+
+def request(sock, kind: str, request_id: int, *extra: bytes) -> list[bytes]:
+    sock.send_multipart([struct.pack("<BBI", 2, ord(kind), request_id), *extra])
+    return sock.recv_multipart()
+
+
+def status_entries(buffer: bytes) -> dict[int, int]:
+    assert len(buffer) % 3 == 0
+    return {struct.unpack_from("<H", buffer, i)[0]: buffer[i + 2] for i in range(0, len(buffer), 3)}
+
+
+def context(spec) -> RunContext:
+    """A run of `spec` with no robot (the leaves' outcomes from an empty script)."""
+    registry = spec.registry or default_registry()
+    return RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=ScriptedOracle({}),
+                      blackboard=Blackboard({"goal.object": "mug"}))
+
+
+@pytest.fixture
+def client():
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.REQ)
+    sock.setsockopt(zmq.RCVTIMEO, TIMEOUT_MS)
+    sock.setsockopt(zmq.LINGER, 0)
+    yield sock
+    ctx.destroy(linger=0)
+
+
+def test_groot2_sees_the_tree_and_statuses_change_tick_by_tick(client):
+    port = free_ports()
+    publisher, gate = Groot2Publisher(port, host="127.0.0.1"), Gate()
+    spec = tree(BUSY)
+    ctx = context(spec)
+    results = []
+    run = threading.Thread(target=lambda: results.append(
+        Runner(spec, ctx, observers=[publisher, gate]).run()), daemon=True)
+    run.start()
+    client.connect(f"tcp://127.0.0.1:{port}")
+    statuses, uuid, xml = [], None, ""
+    while True:
+        try:
+            tick = gate.reached.get(timeout=10)
+        except queue.Empty:
+            pytest.fail("the run never ticked")
+        if xml == "":
+            head, body = request(client, "T", 7)
+            assert head[:6] == struct.pack("<BBI", 2, ord("T"), 7) and len(head) == 22
+            uuid, xml = head[6:], body.decode()
+        head, buffer = request(client, "S", 100 + tick)
+        assert head[6:] == uuid, "one tree UUID for the publisher's life"
+        statuses.append(status_entries(buffer))
+        gate.go.release()
+        run.join(timeout=0.2)
+        if not run.is_alive():
+            break
+    assert results and results[0].decision.value == "FINALIZE"
+    nodes = {int(el.get("_uid")): el.get("name") for el in ET.fromstring(xml).iter() if el.get("_uid")}
+    assert all(set(s) == set(nodes) for s in statuses), "STATUS lists exactly the FULLTREE uids"
+    move = next(uid for uid, name in nodes.items() if name == "move")
+    assert [s[move] for s in statuses] == [1, 1, 1, 10 + 2], \
+        "RUNNING three ticks, then reset to IDLE after its SUCCESS (10 + SUCCESS)"
+    assert len({tuple(sorted(s.items())) for s in statuses}) > 1
+    root = min(nodes)
+    assert statuses[0][root] == 1 and statuses[-1][root] == 12
+
+
+def test_blackboard_errors_and_the_ports_released_at_the_end(client):
+    port = free_ports()
+    publisher = Groot2Publisher(port, host="127.0.0.1")
+    spec = tree(BUSY)
+    ctx = context(spec)
+
+    class Ask(RunObserver):
+        """Asks Groot2's other questions in the middle of the run."""
+
+        answers: list[list[bytes]] = []
+
+        def ticked(self, tick) -> None:
+            if tick.tick == 2:
+                client.connect(f"tcp://127.0.0.1:{port}")
+                self.answers.append(request(client, "B", 1, b"ROOT;Other"))
+                self.answers.append(request(client, "Z", 2))
+                client.send_multipart([b"\x02S"])  # a 2-byte header
+                self.answers.append(client.recv_multipart())
+                client.send_multipart([struct.pack("<BBI", 1, ord("S"), 3)])  # protocol 1
+                self.answers.append(client.recv_multipart())
+
+    ask = Ask()
+    Runner(spec, ctx, observers=[publisher, ask]).run()
+    board, unknown, short, old = ask.answers
+    assert len(board[0]) == 22
+    entries = msgpack.unpackb(board[1])
+    assert set(entries) == {"ROOT"}, "only the run's own blackboard is known"
+    assert entries["ROOT"]["goal.object"] == "mug" and entries["ROOT"]["scene.outcome"] == "found"
+    assert unknown[0] == b"error" and len(unknown) == 2
+    assert short == [b"error", b"wrong request header"]
+    assert old == [b"error", b"wrong protocol"]
+    assert publisher.requests == 4 and publisher.last_request is not None
+    again = Groot2Publisher(port, host="127.0.0.1")  # the run's end released both ports
+    again.close()
+
+
+def test_a_port_in_use_is_one_line_before_the_run():
+    port = free_ports()
+    first = Groot2Publisher(port, host="127.0.0.1")
+    try:
+        from bt_grasp.errors import UserError
+
+        with pytest.raises(UserError, match=r"cannot serve Groot2 on ports .*choose other ports"):
+            Groot2Publisher(port, host="127.0.0.1")
+    finally:
+        first.close()
+
+
+def test_run_takes_groot2_with_an_optional_port():
+    from bt_grasp.cli import build_parser
+
+    parse = build_parser("run").parse_args
+    assert parse(["run", "clutter", "--groot2"]).groot2 == 1667
+    assert parse(["run", "clutter", "--groot2", "1700"]).groot2 == 1700
+    assert parse(["run", "clutter"]).groot2 is None
