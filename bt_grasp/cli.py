@@ -298,6 +298,8 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
      {"watch": "follow a trace another run is writing: the tree, live"}),
     ("bt_grasp.observe.convert", "add_trace_parser",
      {"trace": "convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)"}),
+    ("bt_grasp.observe.rosbag_perceive", "add_perceive_parser",
+     {"perceive": "run the geometric perceiver on a ROS 2 bag's RGB-D frames"}),
 ]
 # Commands that drive a simulator: pybullet is imported up front, without its banner.
 _SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}

@@ -47,3 +47,4 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 register(".btlog", "Groot2 log replay", "bt_grasp.observe.groot2_btlog", "write_btlog")
+register(".db3", "ROS 2 bag, sqlite3", "bt_grasp.observe.rosbag", "write_rosbag")
