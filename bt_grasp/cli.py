@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.groot2 is not None:  # bound now: a port in use is one line before the run
         from bt_grasp.observe.groot2_live import Groot2Publisher
 
-        observers.append(Groot2Publisher(args.groot2))
+        observers.append(Groot2Publisher(args.groot2, subtree=args.groot2_subtree))
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
@@ -217,6 +217,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                         "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
     p.add_argument("--groot2", nargs="?", type=int, const=1667, default=None, metavar="PORT",
                    help="serve the run to Groot2's live monitor (ZMQ on PORT and PORT+1, default 1667)")
+    p.add_argument("--groot2-subtree", default=None, metavar="NODE",
+                   help="show Groot2 only the part of the tree under node id NODE (its free edition "
+                        "draws at most 20 nodes)")
     p.add_argument("--perception", default=None, metavar="NAME",
                    help="perceiver plug-in (default: the profile's, geometric): geometric, RGB-D only; "
                         "sim, the simulator's annotator, an upper bound for scoring; or an installed one")

@@ -180,3 +180,15 @@ def test_btcpp_writes_the_same_layout_when_its_python_binding_is_installed(recor
     (length,) = struct.unpack_from("<i", data, 19)
     assert (len(data) - 23 - length - 8) % 9 == 0
     assert json.dumps(read_btlog(theirs).records)  # our reader parses BT.CPP's own log
+
+
+def test_convert_subtree_for_groot2s_twenty_node_limit_and_an_unknown_node_is_one_line(recorded, capsys):
+    trace, out = recorded
+    path = out.with_name("run.jsonl")
+    part = out.with_name("part.btlog")
+    assert main(["trace", "convert", str(path), "-o", str(part), "--subtree", "attempts"]) == 0
+    assert [el.get("name") for el in ET.fromstring(read_btlog(part).xml).iter() if el.get("_uid")] == \
+        ["attempts", "grasp"]
+    capsys.readouterr()
+    assert main(["trace", "convert", str(path), "-o", str(part), "--subtree", "attempt"]) == 2
+    assert capsys.readouterr().err == f"{path}: no node 'attempt' in this tree (did you mean attempts?)\n"

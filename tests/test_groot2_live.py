@@ -177,3 +177,26 @@ def test_run_takes_groot2_with_an_optional_port():
     assert parse(["run", "clutter", "--groot2"]).groot2 == 1667
     assert parse(["run", "clutter", "--groot2", "1700"]).groot2 == 1700
     assert parse(["run", "clutter"]).groot2 is None
+
+
+def test_a_subtree_publisher_shows_only_that_part_and_an_unknown_node_is_named(client):
+    port = free_ports()
+    spec = tree(BUSY)
+    seen: list[list[bytes]] = []
+
+    class Ask(RunObserver):
+        def ticked(self, tick) -> None:
+            if tick.tick == 1:
+                client.connect(f"tcp://127.0.0.1:{port}")
+                seen.append(request(client, "T", 1))
+                seen.append(request(client, "S", 2))
+
+    Runner(spec, context(spec), observers=[Groot2Publisher(port, subtree="move", host="127.0.0.1"),
+                                           Ask()]).run()
+    (_, xml), (_, buffer) = seen
+    assert [el.get("name") for el in ET.fromstring(xml).iter() if el.get("_uid")] == ["move"]
+    assert status_entries(buffer) == {1: 1}
+    from bt_grasp.errors import UserError
+
+    with pytest.raises(UserError, match=r"^--groot2-subtree: no node 'mov' in this tree \(did you mean move\?\)"):
+        Runner(spec, context(spec), observers=[Groot2Publisher(port, subtree="mov", host="127.0.0.1")]).run()

@@ -85,7 +85,11 @@ class Groot2Publisher(RunObserver):
 
     # -- RunObserver ---------------------------------------------------------------------------
     def started(self, header: Record, ctx: RunContext) -> None:
-        tree = groot2_tree(header["structure"], str(header.get("tree") or "tree"), self.subtree)
+        try:
+            tree = groot2_tree(header["structure"], str(header.get("tree") or "tree"), self.subtree)
+        except UserError as exc:
+            self.close()
+            raise UserError(exc.message, file="--groot2-subtree") from None
         with self._lock:
             self._tree = tree
             self._fold = StatusFold(tree)
@@ -108,6 +112,8 @@ class Groot2Publisher(RunObserver):
 
     def close(self) -> None:
         """Stop serving and release both ports (also when the run never started)."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5 * POLL_MS / 1000)
