@@ -4,11 +4,13 @@ one 9-byte record per status change, including the resets to IDLE BT.CPP logs.""
 
 from __future__ import annotations
 
-import json
+import re
 import struct
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
+from fakes import COMPARED, COMPARED_ANSWERS
 from helpers import run_oracle, tree
 
 from bt_grasp.cli import main
@@ -74,12 +76,12 @@ def test_the_file_opens_with_the_magic_a_version_byte_and_the_xml_length():
     assert len(data) == 23 + length + 8 + 9 * len(records)
 
 
-def test_a_finished_sequence_resets_its_children_then_the_root_is_reset():
+def test_a_sequence_runs_before_its_children_resets_them_when_done_then_the_root_is_reset():
     seq = {"id": "s", "type": "sequence", "params": {}, "children": [_leaf("a"), _leaf("b")]}
     _, records = transitions(_trace(seq, [("a", "SUCCESS"), ("b", "RUNNING"), ("s", "RUNNING")],
                                      [("b", "SUCCESS"), ("s", "SUCCESS")]))
     s, a, b = 1, 2, 3  # depth-first, parent first
-    assert records == [(500_000, a, SUCCESS), (500_000, b, RUNNING), (500_000, s, RUNNING),
+    assert records == [(500_000, s, RUNNING), (500_000, a, SUCCESS), (500_000, b, RUNNING),
                        (1_000_000, b, SUCCESS),
                        (1_000_000, a, IDLE), (1_000_000, b, IDLE), (1_000_000, s, SUCCESS),
                        (1_000_000, s, IDLE)]
@@ -90,7 +92,7 @@ def test_a_retry_resets_its_failed_child_before_ticking_it_again():
     _, records = transitions(_trace(retry, [("g", "FAILURE"), ("r", "RUNNING")],
                                     [("g", "SUCCESS"), ("r", "SUCCESS")]))
     r, g = 1, 2
-    assert [(u, s) for _, u, s in records] == [(g, FAILURE), (g, IDLE), (r, RUNNING),
+    assert [(u, s) for _, u, s in records] == [(r, RUNNING), (g, FAILURE), (g, IDLE),
                                                (g, SUCCESS), (g, IDLE), (r, SUCCESS), (r, IDLE)]
 
 
@@ -162,24 +164,35 @@ def test_converting_to_an_unknown_suffix_or_a_missing_trace_is_one_line(tmp_path
     assert err.endswith("none.jsonl: trace file not found") and "\n" not in err
 
 
-def test_btcpp_writes_the_same_layout_when_its_python_binding_is_installed(recorded, tmp_path):
+def test_btcpp_logs_the_same_file_for_the_same_run_where_its_binding_is_installed(tmp_path):
+    """BT.CPP's own FileLogger2 (behaviortreepy) on the tree we write, its conditions answering as
+    ours did: the same layout, UIDs and transitions; only the timestamps differ."""
     bt = pytest.importorskip("behaviortreepy")
-    logger = getattr(bt, "FileLogger2", None)
-    if logger is None:
-        pytest.skip("this behaviortreepy has no FileLogger2")
+    path = tmp_path / "ours.jsonl"
+    run_oracle(tree(COMPARED), ScriptedOracle({}), trace=str(path))  # goal "red mug"
+    assert main(["trace", "convert", str(path), "-o", str(tmp_path / "ours.btlog")]) == 0
+    ours = read_btlog(tmp_path / "ours.btlog")
     factory = bt.BehaviorTreeFactory()
-    factory.register_simple_action("grasp", lambda node: bt.NodeStatus.SUCCESS)
-    theirs = tmp_path / "btcpp.btlog"
-    tree_ = factory.create_tree_from_text(
-        '<root BTCPP_format="4"><BehaviorTree ID="t"><Sequence><grasp/></Sequence></BehaviorTree></root>')
-    log = logger(tree_, str(theirs))
-    tree_.tick_while_running()
-    del log
-    data = theirs.read_bytes()
-    assert data[:18] == MAGIC and data[18] == 1
-    (length,) = struct.unpack_from("<i", data, 19)
-    assert (len(data) - 23 - length - 8) % 9 == 0
-    assert json.dumps(read_btlog(theirs).records)  # our reader parses BT.CPP's own log
+    factory.register_simple_condition(
+        "label_is", lambda node: getattr(bt.NodeStatus, COMPARED_ANSWERS[node.name()]))
+    portless = re.sub(r' (key|label)="[^"]*"', "", ours.xml)  # the binding's nodes have no ports
+    btcpp_tree = factory.create_tree_from_text(re.sub(r"<TreeNodesModel>.*</TreeNodesModel>", "",
+                                                      portless, flags=re.S))
+    logger = bt.FileLogger(btcpp_tree, str(tmp_path / "btcpp.btlog"))
+    assert btcpp_tree.tick_while_running() == bt.NodeStatus.SUCCESS
+    theirs, deadline = None, time.monotonic() + 5
+    while time.monotonic() < deadline:  # its writer thread appends what was queued every 10 ms
+        time.sleep(0.05)
+        theirs = read_btlog(tmp_path / "btcpp.btlog")
+        if len(theirs.records) >= len(ours.records):
+            break
+    del logger
+    assert theirs is not None
+    assert theirs.version == ours.version == 1
+    uid_of = lambda xml: {el.get("name"): el.get("_uid") for el in ET.fromstring(xml).iter()  # noqa: E731
+                          if el.get("_uid")}
+    assert uid_of(theirs.xml) == uid_of(ours.xml)
+    assert [r[1:] for r in theirs.records] == [r[1:] for r in ours.records]
 
 
 def test_convert_subtree_for_groot2s_twenty_node_limit_and_an_unknown_node_is_one_line(recorded, capsys):

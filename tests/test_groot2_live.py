@@ -5,13 +5,14 @@ ZMQ REP on PORT (PUB on PORT+1), a 6-byte request header answered with the same 
 from __future__ import annotations
 
 import queue
+import re
 import socket
 import struct
 import threading
 import xml.etree.ElementTree as ET
 
 import pytest
-from fakes import BUSY
+from fakes import BUSY, COMPARED, COMPARED_ANSWERS
 from helpers import tree
 
 from bt_grasp.blackboard import Blackboard
@@ -67,11 +68,11 @@ def status_entries(buffer: bytes) -> dict[int, int]:
     return {struct.unpack_from("<H", buffer, i)[0]: buffer[i + 2] for i in range(0, len(buffer), 3)}
 
 
-def context(spec) -> RunContext:
+def context(spec, goal: str = "mug") -> RunContext:
     """A run of `spec` with no robot (the leaves' outcomes from an empty script)."""
     registry = spec.registry or default_registry()
     return RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=ScriptedOracle({}),
-                      blackboard=Blackboard({"goal.object": "mug"}))
+                      blackboard=Blackboard({"goal.object": goal}))
 
 
 @pytest.fixture
@@ -140,8 +141,8 @@ def test_blackboard_errors_and_the_ports_released_at_the_end(client):
                 self.answers.append(request(client, "Z", 2))
                 client.send_multipart([b"\x02S"])  # a 2-byte header
                 self.answers.append(client.recv_multipart())
-                client.send_multipart([struct.pack("<BBI", 1, ord("S"), 3)])  # protocol 1
-                self.answers.append(client.recv_multipart())
+                client.send_multipart([struct.pack("<BBI", 1, ord("S"), 3)])  # protocol 1: as BT.CPP,
+                self.answers.append(client.recv_multipart())                 # echoed, not refused
 
     ask = Ask()
     Runner(spec, ctx, observers=[publisher, ask]).run()
@@ -150,9 +151,9 @@ def test_blackboard_errors_and_the_ports_released_at_the_end(client):
     entries = msgpack.unpackb(board[1])
     assert set(entries) == {"ROOT"}, "only the run's own blackboard is known"
     assert entries["ROOT"]["goal.object"] == "mug" and entries["ROOT"]["scene.outcome"] == "found"
-    assert unknown[0] == b"error" and len(unknown) == 2
+    assert unknown == [b"error", b"Request not recognized"]
     assert short == [b"error", b"wrong request header"]
-    assert old == [b"error", b"wrong protocol"]
+    assert old[0][:6] == struct.pack("<BBI", 1, ord("S"), 3) and len(old[1]) % 3 == 0
     assert publisher.requests == 4 and publisher.last_request is not None
     again = Groot2Publisher(port, host="127.0.0.1")  # the run's end released both ports
     again.close()
@@ -200,3 +201,47 @@ def test_a_subtree_publisher_shows_only_that_part_and_an_unknown_node_is_named(c
 
     with pytest.raises(UserError, match=r"^--groot2-subtree: no node 'mov' in this tree \(did you mean move\?\)"):
         Runner(spec, context(spec), observers=[Groot2Publisher(port, subtree="mov", host="127.0.0.1")]).run()
+
+
+def test_btcpp_answers_alike_for_the_same_tree_in_the_same_state(client):
+    """BT.CPP 4.8's own Groot2Publisher (behaviortreepy) and ours, asked the same requests after
+    the same one-tick run: the same parts, header layout, UIDs and status bytes."""
+    bt = pytest.importorskip("behaviortreepy")
+    if not getattr(bt, "GROOT2_AVAILABLE", False):
+        pytest.skip("behaviortreepy built without Groot2")
+    ours_port, theirs_port = free_ports(), free_ports()
+    spec = tree(COMPARED)
+    ours: dict[str, list[bytes]] = {}
+
+    class Ask(RunObserver):
+        def ticked(self, tick) -> None:
+            client.connect(f"tcp://127.0.0.1:{ours_port}")
+            ours.update(T=request(client, "T", 1), S=request(client, "S", 2), Z=request(client, "Z", 3))
+            client.disconnect(f"tcp://127.0.0.1:{ours_port}")
+
+    Runner(spec, context(spec, goal="red mug"),
+           observers=[Groot2Publisher(ours_port, host="127.0.0.1"), Ask()]).run()
+    from bt_grasp.observe.groot2_xml import groot2_tree
+    from bt_grasp.structure import structure
+
+    factory = bt.BehaviorTreeFactory()
+    factory.register_simple_condition(
+        "label_is", lambda node: getattr(bt.NodeStatus, COMPARED_ANSWERS[node.name()]))
+    xml = groot2_tree(structure(spec.root), spec.name).xml
+    portless = re.sub(r"<TreeNodesModel>.*</TreeNodesModel>", "", re.sub(r' (key|label)="[^"]*"', "", xml),
+                      flags=re.S)
+    btcpp_tree = factory.create_tree_from_text(portless)
+    publisher = bt.Groot2Publisher(btcpp_tree, theirs_port)
+    btcpp_tree.tick_while_running()
+    client.connect(f"tcp://127.0.0.1:{theirs_port}")
+    theirs = {"T": request(client, "T", 1), "S": request(client, "S", 2), "Z": request(client, "Z", 3)}
+    del publisher
+    for kind in "TSZ":
+        assert len(ours[kind]) == len(theirs[kind]) == 2
+    for kind in "TS":
+        assert ours[kind][0][:6] == theirs[kind][0][:6] and len(ours[kind][0]) == len(theirs[kind][0]) == 22
+    uid_of = lambda text: {el.get("name"): el.get("_uid")  # noqa: E731
+                           for el in ET.fromstring(text).iter() if el.get("_uid")}
+    assert uid_of(ours["T"][1]) == uid_of(theirs["T"][1])
+    assert ours["S"][1] == theirs["S"][1], "every node reset to IDLE, sent as 10 + its last status"
+    assert ours["Z"] == theirs["Z"]

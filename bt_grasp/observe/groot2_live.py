@@ -9,7 +9,9 @@ a second part. A reply repeats the header and adds the publisher's 16-byte tree 
 payload: 'T' FULLTREE the tree XML with `_uid`s (groot2_xml), 'S' STATUS 3 bytes per node (u16
 uid + u8 status; 10 + the previous status for a node reset to IDLE), 'B' BLACKBOARD msgpack of
 {name: {entry: value}} for the ';'-separated names asked ("ROOT" is the run's blackboard). Any
-other request, and a malformed one, gets the two-part error reply ["error", reason].
+other request, and a malformed one, gets the two-part error reply ["error", reason], in BT.CPP's
+words. Compared with BT.CPP 4.8's publisher (tests/test_groot2_live.py, where its Python binding
+is installed): the same replies, part for part, for the same tree in the same state.
 
 The server is a daemon thread that owns the sockets; the run's thread only folds each tick into
 the status table under a lock, so a slow or absent Groot2 never slows the run. It stops when the
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from bt_grasp.runner import EpisodeResult
 
 DEFAULT_PORT = 1667
-PROTOCOL = 2
 HEADER = struct.Struct("<BBI")  # protocol, request type, request id: the 6 bytes Groot2 sends
 POLL_MS = 100                   # how often the server looks at the stop flag, as BT.CPP's does
 HEARTBEAT_S = 5.0               # silence after which Groot2 counts as gone (BT.CPP disables hooks)
@@ -139,9 +140,7 @@ class Groot2Publisher(RunObserver):
         """The reply to one request, as BT.CPP's publisher gives it."""
         if not parts or len(parts[0]) != HEADER.size:
             return [b"error", b"wrong request header"]
-        protocol, kind, request_id = HEADER.unpack(parts[0])
-        if protocol != PROTOCOL:
-            return [b"error", b"wrong protocol"]
+        protocol, kind, request_id = HEADER.unpack(parts[0])  # the protocol is echoed, not checked
         head = HEADER.pack(protocol, kind, request_id) + self.uuid
         with self._lock:
             if self._tree is None or self._fold is None:
@@ -154,4 +153,4 @@ class Groot2Publisher(RunObserver):
                 names = parts[1].decode("utf-8", "replace").split(";") if len(parts) > 1 else []
                 board = {name: dict(self._blackboard) for name in names if name == "ROOT"}
                 return [head, need("msgpack").packb(board)]
-        return [b"error", f"request type {chr(kind)!r} is not supported by bt_grasp".encode()]
+        return [b"error", b"Request not recognized"]  # BT.CPP's words (hooks, breakpoints, recording)

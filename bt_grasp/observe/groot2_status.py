@@ -1,12 +1,14 @@
 """Our ticks as BT.CPP's status transitions: what Groot2 replays (.btlog) and monitors (STATUS).
 
 A trace records each tick's final status per ticked node. BT.CPP's loggers instead see every
-`setStatus` change, including the resets to IDLE it makes while running: a control or decorator
-that finishes resets (halts) its children before it returns, a decorator that restarts its child
-(RetryUntilSuccessful, Repeat) resets that child, a RUNNING node that its parent stops ticking is
-halted, and the root is reset once the tree has finished. Groot2 draws a node by its latest
-transition, so without those IDLEs a finished branch would stay lit for the rest of the replay.
-`StatusFold` puts them back, in that order, and emits a transition only where the status changes.
+`setStatus` change: a control or decorator turns RUNNING before it ticks its children, and nodes
+go back to IDLE as BT.CPP resets them: a control or decorator that finishes resets (halts) its
+children before it returns, a decorator that restarts its child (RetryUntilSuccessful, Repeat)
+resets that child, a RUNNING node that its parent stops ticking is halted, and the root is reset
+once the tree has finished. Groot2 draws a node by its latest transition, so without those IDLEs
+a finished branch would stay lit for the rest of the replay. `StatusFold` puts them back, in
+BT.CPP's order, and emits a transition only where the status changes (tests/test_groot2_btlog.py
+compares it with BT.CPP's own FileLogger2 where its Python binding is installed).
 """
 
 from __future__ import annotations
@@ -54,29 +56,38 @@ class StatusFold:
         self._set(nid, IDLE, out)
 
     def tick(self, visited: Iterable[tuple[str, str] | list[str]]) -> list[Transition]:
-        """The transitions one tick made, from its `visited` [(node id, status)] (children before
-        parents, as the trace lists them). Nodes outside the tree (a subtree view) are skipped."""
-        out: list[Transition] = []
-        seen: set[str] = set()
+        """The transitions one tick made, from its `visited` [(node id, status)], in the order
+        BT.CPP makes them: depth-first, a control or decorator RUNNING before it ticks its
+        children, each node's own status after theirs. Nodes outside the tree (a subtree view)
+        are skipped."""
         uids = self.tree.uids
-        for nid, text in visited:
-            if nid not in uids:
-                continue
-            code = CODE.get(text, IDLE)
-            if code in (SUCCESS, FAILURE):
-                self._reset_below(nid, out)  # a finished node has halted its children
-            elif code == RUNNING and nid in self.tree.single_child:
-                for child in self.children[nid]:  # a decorator that restarts a finished child
-                    if self.status[uids[child]] in (SUCCESS, FAILURE):
-                        self._reset(child, out)
-            self._set(nid, code, out)
-            seen.add(nid)
+        final = {nid: CODE.get(text, IDLE) for nid, text in visited if nid in uids}
+        out: list[Transition] = []
+        for nid in final:  # where the tick entered this tree: the root, or a subtree's top
+            if self.tree.parent.get(nid) not in final:
+                self._visit(nid, final, out)
         for nid, uid in uids.items():  # running, but no longer ticked: halted by an ancestor
-            if self.status[uid] == RUNNING and nid not in seen:
+            if self.status[uid] == RUNNING and nid not in final:
                 self._reset(nid, out)
         if self.root is not None and self.status[uids[self.root]] in (SUCCESS, FAILURE):
             self._reset(self.root, out)  # the tree has finished: BT.CPP resets its root
         return out
+
+    def _visit(self, nid: str, final: dict[str, int], out: list[Transition]) -> None:
+        children = self.children[nid]
+        if children:
+            self._set(nid, RUNNING, out)  # BT.CPP's controls and decorators: RUNNING, then tick
+        for child in children:
+            if child in final:
+                self._visit(child, final, out)
+        code = final[nid]
+        if code in (SUCCESS, FAILURE):
+            self._reset_below(nid, out)  # a finished node has halted its children
+        elif code == RUNNING and nid in self.tree.single_child:
+            for child in children:  # a decorator that restarts a finished child
+                if self.status[self.tree.uids[child]] in (SUCCESS, FAILURE):
+                    self._reset(child, out)
+        self._set(nid, code, out)
 
     def buffer(self, idle_marks: dict[int, int] | None = None) -> bytes:
         """The STATUS reply: u16 uid + u8 status per node in UID order; a node reset to IDLE is
