@@ -188,3 +188,18 @@ def test_a_missing_library_names_the_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "rosbags.rosbag2", None)
     with pytest.raises(BackendUnavailable, match=r"install the ros extra: pip install 'bt_grasp\[ros\]'"):
         need("rosbags.rosbag2")
+
+
+def test_perceive_on_a_bag_without_images_says_how_to_record_them(tmp_path, capsys):
+    from helpers import run_oracle
+
+    from bt_grasp.oracles import ScriptedOracle
+
+    path = tmp_path / "run.jsonl"
+    run_oracle(tree(LOOK), ScriptedOracle({"grasp": ["done"], "lift": ["done"]}), trace=str(path))
+    assert main(["trace", "convert", str(path), "-o", str(tmp_path / "tree.db3")]) == 0
+    capsys.readouterr()
+    args = ["perceive", str(tmp_path / "tree.db3"), "--topic-rgb", RGB, "--topic-depth", DEPTH, "--goal", GOAL]
+    assert main(args) == 2
+    assert capsys.readouterr().err == (f"{tmp_path / 'tree.db3'}: no sensor_msgs/msg/Image topic in this bag, "
+                                       f"so no {RGB} (record the camera: --record-images)\n")

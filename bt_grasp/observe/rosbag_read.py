@@ -57,7 +57,10 @@ class Bag:
     def topic(self, name: str, wanted: tuple[str, ...], option: str) -> str:
         """`name` if the bag has it with one of the `wanted` types (UserError otherwise)."""
         if name not in self.types:
-            have = ", ".join(sorted(self.types)) or "none"
+            if not any(self.types[t] in wanted for t in self.types):
+                raise UserError(f"no {' or '.join(wanted)} topic in this bag, so no {name} (record "
+                                "the camera: --record-images)", file=self.display)
+            have = ", ".join(sorted(t for t in self.types if self.types[t] in wanted))
             raise UserError(f"no topic {name}{did_you_mean(name, self.types)} (give {option} one of: "
                             f"{have})", file=self.display)
         if self.types[name] not in wanted:
