@@ -151,11 +151,11 @@ def test_recording_over_an_existing_bag_is_refused_before_the_run(recorded):
 
 
 def test_recorder_for_picks_by_suffix_or_format_and_names_the_choices(tmp_path):
-    assert isinstance(recorder_for(tmp_path / "plain", images=False, format="rosbag2"), RosbagRecorder)
+    assert isinstance(recorder_for(tmp_path / "plain", images=False, record_format="rosbag2"), RosbagRecorder)
     with pytest.raises(UserError, match=r"cannot tell the format of 'run\.bin' \(name it with one of: .*\.db3"):
         recorder_for(tmp_path / "run.bin", images=False)
     with pytest.raises(UserError, match="unknown record format 'bag'"):
-        recorder_for(tmp_path / "x", images=False, format="bag")
+        recorder_for(tmp_path / "x", images=False, record_format="bag")
 
 
 def test_a_trace_converts_to_a_bag_with_the_groot2_log_status_changes(tmp_path):

@@ -12,20 +12,20 @@ from pathlib import Path
 from bt_grasp.errors import UserError
 from bt_grasp.observers import RunObserver
 
-# suffix -> (format, module, RunObserver class); "" is a format named only by --record-format
+# suffix -> (format name for --record-format, module, RunObserver class)
 RECORDERS: dict[str, tuple[str, str, str]] = {
     ".db3": ("rosbag2", "bt_grasp.observe.rosbag", "RosbagRecorder"),
 }
 
 
-def recorder_for(path: str | Path, images: bool, format: str | None = None) -> RunObserver:
-    """The recorder writing `path`: by `format` when given ("rosbag2", ...), else by suffix."""
+def recorder_for(path: str | Path, images: bool, record_format: str | None = None) -> RunObserver:
+    """The recorder writing `path`: by `record_format` when given ("rosbag2", ...), else by suffix."""
     suffix = Path(path).suffix.lower()
-    if format is not None:
-        entry = next((e for e in RECORDERS.values() if e[0] == format), None)
+    if record_format is not None:
+        entry = next((e for e in RECORDERS.values() if e[0] == record_format), None)
         if entry is None:
             known = ", ".join(sorted({e[0] for e in RECORDERS.values()}))
-            raise UserError(f"unknown record format '{format}' (use one of: {known})", file="--record-format")
+            raise UserError(f"unknown record format '{record_format}' (use one of: {known})", file="--record-format")
     elif suffix in RECORDERS:
         entry = RECORDERS[suffix]
     else:
