@@ -63,7 +63,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.groot2 is not None:  # bound now: a port in use is one line before the run
         from bt_grasp.observe.groot2_live import Groot2Publisher
 
-        observers.append(Groot2Publisher(args.groot2, subtree=args.groot2_subtree))
+        observers.append(Groot2Publisher(args.groot2, subtree=args.groot2_subtree,
+                                         notify=lambda text: print(text, file=sys.stderr)))
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,

@@ -192,8 +192,10 @@ def test_a_subtree_publisher_shows_only_that_part_and_an_unknown_node_is_named(c
                 seen.append(request(client, "T", 1))
                 seen.append(request(client, "S", 2))
 
-    Runner(spec, context(spec), observers=[Groot2Publisher(port, subtree="move", host="127.0.0.1"),
-                                           Ask()]).run()
+    notes: list[str] = []
+    Runner(spec, context(spec), observers=[
+        Groot2Publisher(port, subtree="move", host="127.0.0.1", notify=notes.append), Ask()]).run()
+    assert notes == [f"groot2: 1 node on ports {port} and {port + 1}"]
     (_, xml), (_, buffer) = seen
     assert [el.get("name") for el in ET.fromstring(xml).iter() if el.get("_uid")] == ["move"]
     assert status_entries(buffer) == {1: 1}
@@ -245,3 +247,16 @@ def test_btcpp_answers_alike_for_the_same_tree_in_the_same_state(client):
     assert uid_of(ours["T"][1]) == uid_of(theirs["T"][1])
     assert ours["S"][1] == theirs["S"][1], "every node reset to IDLE, sent as 10 + its last status"
     assert ours["Z"] == theirs["Z"]
+
+
+def test_a_tree_over_twenty_nodes_is_served_whole_with_a_hint_to_show_a_part():
+    structure = {"id": "s", "type": "sequence", "params": {},
+                 "children": [{"id": f"n{i}", "type": "grasp", "params": {}} for i in range(25)]}
+    notes: list[str] = []
+    publisher = Groot2Publisher(free_ports(), host="127.0.0.1", notify=notes.append)
+    try:
+        publisher.started({"tree": "wide", "structure": structure}, None)
+    finally:
+        publisher.close()
+    assert notes == [f"groot2: 26 nodes on ports {publisher.port} and {publisher.port + 1}; Groot2's free "
+                     "edition draws 20: show a part with --groot2-subtree NODE"]

@@ -24,6 +24,7 @@ import os
 import struct
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bt_grasp.errors import UserError
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 1667
 HEADER = struct.Struct("<BBI")  # protocol, request type, request id: the 6 bytes Groot2 sends
 POLL_MS = 100                   # how often the server looks at the stop flag, as BT.CPP's does
-HEARTBEAT_S = 5.0               # silence after which Groot2 counts as gone (BT.CPP disables hooks)
+FREE_EDITION_NODES = 20         # the most nodes Groot2's free edition draws
 
 
 def tree_uuid() -> bytes:
@@ -56,11 +57,13 @@ class Groot2Publisher(RunObserver):
     The sockets are bound here, so a port in use is reported before the run starts; `subtree`
     shows only the part of the tree under that node id (Groot2's free edition draws 20 nodes)."""
 
-    def __init__(self, port: int = DEFAULT_PORT, subtree: str | None = None, host: str = "*") -> None:
+    def __init__(self, port: int = DEFAULT_PORT, subtree: str | None = None, host: str = "*",
+                 notify: Callable[[str], None] | None = None) -> None:
         zmq = need("zmq")
         need("msgpack")
         self.port = port
         self.subtree = subtree
+        self.notify = notify  # told once what is served (the CLI prints it on standard error)
         self.uuid = tree_uuid()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -94,6 +97,11 @@ class Groot2Publisher(RunObserver):
         with self._lock:
             self._tree = tree
             self._fold = StatusFold(tree)
+        if self.notify is not None:
+            nodes = f"{tree.count} node" + ("s" if tree.count != 1 else "")
+            self.notify(f"groot2: {nodes} on ports {self.port} and {self.port + 1}" + (
+                f"; Groot2's free edition draws {FREE_EDITION_NODES}: show a part with --groot2-subtree NODE"
+                if tree.count > FREE_EDITION_NODES else ""))
         self._thread = threading.Thread(target=self._serve, name=f"groot2:{self.port}", daemon=True)
         self._thread.start()
 
