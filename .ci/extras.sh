@@ -11,3 +11,8 @@ fi
 pip install -q pyrealsense2 "ray>=2.9"
 pip install -q --no-deps hello-robot-stretch-body
 pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime
+# Groot2 (live monitor: ZMQ + msgpack) and ROS 2 bags (rosbags, pure Python): the observe tests.
+pip install -q "pyzmq>=25" "msgpack>=1" "rosbags>=0.10"
+# BehaviorTree.CPP 4.8's Python binding: exported trees tick in BT.CPP, and the .btlog and the
+# Groot2 replies are compared with BT.CPP's own FileLogger2 and Groot2Publisher.
+pip install -q behaviortreepy

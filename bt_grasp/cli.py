@@ -59,11 +59,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         from bt_grasp.live.view import TerminalView
 
         view = TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live)
+    observers: list[Any] = [view] if view is not None else []
+    if args.groot2 is not None:  # bound now: a port in use is one line before the run
+        from bt_grasp.observe.groot2_live import Groot2Publisher
+
+        observers.append(Groot2Publisher(args.groot2, subtree=args.groot2_subtree,
+                                         notify=lambda text: print(text, file=sys.stderr)))
     result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                          goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                          lighting=args.lighting, image_size=args.image_size, handle_signals=True,
                          dry_run=args.dry_run, driver=args.driver,
-                         observers=[view] if view is not None else [])
+                         observers=observers)
     if view is not None:
         view.close()
     total = process_wall()
@@ -210,6 +216,11 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--live", nargs="?", const="auto", default=None, choices=("auto", "frames", "lines"),
                    help="draw the tree each tick: --live redraws in place on a terminal, one line per "
                         "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
+    p.add_argument("--groot2", nargs="?", type=int, const=1667, default=None, metavar="PORT",
+                   help="serve the run to Groot2's live monitor (ZMQ on PORT and PORT+1, default 1667)")
+    p.add_argument("--groot2-subtree", default=None, metavar="NODE",
+                   help="show Groot2 only the part of the tree under node id NODE (its free edition "
+                        "draws at most 20 nodes)")
     p.add_argument("--perception", default=None, metavar="NAME",
                    help="perceiver plug-in (default: the profile's, geometric): geometric, RGB-D only; "
                         "sim, the simulator's annotator, an upper bound for scoring; or an installed one")
@@ -291,6 +302,8 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
      {"watch": "follow a trace another run is writing: the tree, live"}),
     ("bt_grasp.observe.convert", "add_trace_parser",
      {"trace": "convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)"}),
+    ("bt_grasp.observe.rosbag_perceive", "add_perceive_parser",
+     {"perceive": "run the geometric perceiver on a ROS 2 bag's RGB-D frames"}),
 ]
 # Commands that drive a simulator: pybullet is imported up front, without its banner.
 _SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}

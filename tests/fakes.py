@@ -3,6 +3,7 @@
 - FakeStreamingRobot: a driver whose primitives run across ticks (tests of leaves that start,
   poll, halt); LIFT_THEN_FINALIZE and LIFT_WITH_DEADLINE are the trees it is driven with
   (tests/helpers.run_driver runs them).
+- COMPARED: a tree BehaviorTree.CPP's Python binding runs alike (tests comparing Groot2 output).
 - Busy: a user leaf (`nodes: ["fakes:Busy"]`) RUNNING `ticks` times, then SUCCESS, for the live
   view and `dot --tick`; BUSY is a tree that uses it.
 """
@@ -113,4 +114,26 @@ BUSY = """
           - survey_scene: {id: survey}
           - busy: {id: move, ticks: 3, step: 0.1}
           - finalize: {reason: moved}
+"""
+
+
+# -- a tree decided in one tick by conditions on the goal (goal "red mug"), which BehaviorTree.CPP
+# can run too with port-less conditions answering by node name (the Groot2 comparisons)
+COMPARED_ANSWERS = {"a": "SUCCESS", "c": "FAILURE", "d": "FAILURE", "e": "SUCCESS"}
+COMPARED = """
+    tree: compared
+    root:
+      sequence:
+        id: s
+        children:
+          - label_is: {id: a, key: "{goal.object}", label: "red mug"}
+          - inverter:
+              id: i
+              child:
+                label_is: {id: c, key: "{goal.object}", label: "no"}
+          - selector:
+              id: f
+              children:
+                - label_is: {id: d, key: "{goal.object}", label: "no"}
+                - label_is: {id: e, key: "{goal.object}", label: "red mug"}
 """

@@ -11,26 +11,32 @@ from bt_grasp.errors import UserError
 from bt_grasp.trace import Trace, read_trace
 
 # suffix -> (writer of a read trace to that path, the tool that opens it)
-Converter = Callable[[Trace, Path], None]
+Converter = Callable[..., None]
 CONVERTERS: dict[str, tuple[str, str, Converter]] = {}
+SUBTREE: set[str] = set()  # suffixes whose writer takes `subtree=NODE` (a part of a large tree)
 
 
-def register(suffix: str, tool: str, module: str, function: str) -> None:
+def register(suffix: str, tool: str, module: str, function: str, subtree: bool = False) -> None:
     """A converter imported only when its suffix is asked for."""
 
-    def convert(trace: Trace, out: Path) -> None:
-        getattr(__import__(module, fromlist=[function]), function)(trace, out)
+    def convert(trace: Trace, out: Path, **options: str) -> None:
+        getattr(__import__(module, fromlist=[function]), function)(trace, out, **options)
 
     CONVERTERS[suffix] = (tool, module, convert)
+    if subtree:
+        SUBTREE.add(suffix)
 
 
 def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("trace", help="convert a recorded trace for other tools")
+    p = sub.add_parser("trace", help="convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)")
     tsub = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
     c = tsub.add_parser("convert", help="a trace (.jsonl) as " + ", ".join(
         f"{suffix} ({tool})" for suffix, (tool, _, _) in sorted(CONVERTERS.items())))
     c.add_argument("trace", help="a trace written by `bt-grasp run --trace`")
     c.add_argument("-o", "--out", required=True, help="the output file; its suffix picks the format")
+    c.add_argument("--subtree", default=None, metavar="NODE",
+                   help="only the part of the tree under node id NODE (.btlog: Groot2's free edition "
+                        "draws at most 20 nodes)")
     c.set_defaults(func=cmd_convert)
 
 
@@ -40,7 +46,18 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if suffix not in CONVERTERS:
         known = ", ".join(sorted(CONVERTERS)) or "none installed"
         raise UserError(f"cannot convert to '{suffix or out.name}' (use one of: {known})", file=args.out)
+    if args.subtree and suffix not in SUBTREE:
+        raise UserError(f"--subtree works with {', '.join(sorted(SUBTREE))} only, not {suffix}", file=args.out)
     trace = read_trace(args.trace)
-    CONVERTERS[suffix][2](trace, out)
+    try:
+        CONVERTERS[suffix][2](trace, out, **({"subtree": args.subtree} if args.subtree else {}))
+    except UserError as exc:
+        if exc.file is None:  # about the trace's content (an unknown --subtree): name the trace
+            raise UserError(exc.message, file=args.trace) from None
+        raise
     print(f"wrote {out}")
     return 0
+
+
+register(".btlog", "Groot2 log replay", "bt_grasp.observe.groot2_btlog", "write_btlog", subtree=True)
+register(".db3", "ROS 2 bag, sqlite3", "bt_grasp.observe.rosbag", "write_rosbag")
