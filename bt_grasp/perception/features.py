@@ -16,6 +16,7 @@ import numpy as np
 from .amodal import footprint_room
 from .colour import name_colour
 from .geometry import cross3
+from .lexicon import Vocabulary
 from .outline import edge_roundness
 from .vocabulary import belief, best_name, catalogue_colour, name_scores
 
@@ -262,7 +263,7 @@ def extents_along(pts: np.ndarray, axes: np.ndarray) -> list[float]:
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
             window: tuple[slice, slice] | None = None, occluded: bool = False, brightness: float = 1.0,
-            colour: str | None = None, amodal: bool = False) -> dict[str, Any]:
+            colour: str | None = None, amodal: bool = False, vocab: Vocabulary | None = None) -> dict[str, Any]:
     """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
@@ -270,7 +271,8 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     occluded: a nearer object borders the segment, so its footprint may be cut short;
     brightness: the scene's light for colour naming (colour.scene_brightness);
     colour: the palette name when already known (skips colour naming);
-    amodal: for an occluded segment, measure how far it could continue out of sight (amodal.py).
+    amodal: for an occluded segment, measure how far it could continue out of sight (amodal.py);
+    vocab: the words to name it in (lexicon.py; None: the shipped default).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -327,13 +329,13 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
              "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded), "face_frame": face_frame,
              "obb": principal_extents(pts) if tilted else [],  # read for leaning segments only
              "tilted": float(tilted)}
-    scores = name_scores(m_fit, colour)
+    scores = name_scores(m_fit, colour, vocab)
     if occluded and amodal:  # what it could be with the rest out of sight: evidence for grounding only
         room = footprint_room(*whole, top, centre, yaw)
-        out["amodal_scores"] = name_scores({**m_fit, "room_long": room[0], "room_short": room[1]}, colour)
+        out["amodal_scores"] = name_scores({**m_fit, "room_long": room[0], "room_short": room[1]}, colour, vocab)
     noun, size, _ = best_name(scores)
     # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.
-    out.update(colour=catalogue_colour(noun, colour), seen_colour=colour)
+    out.update(colour=catalogue_colour(noun, colour, vocab), seen_colour=colour)
     out.update(category=noun, shape=shape, size=size,
                centroid_base=[float(x) for x in pts.mean(axis=0)],
                footprint_centre=[float(centre[0]), float(centre[1])],
@@ -346,7 +348,9 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
 
 
 def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-                       occluded: bool, colour: str, window: tuple[slice, slice] | None = None) -> float:
-    """How well the best catalogue entry explains this mask (0..1): the test for joining pieces."""
-    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour).get("name_scores") or {}
+                       occluded: bool, colour: str, window: tuple[slice, slice] | None = None,
+                       vocab: Vocabulary | None = None) -> float:
+    """How well the best vocabulary entry explains this mask (0..1): the test for joining pieces."""
+    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour,
+                 vocab=vocab).get("name_scores") or {}
     return max(best_name(ns)[2], 0.0)

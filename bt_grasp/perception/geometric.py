@@ -28,6 +28,7 @@ from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .colour import name_colour, scene_brightness
 from .features import best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
+from .lexicon import Vocabulary, default_vocabulary
 from .scene_graph import occlusion_counts
 from .split_merge import MERGE_KEEP, merge_by_fit, split_at_valleys, valley_map
 from .types import SceneGraph
@@ -42,7 +43,7 @@ class GeometricPerceiver(GroundingLocator):
     def __init__(self, min_height: float = 0.007, max_height: float = 0.40, jump: float = 0.012,
                  chroma_break: float = 0.10, min_area_m2: float = 2.0e-4, min_pixels: int = 20,
                  track_radius: float = 0.04, min_chroma_intensity: float = 40.0,
-                 split_valleys: bool = True) -> None:
+                 split_valleys: bool = True, vocabulary: Vocabulary | None = None) -> None:
         self.min_height = min_height  # foreground threshold above the table (depth noise margin)
         self.max_height = max_height  # ignore anything higher (arm, people) above the table
         self.jump = jump  # 3D distance that breaks a pixel link, plus 3 pixel footprints
@@ -53,6 +54,8 @@ class GeometricPerceiver(GroundingLocator):
         # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
         self.min_chroma_intensity = min_chroma_intensity
         self.split_valleys = split_valleys  # cut touching same-colour objects at surface folds
+        # The objects it can name (lexicon.py): categories, sizes, colours. None: the shipped default.
+        self.vocabulary = vocabulary or default_vocabulary()
         self.last_scene: SceneGraph | None = None
         self._next_id = 1
 
@@ -128,7 +131,8 @@ class GeometricPerceiver(GroundingLocator):
             parent = int(np.bincount(labels[win][mask]).argmax())
             if parent not in colours:  # pieces of one segment share its colour (no colour break)
                 colours[parent] = name_colour(obs.rgb[labels == parent])[0]
-            return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent])
+            return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent],
+                                      vocab=self.vocabulary)
 
         return merge_by_fit(pieces, labels, fit)
 
@@ -186,7 +190,8 @@ class GeometricPerceiver(GroundingLocator):
             if group not in fits:
                 mask = np.isin(labels, list(group))
                 box = ndimage.find_objects(mask.astype(np.int8))[0]
-                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box)
+                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box,
+                                                 self.vocabulary)
             return fits[group]
 
         members = {i: frozenset([i]) for i in range(n + 1)}
@@ -250,7 +255,7 @@ class GeometricPerceiver(GroundingLocator):
             if oid == rid:  # the fixture: named as the tree knows it, never a catalogue object
                 attrs = {"source": "geometric", "category": RECEPTACLE_NAME, "fixture": True, "name_scores": {}}
                 return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas, **attrs}), attrs
-            name = catalogue_name(meas["colour"], meas["category"], meas["size"])
+            name = catalogue_name(meas["colour"], meas["category"], meas["size"], self.vocabulary)
             attrs = {"source": "geometric"}
             u, v = meas["point2d"]
             if inside[int(round(v * (h - 1))), int(round(u * (w - 1)))]:
@@ -259,7 +264,7 @@ class GeometricPerceiver(GroundingLocator):
 
         light = scene_brightness(obs.rgb[(labels == rid) & (heights < self.min_height)]) if rid else 1.0
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light,
-                         amodal=True)
+                         amodal=True, vocab=self.vocabulary)
         self.last_scene = scene
         return scene
 

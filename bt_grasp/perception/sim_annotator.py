@@ -15,6 +15,7 @@ import numpy as np
 from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
+from .lexicon import Vocabulary, default_vocabulary
 from .types import SceneGraph
 
 
@@ -23,8 +24,10 @@ class SimPerceiver(GroundingLocator):
 
     name = "sim"
 
-    def __init__(self, min_pixels: int = 20) -> None:
+    def __init__(self, min_pixels: int = 20, vocabulary: Vocabulary | None = None) -> None:
         self.min_pixels = min_pixels  # fewer visible pixels than this counts as hidden
+        # The words grounding reads goal texts in (lexicon.py). None: the shipped default.
+        self.vocabulary = vocabulary or default_vocabulary()
         self.last_scene: SceneGraph | None = None
 
     @staticmethod
@@ -52,7 +55,7 @@ class SimPerceiver(GroundingLocator):
             attrs["name_scores"] = {}
             return name, describe(name, {**meas, **attrs}), attrs
 
-        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
+        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, vocab=self.vocabulary)
         self.last_scene = scene
         return scene
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from bt_grasp.drivers.base import Observation
+
+if TYPE_CHECKING:
+    from .lexicon import Vocabulary
 
 RELATIONS = ("left_of", "right_of", "in_front_of", "behind", "on_top_of", "partially_occluded_by",
              "next_to")
@@ -33,6 +36,9 @@ class SceneGraph:
     objects: list[SceneObject]
     relations: list[tuple[int, str, int]]
     clock: float = 0.0
+    # The words the objects are named in (lexicon.py); grounding reads texts in them. None: the
+    # shipped default.
+    vocabulary: Vocabulary | None = field(default=None, repr=False, compare=False)
 
     def by_id(self, oid: int) -> SceneObject | None:
         return next((o for o in self.objects if o.id == oid), None)

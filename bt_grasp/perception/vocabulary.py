@@ -1,11 +1,11 @@
-"""Naming in the catalogue's own words: measured shape -> (noun, size word) with scores.
+"""Naming in the vocabulary's own words: measured shape -> (noun, size word) with scores.
 
-Why the catalogue: it is the robot's known object vocabulary (like a YCB list), so a segment is
-named by the catalogue entry whose dimensions and shape it fits best, in that entry's words
-("ball", "puck", "jenga block") and with that category's own size scale (a 5.6 cm ball is a
-"medium" ball; a can 5.6 cm across and 8 cm tall is a "medium" can).
+Why a vocabulary: it is the robot's known objects (like a YCB list; lexicon.py, by default the
+benchmark catalogue's), so a segment is named by the entry whose dimensions and shape it fits
+best, in that entry's words ("ball", "puck", "jenga block") and with that category's own size
+scale (a 5.6 cm ball is a "medium" ball; a can 5.6 cm across and 8 cm tall is a "medium" can).
 
-Each catalogue (noun, size) gives the rest poses it can take on a table, seen from above:
+Each (noun, size) entry gives the rest poses it can take on a table, seen from above:
 (own height, long and short footprint side, footprint round?, top flat?). A segment is scored
 against every pose: the own height must agree (it is not shortened by occlusion, but an object
 lying on others has an uncertain support, hence an interval), the footprint may be smaller than
@@ -21,23 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from itertools import permutations
 from typing import Any
 
 import numpy as np
 
-SIZES = ("small", "medium", "large")
+from .lexicon import Category, Vocabulary, default_vocabulary
+
 TILTED_WEIGHT = 0.8  # a leaning pose explains a segment a little less readily than a rest pose
-# How textured catalogue entries look to the camera. A mesh's own texture tints its catalogue
-# colour (the duck's yellow texture turns a blue duck green), so the palette name the camera
-# sees is not the catalogue's word. Measured on the calibration scenes (seed 0, both lightings,
-# every such object seen: 100 % consistent, except purple ducks under hard lighting, 7/11).
-# Entries not listed look like their catalogue colour.
-APPEARANCE: dict[tuple[str, str], str] = {
-    ("duck", "blue"): "green", ("duck", "pink"): "orange", ("duck", "purple"): "brown",
-    ("duck", "white"): "yellow", ("jenga block", "blue"): "black",
-}
 
 
 @dataclass(frozen=True)
@@ -54,9 +46,9 @@ class Pose:
     lying_cylinder: bool = False  # curved across, straight along (a can or puck on its side)
 
 
-def looks(noun: str, colour: str) -> str:
-    """The palette name the camera sees for the catalogue's (noun, colour)."""
-    return APPEARANCE.get((noun, colour), colour)
+def looks(noun: str, colour: str, vocab: Vocabulary | None = None) -> str:
+    """The palette name the camera sees for the vocabulary's (noun, colour) (a texture may tint it)."""
+    return (vocab or default_vocabulary()).looks(noun, colour)
 
 
 @dataclass(frozen=True)
@@ -65,12 +57,8 @@ class Prototype:
     size: str
     poses: tuple[Pose, ...]
     loose: bool  # meshes: bounding box only, looser dimension tolerance
-    colours: frozenset[str]  # colours the catalogue holds this entry in
-
-    @cached_property  # asked for every segment measured; the entry never changes
-    def seen_colours(self) -> frozenset[str]:
-        """Palette names this entry is seen in (its colours, through its texture)."""
-        return frozenset(looks(self.noun, c) for c in self.colours)
+    colours: frozenset[str]  # colours the vocabulary holds this entry in
+    seen_colours: frozenset[str]  # palette names it is seen in (its colours, through its texture)
 
     @property
     def dims(self) -> tuple[float, float, float]:
@@ -86,51 +74,47 @@ def _box_poses(x: float, y: float, z: float, round_: bool | None = False, flat: 
     return out
 
 
-def _poses(shape: str, dims: tuple[float, ...], ext: tuple[float, float, float], noun: str) -> list[Pose]:
-    if shape == "box":
-        return _box_poses(dims[0], dims[1], dims[2])
-    if shape == "cylinder":
-        r, h = dims[0], dims[1]
-        return [Pose(h, 2 * r, 2 * r, True, True),
-                Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, None, lying_cylinder=True)]
-    if shape == "sphere":
-        return [Pose(2 * dims[0], 2 * dims[0], 2 * dims[0], True, False, sphere=True, planar=False)]
-    # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
-    if noun in ("jenga block", "domino"):
+def _poses(body: str, ext: tuple[float, float, float]) -> list[Pose]:
+    """Rest poses of a body (lexicon.BODIES) of extents (x, y, z) as it stands."""
+    if body == "box":
         return _box_poses(*ext)
-    if noun == "lego brick":  # studs up: a bumpy top; on a side: flat
+    if body == "cylinder":
+        d, h = ext[0], ext[2]
+        return [Pose(h, d, d, True, True), Pose(d, max(h, d), min(h, d), False, None, lying_cylinder=True)]
+    if body == "sphere":
+        return [Pose(ext[0], ext[0], ext[0], True, False, sphere=True, planar=False)]
+    # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
+    if body == "block-mesh":
+        return _box_poses(*ext)
+    if body == "studded-mesh":  # studs up: a bumpy top; on a side: flat
         poses = _box_poses(*ext)
         return [Pose(p.height, p.long, p.short, False, p.height != ext[2], planar=p.height != ext[2]) for p in poses]
-    organic = noun in ("duck", "teddy bear")  # curved all over; a mug is curved outside, hollow inside
+    organic = body == "organic-mesh"  # curved all over; a mug is curved outside, hollow inside
     return [Pose(h, max(a, b), min(a, b), None, False if organic else None, planar=False)
             for h, a, b in {(p[2], p[0], p[1]) for p in permutations(ext)}]
 
 
-@cache
-def prototypes() -> tuple[Prototype, ...]:
-    """One prototype per catalogue (noun, size), from the catalogue's dimensions."""
-    from bt_grasp.bench.catalogue import catalogue, extents
-
-    seen: dict[tuple[str, str], Prototype] = {}
-    colours: dict[tuple[str, str], set[str]] = {}
-    for s in catalogue():
-        key = (s.category, s.size)
-        colours.setdefault(key, set()).add(s.colour)
-        if key not in seen:
-            seen[key] = Prototype(s.category, s.size, tuple(_poses(s.shape, s.dims, extents(s), s.category)),
-                                  s.shape == "mesh", frozenset())
-    return tuple(Prototype(p.noun, p.size, p.poses, p.loose, frozenset(colours[(p.noun, p.size)]))
-                 for p in seen.values())
+def _prototype(c: Category, size: str, ext: tuple[float, float, float]) -> Prototype:
+    return Prototype(c.name, size, tuple(_poses(c.body, ext)), c.body.endswith("mesh"), frozenset(c.colours),
+                     frozenset(dict(c.looks).get(k, k) for k in c.colours))
 
 
 @cache
-def sizes_of(noun: str) -> tuple[str, ...]:
-    """Size words the catalogue uses for this noun (one entry: the noun needs no size word)."""
-    return tuple(s for s in SIZES if any(p.noun == noun and p.size == s for p in prototypes()))
+def prototypes(vocab: Vocabulary | None = None) -> tuple[Prototype, ...]:
+    """One prototype per vocabulary (noun, size), in the vocabulary's order."""
+    v = vocab or default_vocabulary()
+    return tuple(_prototype(c, size, ext) for c in v.categories for size, ext in c.sizes)
 
 
-def nouns() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(p.noun for p in prototypes()))
+@cache
+def sizes_of(noun: str, vocab: Vocabulary | None = None) -> tuple[str, ...]:
+    """Size words the vocabulary uses for this noun (one entry: the noun needs no size word)."""
+    v = vocab or default_vocabulary()
+    return tuple(s for s in v.sizes if any(p.noun == noun and p.size == s for p in prototypes(v)))
+
+
+def nouns(vocab: Vocabulary | None = None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.noun for p in prototypes(vocab or default_vocabulary())))
 
 
 def belief(x: float, centre: float, width: float) -> float:
@@ -294,7 +278,8 @@ def face_score(proto: Prototype, m: dict[str, Any]) -> float:
     return out * m.get("p_planar", 1.0) * (1.0 - m.get("p_sphere", 0.0))
 
 
-def name_scores(m: dict[str, Any], colour: str | None = None) -> dict[str, dict[str, float]]:
+def name_scores(m: dict[str, Any], colour: str | None = None,
+                vocab: Vocabulary | None = None) -> dict[str, dict[str, float]]:
     """{noun: {size: score}} for a segment's measurements.
 
     m: long, short (footprint sides), height_lo ≤ height_firm ≤ height_hi (own height: weak lower
@@ -302,11 +287,11 @@ def name_scores(m: dict[str, Any], colour: str | None = None) -> dict[str, dict[
     occluded (1 when a nearer object borders it: the footprint may be cut); optionally room_long,
     room_short (the footprint an occluded segment could have with its rest hidden, amodal.py: a
     pose within it is hardly penalised for being larger than the part seen). A seen colour the
-    entry never shows (see APPEARANCE) divides its score by 8 (colour naming is right ~95 % of
+    entry never shows (see lexicon.Category.looks) divides its score by 8 (colour naming is right ~95 % of
     the time).
     """
     out: dict[str, dict[str, float]] = {}
-    for p in prototypes():
+    for p in prototypes(vocab or default_vocabulary()):
         s = max(pose_score(pose, m, p.loose) for pose in p.poses)
         if m.get("tilted", 0.0):
             s = max(s, TILTED_WEIGHT * max(tilted_score(p, m), face_score(p, m)))
@@ -326,19 +311,20 @@ def best_name(scores: dict[str, dict[str, float]]) -> tuple[str, str, float]:
     return noun, size, s
 
 
-def catalogue_colour(noun: str, seen: str) -> str:
-    """The catalogue's colour word for a `noun` seen as palette colour `seen`.
+def catalogue_colour(noun: str, seen: str, vocab: Vocabulary | None = None) -> str:
+    """The vocabulary's colour word for a `noun` seen as palette colour `seen`.
 
-    The entry's own colour when it looks like itself; else the one colour the catalogue holds
+    The entry's own colour when it looks like itself; else the one colour the vocabulary holds
     the noun in that looks like `seen` (a brown-looking duck is the purple duck); else `seen`.
     """
-    held = {c for p in prototypes() if p.noun == noun for c in p.colours}
-    if seen in held and looks(noun, seen) == seen:
+    v = vocab or default_vocabulary()
+    held = {c for p in prototypes(v) if p.noun == noun for c in p.colours}
+    if seen in held and v.looks(noun, seen) == seen:
         return seen
-    cands = sorted(c for c in held if looks(noun, c) == seen)
+    cands = sorted(c for c in held if v.looks(noun, c) == seen)
     return cands[0] if len(cands) == 1 else seen
 
 
-def catalogue_name(colour: str, noun: str, size: str) -> str:
-    """The catalogue's naming rule: a size word only when the noun comes in several sizes."""
-    return f"{size} {colour} {noun}" if len(sizes_of(noun)) > 1 else f"{colour} {noun}"
+def catalogue_name(colour: str, noun: str, size: str, vocab: Vocabulary | None = None) -> str:
+    """The naming rule: a size word only when the noun comes in several sizes."""
+    return f"{size} {colour} {noun}" if len(sizes_of(noun, vocab or default_vocabulary())) > 1 else f"{colour} {noun}"
