@@ -32,6 +32,8 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 # How textured entries look to the camera. A mesh's own texture tints its catalogue colour (the
 # duck's yellow texture turns a blue duck green), so the palette name seen is not the word.
+# Measured on the calibration scenes (seed 0, both lightings, every such object seen: 100 %
+# consistent, except purple ducks under hard lighting, 7 of 11). Others look like their word.
 LOOKS: dict[str, dict[str, str]] = {
     "duck": {"blue": "green", "pink": "orange", "purple": "brown", "white": "yellow"},
     "jenga block": {"blue": "black"},

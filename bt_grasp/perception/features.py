@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .amodal import footprint_room
+from .calibration import value
 from .colour import name_colour
 from .geometry import cross3
 from .lexicon import Vocabulary
@@ -21,7 +22,9 @@ from .outline import edge_roundness
 from .vocabulary import belief, best_name, catalogue_colour, name_scores
 
 # How sharply the free edge's circle-vs-lines margin (outline.edge_roundness) turns into p_round.
-EDGE_SCALE = 0.06
+EDGE_SCALE = value("EDGE_SCALE")
+# A lying cylinder keeps at least about this share of its points on one circle; other nouns do not.
+LYING_CYLINDER_SHARE = value("LYING_CYLINDER_SHARE")
 MIN_CYLINDER_R = 0.015  # the thinnest catalogue can is 4 cm across
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
@@ -212,8 +215,8 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
     The points, seen along the footprint's long axis, are fitted by one circle (linear algebraic
     fit in the across/height plane), refitted on its inliers (within `tol`) a few times, because
     an oblique view also shows an end cap, whose points fill the circle rather than lie on it.
-    A lying can keeps most points on a circle of radius near half the footprint width (on the
-    calibration scenes 61 % of cans, under 3 % of other nouns, 10 % of lego bricks); a box
+    A lying can keeps most points on a circle of radius near half the footprint width (share:
+    LYING_CYLINDER_SHARE); a box
     needs a huge or ill-fitting circle, and a ball's cross-sections differ along its length.
     """
     if len(pts) < 30 or width <= 0:
@@ -241,7 +244,7 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
     if r < MIN_CYLINDER_R:  # no catalogue cylinder is this thin: a narrow strip's rounded edge
         return 0.0
     ratio = r / (width / 2.0)
-    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2)) * belief(share, 0.7, 0.05)
+    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2)) * belief(share, LYING_CYLINDER_SHARE, 0.05)
 
 
 def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:

@@ -143,9 +143,8 @@ class GeometricPerceiver(GroundingLocator):
         Two segments merge when they have the same chromaticity, the same top height (±6 mm),
         centroids < 12 cm apart (the longest catalogue object is 15 cm), a common occluder nearer
         the camera, and one catalogue object explains their union at least MERGE_KEEP × as well
-        as the better fragment alone (the rule of split_merge.py). Without the last test, 19 of
-        78 joins on the calibration scenes joined two objects of one colour (a ball and a mug
-        behind one box); with it, 3 do.
+        as the better fragment alone (the rule of split_merge.py). Without the last test two
+        objects of one colour behind one box (a ball and a mug) were often joined.
         """
         from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 

@@ -14,45 +14,42 @@ parsed by query.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
+from .calibration import value
 from .colour import SIMILAR
 from .lexicon import Vocabulary, default_vocabulary
 from .query import Query, parse
+from .split_merge import joined, same_object
 from .types import SceneGraph, SceneObject
 
-ACCEPT = 0.6
+ACCEPT = value("ACCEPT")  # a weaker lone candidate is more often a hidden target's look-alike
 # A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
-# (On the development scenes every such best pick was the wrong object; below it, 93 % right.)
-AMBIGUOUS = 0.8
-# ... unless one of the equally good candidates is explained by the named catalogue entry this
-# well, and clearly better than each other one: near-perfect evidence settles it (a mug whose best
-# fit is "duck" scores as well as the duck relative to its own fits, not in absolute terms). On
-# the calibration scenes, with every visible object named, 75 of 82 such answers were right.
-DECISIVE_FIT = 0.85
-DECISIVE_MARGIN = 0.15
+AMBIGUOUS = value("AMBIGUOUS")
+# ... unless one of the equally good candidates is explained by the named entry this well, and
+# clearly better than each other one: near-perfect evidence settles it (a mug whose best fit is
+# "duck" scores as well as the duck relative to its own fits, not in absolute terms).
+DECISIVE_FIT = value("DECISIVE_FIT")
+DECISIVE_MARGIN = value("DECISIVE_MARGIN")
 # Segments whose best catalogue fit is below this are unfamiliar (judged by shape class instead).
 NOUN_FLOOR = 0.25
 # Noun fits are taken relative to the object's best fit, or to this when the best is lower.
 FIT_REF = 0.4
-# The same two levels for a partly hidden segment (attributes["occluded"]: partially_occluded_by
-# another object in the scene graph, a nearer neighbour or one lying on it): its hidden
-# part lowers every catalogue fit, so a weak fit is still the best evidence there is (its shape
-# class is worse: a cut box's outline says "cylinder"). Set on the calibration scenes: see
-# docs/perception.md, "Occluded fragments".
-NOUN_FLOOR_OCCLUDED = 0.1
-FIT_REF_OCCLUDED = 0.25
+# The same two levels for a partly hidden segment (attributes["occluded"]): its hidden part
+# lowers every fit, so a weak fit is still the best evidence there is (a cut box's outline says
+# "cylinder"); docs/perception.md, "Occluded fragments".
+NOUN_FLOOR_OCCLUDED = value("NOUN_FLOOR_OCCLUDED")
+FIT_REF_OCCLUDED = value("FIT_REF_OCCLUDED")
 # A partly hidden segment may be the named entry with the rest out of sight, where nearer objects
 # leave room for it (features.measure's amodal_scores). Asked only when nothing fits as seen
 # (score_objects), that fit counts beside the visible part's own fits (which stay the reference)
 # up to this noun score: enough to accept a lone candidate, never a perfect match.
 AMODAL_CAP = 0.75
 
-# The generic word "block" names no category of its own: its shape classes (the categories it
-# may be are the vocabulary's, see _catalogue_nouns).
+# The generic word "block" (no category of its own, see _catalogue_nouns): its shape classes.
 GENERIC_SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {"block": (("box", "bar"), ())}
 
 
@@ -364,9 +361,9 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     assert obj is not None
     alts = [a for a in (scene.by_id(i) for i in order[1:] if scores[i] >= max(ACCEPT, AMBIGUOUS * scores[best]))
             if a is not None]
-    pieces = [a for a in alts if _same_object(obj, a)]
+    pieces = [a for a in alts if same_object(obj, a)]
     if pieces:
-        obj = _joined(obj, pieces)
+        obj = joined(obj, pieces)
         alts = [a for a in alts if a not in pieces]
     if hidden and alts:  # two objects that might each be it, partly hidden: look on, do not ask
         return None
@@ -396,29 +393,6 @@ def _decisive(q: Query, candidates: list[SceneObject], v: Vocabulary) -> SceneOb
     order = sorted(range(len(fits)), key=lambda i: fits[i], reverse=True)
     top, second = fits[order[0]], fits[order[1]]
     return candidates[order[0]] if top >= DECISIVE_FIT and top - second >= DECISIVE_MARGIN else None
-
-
-def _same_object(a: SceneObject, b: SceneObject) -> bool:
-    """Two touching segments with one catalogue name and one seen colour are pieces of one
-    object cut at a fold (scene names are unique, and a real pair of twins touching is grasped
-    as one region at worst); asking "A or A?" would not help."""
-    if a.mask is None or b.mask is None or a.name != b.name or not a.attributes.get("name_scores"):
-        return False
-    if a.attributes.get("seen_colour", a.attributes.get("colour")) != \
-            b.attributes.get("seen_colour", b.attributes.get("colour")):
-        return False
-    from scipy import ndimage  # here, not at import: the node catalogue (and verify) loads this module
-
-    return bool((ndimage.binary_dilation(a.mask, iterations=2) & b.mask).any())
-
-
-def _joined(obj: SceneObject, pieces: list[SceneObject]) -> SceneObject:
-    """`obj` with the pieces' masks added (same id, so relations and tracking still refer to it)."""
-    mask = obj.mask.copy() if obj.mask is not None else None
-    for p in pieces:
-        if mask is not None and p.mask is not None:
-            mask |= p.mask
-    return replace(obj, mask=mask, attributes={**obj.attributes, "joined": [p.id for p in pieces]})
 
 
 def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:

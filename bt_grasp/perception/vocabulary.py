@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .calibration import value
 from .lexicon import Category, Vocabulary, default_vocabulary
 
 TILTED_WEIGHT = 0.8  # a leaning pose explains a segment a little less readily than a rest pose
@@ -180,7 +181,7 @@ def pose_score(pose: Pose, m: dict[str, Any], loose: bool) -> float:
         cue *= m["p_sphere"] if pose.sphere else 1.0 - 0.9 * m["p_sphere"]
     if pose.planar is not None and "p_planar" in m:
         # A small patch of a sphere lies within the plane tolerance: when the sphere fit holds,
-        # planarity says nothing (balls are 99 % sphere-fit, other nouns <= 2 %).
+        # planarity says nothing (a ball passes the sphere fit, other nouns hardly ever).
         pl = m["p_planar"] if pose.planar else 1.0 - m["p_planar"]
         cue *= p_sphere + (1.0 - p_sphere) * pl
     if "p_cyl" in m:
@@ -223,11 +224,10 @@ def tilted_score(proto: Prototype, m: dict[str, Any]) -> float:
 
 # A leaning cylinder (can, puck) shows a disc (fill ~pi/4) and a curved side cut into narrow
 # strips at the plane tolerance, never one rectangle holding most of its points: that is a
-# block's face. Without this, a leaning box fitted "can" as well as "box" (54 of the 471 naming
-# errors on 200 calibration scenes, seed 0, hard lighting; 22 remain). See docs/perception.md.
-RECT_FACE_SHARE = 0.45  # the largest face holds at least this share of the segment's points
-RECT_FACE_FILL = 0.9  # ... and fills its bounding rectangle this well (a rectangle 1, a disc 0.785)
-RECT_FACE_WEIGHT = 0.75  # how much such a face lowers a leaning cylinder's fit
+# block's face. Without this, a leaning box fitted "can" as well as "box". See docs/perception.md.
+RECT_FACE_SHARE = value("RECT_FACE_SHARE")  # the largest face holds at least this share of the points
+RECT_FACE_FILL = value("RECT_FACE_FILL")  # ... and fills its bounding rectangle this well
+RECT_FACE_WEIGHT = value("RECT_FACE_WEIGHT")  # how much such a face lowers a leaning cylinder's fit
 
 
 def rectangular_face(m: dict[str, Any]) -> float:
@@ -238,16 +238,17 @@ def rectangular_face(m: dict[str, Any]) -> float:
     return belief(faces[0][3], RECT_FACE_FILL, 0.02)
 
 
-# A leaning can or puck does show a cylinder: a flat end disc, as the largest face (median
-# share 41 % for cans, 47 % for pucks on the calibration scenes; a leaning duck's or mug's
-# largest near-flat patch holds 28-34 %) or as a square-bounded face of fair share, or a curved
-# side (p_cyl). Without this a leaning duck fitted a standing puck or can on its extents alone,
-# as well as a duck. Leaning cans / pucks without such evidence: 3 % / 7 %; ducks, mugs and
-# teddy bears: 54-72 % (seeds 0 and 1, easy lighting).
-END_FACE_SHARE = 0.36
-DISC_SHARE = 0.2
-DISC_ASPECT = 0.93  # short / long side of the face's bounding rectangle (a disc: 1)
-NO_CYLINDER_WEIGHT = 0.6
+# A leaning can or puck does show a cylinder: a flat end disc, as the largest face (a larger
+# share than any near-flat patch of a leaning duck or mug) or as a square-bounded face of fair
+# share, or a curved side (p_cyl). Without this a leaning duck fitted a standing puck or can on
+# its extents alone, as well as a duck; few leaning cans and pucks lack all three.
+END_FACE_SHARE = value("END_FACE_SHARE")
+DISC_SHARE = value("DISC_SHARE")
+DISC_ASPECT = value("DISC_ASPECT")  # short / long side of the face's bounding rectangle (a disc: 1)
+NO_CYLINDER_WEIGHT = value("NO_CYLINDER_WEIGHT")
+# A seen colour the entry never shows divides its fit by this: colour naming is mostly right,
+# but not always.
+UNSEEN_COLOUR_DIVISOR = value("UNSEEN_COLOUR_DIVISOR")
 
 
 def cylinder_evidence(m: dict[str, Any]) -> float:
@@ -287,8 +288,7 @@ def name_scores(m: dict[str, Any], colour: str | None = None,
     occluded (1 when a nearer object borders it: the footprint may be cut); optionally room_long,
     room_short (the footprint an occluded segment could have with its rest hidden, amodal.py: a
     pose within it is hardly penalised for being larger than the part seen). A seen colour the
-    entry never shows (see lexicon.Category.looks) divides its score by 8 (colour naming is right ~95 % of
-    the time).
+    entry never shows (see lexicon.Category.looks) divides its score by UNSEEN_COLOUR_DIVISOR.
     """
     out: dict[str, dict[str, float]] = {}
     for p in prototypes(vocab or default_vocabulary()):
@@ -296,7 +296,7 @@ def name_scores(m: dict[str, Any], colour: str | None = None,
         if m.get("tilted", 0.0):
             s = max(s, TILTED_WEIGHT * max(tilted_score(p, m), face_score(p, m)))
         if colour is not None and colour not in p.seen_colours:
-            s /= 8.0
+            s /= UNSEEN_COLOUR_DIVISOR
         out.setdefault(p.noun, {})[p.size] = round(s, 4)
     return out
 
