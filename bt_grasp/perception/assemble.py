@@ -19,11 +19,11 @@ from .features import measure
 from .geometry import Plane, backproject, fit_table_plane, frame_pointmap
 from .lexicon import Vocabulary
 from .scene_graph import build_relations, occlusion_counts
-from .types import Located, SceneGraph, SceneObject
+from .types import Located, Measured, SceneGraph, SceneObject
 
 MAX_REL_POINTS = 300
 
-Namer = Callable[[int, dict[str, Any]], tuple[str, str, dict[str, Any]]]
+Namer = Callable[[int, Measured], tuple[str, str, dict[str, Any]]]
 
 
 def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
@@ -66,7 +66,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness,
                        amodal=amodal, vocab=vocab)
         name, desc, attrs = namer(oid, meas)
-        attrs = {**meas, **attrs}
+        attrs = {**meas.attributes(), **attrs}
         point2d = attrs.pop("point2d")
         objects.append(SceneObject(id=oid, name=name, description=desc, point2d=point2d, mask_id=oid,
                                    attributes=attrs, mask=mask))

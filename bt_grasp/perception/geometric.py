@@ -31,7 +31,7 @@ from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
 from .lexicon import Vocabulary, default_vocabulary
 from .scene_graph import occlusion_counts
 from .split_merge import MERGE_KEEP, merge_by_fit, split_at_valleys, valley_map
-from .types import SceneGraph
+from .types import Measured, SceneGraph
 from .vocabulary import catalogue_name
 
 
@@ -250,16 +250,16 @@ class GeometricPerceiver(GroundingLocator):
             labels = add_floor(labels, rid, inside, heights, self.min_height)
         h, w = labels.shape
 
-        def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+        def namer(oid: int, meas: Measured) -> tuple[str, str, dict[str, Any]]:
             if oid == rid:  # the fixture: named as the tree knows it, never a catalogue object
                 attrs = {"source": "geometric", "category": RECEPTACLE_NAME, "fixture": True, "name_scores": {}}
-                return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas, **attrs}), attrs
-            name = catalogue_name(meas["colour"], meas["category"], meas["size"], self.vocabulary)
+                return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas.attributes(), **attrs}), attrs
+            name = catalogue_name(meas.colour, meas.category, meas.size, self.vocabulary)
             attrs = {"source": "geometric"}
-            u, v = meas["point2d"]
+            u, v = meas.point2d
             if inside[int(round(v * (h - 1))), int(round(u * (w - 1)))]:
                 attrs["in_receptacle"] = RECEPTACLE_NAME
-            return name, describe(name, meas), attrs
+            return name, describe(name, meas.attributes()), attrs
 
         light = scene_brightness(obs.rgb[(labels == rid) & (heights < self.min_height)]) if rid else 1.0
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light,

@@ -16,7 +16,7 @@ from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .lexicon import Vocabulary, default_vocabulary
-from .types import SceneGraph
+from .types import Measured, SceneGraph
 
 
 class SimPerceiver(GroundingLocator):
@@ -45,7 +45,7 @@ class SimPerceiver(GroundingLocator):
         labels = np.where(np.isin(inst, list(objects)), inst, 0).astype(np.int32)
         P, heights, _ = heights_and_points(obs, exclude=labels > 0)
 
-        def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+        def namer(oid: int, meas: Measured) -> tuple[str, str, dict[str, Any]]:
             info = objects[oid]
             name = str(info.get("name", f"object {oid}"))
             attrs: dict[str, Any] = {k: info[k] for k in ("colour", "category", "size") if k in info}
@@ -53,7 +53,7 @@ class SimPerceiver(GroundingLocator):
             # the catalogue name is the annotator's: no measured catalogue fit may overrule it
             # (grounding then matches the name exactly, as an upper bound on naming should)
             attrs["name_scores"] = {}
-            return name, describe(name, {**meas, **attrs}), attrs
+            return name, describe(name, {**meas.attributes(), **attrs}), attrs
 
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, vocab=self.vocabulary)
         self.last_scene = scene
