@@ -22,7 +22,10 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
                     "OUT/results.jsonl (a rerun skips finished episodes), traces of failed "
                     "episodes in OUT/traces, then OUT/report.md and PNG plots.")
     p.add_argument("--trees", nargs="+", default=DEFAULT_TREES, help="trees (methods): shipped names or tree files")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0], help="base seeds")
+    p.add_argument("--seeds", nargs="+", type=int, default=None, help="base seeds (default 0)")
+    p.add_argument("--split", choices=["dev", "test"], default=None,
+                   help="dev: tuning seeds (0-499; alone: 0-5); test: held-out seeds (500-999; "
+                        "alone: the lowest unspent one); --seeds must then lie in it (docs/benchmark.md)")
     p.add_argument("--episodes", type=int, default=100, help="episodes per base seed")
     p.add_argument("--lighting", nargs="+", default=["easy"], choices=["easy", "hard"])
     p.add_argument("--perception", nargs="+", default=["geometric"], choices=["geometric", "sim"],
@@ -49,8 +52,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .report import markdown, write_report
     from .results import load_records
     from .runner import run_bench
+    from .splits import seeds_for
     from .tasks import make_tasks
 
+    args.seeds = seeds_for(args.split, args.seeds, [0])
     out = Path(args.out)
     results = out / "results.jsonl"
     args.trees = [tree_path(t) for t in args.trees]

@@ -54,6 +54,7 @@ def _task_fields(task: Task) -> dict[str, Any]:
 
 def _run_task(task: Task) -> dict[str, Any]:
     from bt_grasp.bench.instrument import DriverProxy, PerceiverProxy, Probe, timed_services
+    from bt_grasp.bench.vocabulary import catalogue_vocabulary
     from bt_grasp.episode import run_episode
     from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.world import World, make_services
@@ -62,7 +63,9 @@ def _run_task(task: Task) -> dict[str, Any]:
         install_scene_cache(task.scene_cache)
     profile, driver = _world_for(task)
     probe = Probe()
-    world = World(profile, DriverProxy(driver, probe), PerceiverProxy(make_perceiver(task.perception), probe),
+    # The catalogue's words: the objects these scenes are built from (bench/vocabulary.py).
+    perceiver = make_perceiver(task.perception, vocabulary=catalogue_vocabulary())
+    world = World(profile, DriverProxy(driver, probe), PerceiverProxy(perceiver, probe),
                   timed_services(make_services(profile), probe))
     trace = None
     if task.trace_dir:

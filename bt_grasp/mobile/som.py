@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from bt_grasp.perception.colour import SIMILAR
-from bt_grasp.perception.grounding import SHAPE_OF
+from bt_grasp.perception.grounding import shape_classes
 from bt_grasp.perception.query import CATEGORY_WORDS, parse
 from bt_grasp.perception.types import SceneObject
 
@@ -45,7 +45,7 @@ class LexicalMatcher:
         attrs = obj.attributes
         cat = str(attrs.get("category") or "")
         if q.category is not None:
-            typical, other = SHAPE_OF.get(q.category, ((), ()))
+            typical, other = shape_classes(q.category)
             s = 1.0 if q.category == cat or cat in typical else (0.6 if cat in other or cat == "irregular" else 0.0)
         elif q.unknown_noun:
             words = [cat, *CATEGORY_WORDS.get(cat, ())]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bt_grasp.perception.grounding import SHAPE_OF, ground_all, score_objects
+from bt_grasp.perception.grounding import ground_all, score_objects, shape_classes
 from bt_grasp.perception.query import Query, parse
 from bt_grasp.perception.types import SceneGraph, SceneObject
 
@@ -35,7 +35,7 @@ def select(text: str, scene: SceneGraph, candidates: list[SceneObject], located:
     """The candidate the request picks out. `located` is the perceiver's own answer, when it gave
     one; its `alternatives` (names, side-qualified when shared) are honoured when it reports them."""
     ids = {o.id for o in candidates}
-    scores = {i: s for i, s in score_objects(parse(text), scene).items() if i in ids}
+    scores = {i: s for i, s in score_objects(parse(text, scene.vocabulary), scene).items() if i in ids}
     if located is not None and located.object_id in ids:
         best_id = located.object_id
     elif scores:
@@ -91,7 +91,7 @@ def _category(q: Query, o: SceneObject) -> str:
         return "unknown"
     if c == q.category or (q.category == "box" and c == "cube") or (q.category == "block" and c in ("box", "cube")):
         return "ok"
-    typical, other = SHAPE_OF.get(str(q.category), ((), ()))
+    typical, other = shape_classes(str(q.category))
     if c in typical:  # a perceived shape class (geometric backend) that the word normally has
         return "ok"
     return "unknown" if c in other else "mismatch"

@@ -137,7 +137,7 @@ def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
 
     if not text:
         return []
-    scores = score_objects(parse(text), scene)
+    scores = score_objects(parse(text, scene.vocabulary), scene)
     floor = max(ACCEPT, RIVAL_SHARE * delivered_score)
     out = [(o.name, scores[o.id]) for o in scene.objects
            if scores.get(o.id, 0.0) >= floor and not o.attributes.get("fixture")
@@ -155,7 +155,7 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
 
     if not text:
         return False
-    scores = seen_scores(parse(text), scene)
+    scores = seen_scores(parse(text, scene.vocabulary), scene)
     return any(scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
 

@@ -120,7 +120,7 @@ def _text_scores(text: str, scene: SceneGraph) -> dict[int, float]:
     from bt_grasp.perception.grounding import score_objects
     from bt_grasp.perception.query import parse
 
-    return score_objects(parse(text), scene)
+    return score_objects(parse(text, scene.vocabulary), scene)
 
 
 def _located(leaf: Leaf, obs: Any, scene: SceneGraph, obj: Any, score: float) -> Any:

@@ -17,12 +17,13 @@ from bt_grasp.drivers.base import Observation
 
 from .features import measure
 from .geometry import Plane, backproject, fit_table_plane, frame_pointmap
+from .lexicon import Vocabulary
 from .scene_graph import build_relations, occlusion_counts
-from .types import Located, SceneGraph, SceneObject
+from .types import Located, Measured, SceneGraph, SceneObject
 
 MAX_REL_POINTS = 300
 
-Namer = Callable[[int, dict[str, Any]], tuple[str, str, dict[str, Any]]]
+Namer = Callable[[int, Measured], tuple[str, str, dict[str, Any]]]
 
 
 def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
@@ -36,13 +37,15 @@ def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
 
 
 def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.ndarray, namer: Namer,
-             min_pixels: int = 1, brightness: float = 1.0, amodal: bool = False) -> SceneGraph:
+             min_pixels: int = 1, brightness: float = 1.0, amodal: bool = False,
+             vocab: Vocabulary | None = None) -> SceneGraph:
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
     relate the objects and return the graph. Stores the table plane in each object's attributes,
     and `occluded` (the object is partially_occluded_by another) for grounding. `brightness` is
     the scene's light for colour naming (colour.scene_brightness); `amodal`: also fit what partly
     hidden segments could be with their rest out of sight (features.measure), for a backend that
-    names by measured fits.
+    names by measured fits. `vocab`: the words objects are named in, kept with the graph so
+    grounding reads texts in the same words (None: the shipped default).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -61,9 +64,9 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         if mask[win].sum() < min_pixels:
             continue
         meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness,
-                       amodal=amodal)
+                       amodal=amodal, vocab=vocab)
         name, desc, attrs = namer(oid, meas)
-        attrs = {**meas, **attrs}
+        attrs = {**meas.attributes(), **attrs}
         point2d = attrs.pop("point2d")
         objects.append(SceneObject(id=oid, name=name, description=desc, point2d=point2d, mask_id=oid,
                                    attributes=attrs, mask=mask))
@@ -78,7 +81,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
     hidden = {a for a, r, _ in rel if r == "partially_occluded_by"}
     for o in objects:  # grounding judges a partly hidden segment's catalogue fits less strictly
         o.attributes["occluded"] = o.id in hidden
-    return SceneGraph(objects=objects, relations=rel, clock=obs.clock)
+    return SceneGraph(objects=objects, relations=rel, clock=obs.clock, vocabulary=vocab)
 
 
 def heights_and_points(obs: Observation, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, Plane]:

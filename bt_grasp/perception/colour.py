@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .calibration import value
+
 PALETTE = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "pink", "brown",
            "white", "grey", "black")
 
@@ -28,13 +30,14 @@ SIMILAR = {frozenset(p) for p in (("red", "orange"), ("red", "pink"), ("orange",
 
 # Value splits (80th-percentile value, 0..1) in the calibration light; name_colour scales each by
 # the scene's brightness. White above WHITE_V80, black below BLACK_V80 (grey between); a light
-# red above PINK_V80 is pink. Brown (and the purple duck that looks brown) stays under 0.57,
-# red and orange above 0.8: BROWN_V80 sits between, with room for a misread light.
-WHITE_V80, BLACK_V80, PINK_V80, BROWN_V80 = 0.62, 0.22, 0.6, 0.64
+# red above PINK_V80 is pink. BROWN_V80 sits between brown (and the purple duck that looks brown)
+# and red or orange, with room for a misread light.
+WHITE_V80, BLACK_V80, PINK_V80 = 0.62, 0.22, 0.6
+BROWN_V80 = value("BROWN_V80")
 
 # The grey basket floor's 80th-percentile value under the light the value splits were set in
-# (the benchmark's `easy` lighting: 0.64 in every calibration frame with the floor in view).
-FIXTURE_V80 = 0.64
+# (the benchmark's `easy` lighting).
+FIXTURE_V80 = value("FIXTURE_V80")
 
 
 def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:

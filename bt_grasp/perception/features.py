@@ -14,13 +14,18 @@ from typing import Any
 import numpy as np
 
 from .amodal import footprint_room
+from .calibration import value
 from .colour import name_colour
 from .geometry import cross3
+from .lexicon import Vocabulary
 from .outline import edge_roundness
+from .types import Measured
 from .vocabulary import belief, best_name, catalogue_colour, name_scores
 
 # How sharply the free edge's circle-vs-lines margin (outline.edge_roundness) turns into p_round.
-EDGE_SCALE = 0.06
+EDGE_SCALE = value("EDGE_SCALE")
+# A lying cylinder keeps at least about this share of its points on one circle; other nouns do not.
+LYING_CYLINDER_SHARE = value("LYING_CYLINDER_SHARE")
 MIN_CYLINDER_R = 0.015  # the thinnest catalogue can is 4 cm across
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
 
@@ -211,8 +216,8 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
     The points, seen along the footprint's long axis, are fitted by one circle (linear algebraic
     fit in the across/height plane), refitted on its inliers (within `tol`) a few times, because
     an oblique view also shows an end cap, whose points fill the circle rather than lie on it.
-    A lying can keeps most points on a circle of radius near half the footprint width (on the
-    calibration scenes 61 % of cans, under 3 % of other nouns, 10 % of lego bricks); a box
+    A lying can keeps most points on a circle of radius near half the footprint width (share:
+    LYING_CYLINDER_SHARE); a box
     needs a huge or ill-fitting circle, and a ball's cross-sections differ along its length.
     """
     if len(pts) < 30 or width <= 0:
@@ -240,7 +245,7 @@ def cross_curvature(pts: np.ndarray, yaw: float, width: float, max_points: int =
     if r < MIN_CYLINDER_R:  # no catalogue cylinder is this thin: a narrow strip's rounded edge
         return 0.0
     ratio = r / (width / 2.0)
-    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2)) * belief(share, 0.7, 0.05)
+    return float(np.exp(-0.5 * (np.log(ratio) / 0.3) ** 2)) * belief(share, LYING_CYLINDER_SHARE, 0.05)
 
 
 def principal_extents(pts: np.ndarray, max_points: int = 600) -> list[float]:
@@ -262,15 +267,16 @@ def extents_along(pts: np.ndarray, axes: np.ndarray) -> list[float]:
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
             window: tuple[slice, slice] | None = None, occluded: bool = False, brightness: float = 1.0,
-            colour: str | None = None, amodal: bool = False) -> dict[str, Any]:
-    """Geometry, colour, shape and catalogue-name attributes of one segment (JSON-friendly).
+            colour: str | None = None, amodal: bool = False, vocab: Vocabulary | None = None) -> Measured:
+    """Geometry, colour, shape and vocabulary names of one segment.
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
     window: optional (rows, cols) slices bounding the mask, to work on a crop (speed);
     occluded: a nearer object borders the segment, so its footprint may be cut short;
     brightness: the scene's light for colour naming (colour.scene_brightness);
     colour: the palette name when already known (skips colour naming);
-    amodal: for an occluded segment, measure how far it could continue out of sight (amodal.py).
+    amodal: for an occluded segment, measure how far it could continue out of sight (amodal.py);
+    vocab: the words to name it in (lexicon.py; None: the shipped default).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -286,16 +292,14 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     h = heights[m]
     u, v = interior_point(mask)
     u, v = u + u0, v + v0
-    out: dict[str, Any] = {"pixels": int(mask.sum()), "point2d": (u / max(wid - 1, 1), v / max(hgt - 1, 1))}
+    pixels, point2d = int(mask.sum()), (u / max(wid - 1, 1), v / max(hgt - 1, 1))
     cconf = 1.0
     if colour is None:
         colour, cconf = name_colour(rgb[mask], brightness)
-    out.update(colour=colour, colour_confidence=round(cconf, 3))
     if len(pts) < 3:
-        out.update(category="irregular", shape="irregular", size="small", centroid_base=[float("nan")] * 3,
-                   top_height=0.0, bottom_height=0.0, extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0,
-                   flat_top=0.0, graspable=False, name_scores={})
-        return out
+        return Measured(pixels, point2d, colour, round(cconf, 3), category="irregular", shape="irregular",
+                        size="small", centroid_base=[float("nan")] * 3, top_height=0.0, bottom_height=0.0,
+                        extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0, flat_top=0.0, graspable=False)
     bottom, top = (float(x) for x in np.quantile(h, [0.05, 0.95]))
     # The outline's hull only needs the outline: boundary pixels of large segments (speed).
     rim = m & ~ndimage.binary_erosion(m) if len(pts) > 400 else m
@@ -327,26 +331,26 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
              "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded), "face_frame": face_frame,
              "obb": principal_extents(pts) if tilted else [],  # read for leaning segments only
              "tilted": float(tilted)}
-    scores = name_scores(m_fit, colour)
+    scores = name_scores(m_fit, colour, vocab)
+    hidden = None
     if occluded and amodal:  # what it could be with the rest out of sight: evidence for grounding only
         room = footprint_room(*whole, top, centre, yaw)
-        out["amodal_scores"] = name_scores({**m_fit, "room_long": room[0], "room_short": room[1]}, colour)
+        hidden = name_scores({**m_fit, "room_long": room[0], "room_short": room[1]}, colour, vocab)
     noun, size, _ = best_name(scores)
-    # The colour word is the catalogue's (a brown-looking duck is "purple"); the camera's is kept.
-    out.update(colour=catalogue_colour(noun, colour), seen_colour=colour)
-    out.update(category=noun, shape=shape, size=size,
-               centroid_base=[float(x) for x in pts.mean(axis=0)],
-               footprint_centre=[float(centre[0]), float(centre[1])],
-               top_height=top, bottom_height=bottom, support_height=round(sup_lo, 4),
-               extent=[length, width, top], yaw=yaw,
-               roundness=round(roundness, 3), flat_top=round(flat_top, 3), name_scores=scores,
-               sphere_fit=[round(radius, 4), round(rms, 5)], planar_share=round(planar, 3), lying_cylinder=round(p_cyl, 3),
-               graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25))
-    return out
+    # The colour word is the vocabulary's (a brown-looking duck is "purple"); the camera's is kept.
+    return Measured(pixels, point2d, catalogue_colour(noun, colour, vocab), round(cconf, 3), category=noun,
+                    shape=shape, size=size, centroid_base=[float(x) for x in pts.mean(axis=0)],
+                    top_height=top, bottom_height=bottom, extent=[length, width, top], yaw=yaw,
+                    roundness=round(roundness, 3), flat_top=round(flat_top, 3),
+                    graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25), name_scores=scores,
+                    seen_colour=colour, footprint_centre=[float(centre[0]), float(centre[1])],
+                    support_height=round(sup_lo, 4), sphere_fit=[round(radius, 4), round(rms, 5)],
+                    planar_share=round(planar, 3), lying_cylinder=round(p_cyl, 3), amodal_scores=hidden)
 
 
 def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
-                       occluded: bool, colour: str, window: tuple[slice, slice] | None = None) -> float:
-    """How well the best catalogue entry explains this mask (0..1): the test for joining pieces."""
-    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour).get("name_scores") or {}
+                       occluded: bool, colour: str, window: tuple[slice, slice] | None = None,
+                       vocab: Vocabulary | None = None) -> float:
+    """How well the best vocabulary entry explains this mask (0..1): the test for joining pieces."""
+    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour, vocab=vocab).name_scores
     return max(best_name(ns)[2], 0.0)

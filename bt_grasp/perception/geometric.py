@@ -28,9 +28,10 @@ from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .colour import name_colour, scene_brightness
 from .features import best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
+from .lexicon import Vocabulary, default_vocabulary
 from .scene_graph import occlusion_counts
 from .split_merge import MERGE_KEEP, merge_by_fit, split_at_valleys, valley_map
-from .types import SceneGraph
+from .types import Measured, SceneGraph
 from .vocabulary import catalogue_name
 
 
@@ -42,7 +43,7 @@ class GeometricPerceiver(GroundingLocator):
     def __init__(self, min_height: float = 0.007, max_height: float = 0.40, jump: float = 0.012,
                  chroma_break: float = 0.10, min_area_m2: float = 2.0e-4, min_pixels: int = 20,
                  track_radius: float = 0.04, min_chroma_intensity: float = 40.0,
-                 split_valleys: bool = True) -> None:
+                 split_valleys: bool = True, vocabulary: Vocabulary | None = None) -> None:
         self.min_height = min_height  # foreground threshold above the table (depth noise margin)
         self.max_height = max_height  # ignore anything higher (arm, people) above the table
         self.jump = jump  # 3D distance that breaks a pixel link, plus 3 pixel footprints
@@ -53,6 +54,8 @@ class GeometricPerceiver(GroundingLocator):
         # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
         self.min_chroma_intensity = min_chroma_intensity
         self.split_valleys = split_valleys  # cut touching same-colour objects at surface folds
+        # The objects it can name (lexicon.py): categories, sizes, colours. None: the shipped default.
+        self.vocabulary = vocabulary or default_vocabulary()
         self.last_scene: SceneGraph | None = None
         self._next_id = 1
 
@@ -128,7 +131,8 @@ class GeometricPerceiver(GroundingLocator):
             parent = int(np.bincount(labels[win][mask]).argmax())
             if parent not in colours:  # pieces of one segment share its colour (no colour break)
                 colours[parent] = name_colour(obs.rgb[labels == parent])[0]
-            return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent])
+            return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent],
+                                      vocab=self.vocabulary)
 
         return merge_by_fit(pieces, labels, fit)
 
@@ -139,9 +143,8 @@ class GeometricPerceiver(GroundingLocator):
         Two segments merge when they have the same chromaticity, the same top height (±6 mm),
         centroids < 12 cm apart (the longest catalogue object is 15 cm), a common occluder nearer
         the camera, and one catalogue object explains their union at least MERGE_KEEP × as well
-        as the better fragment alone (the rule of split_merge.py). Without the last test, 19 of
-        78 joins on the calibration scenes joined two objects of one colour (a ball and a mug
-        behind one box); with it, 3 do.
+        as the better fragment alone (the rule of split_merge.py). Without the last test two
+        objects of one colour behind one box (a ball and a mug) were often joined.
         """
         from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -186,7 +189,8 @@ class GeometricPerceiver(GroundingLocator):
             if group not in fits:
                 mask = np.isin(labels, list(group))
                 box = ndimage.find_objects(mask.astype(np.int8))[0]
-                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box)
+                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box,
+                                                 self.vocabulary)
             return fits[group]
 
         members = {i: frozenset([i]) for i in range(n + 1)}
@@ -246,20 +250,20 @@ class GeometricPerceiver(GroundingLocator):
             labels = add_floor(labels, rid, inside, heights, self.min_height)
         h, w = labels.shape
 
-        def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+        def namer(oid: int, meas: Measured) -> tuple[str, str, dict[str, Any]]:
             if oid == rid:  # the fixture: named as the tree knows it, never a catalogue object
                 attrs = {"source": "geometric", "category": RECEPTACLE_NAME, "fixture": True, "name_scores": {}}
-                return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas, **attrs}), attrs
-            name = catalogue_name(meas["colour"], meas["category"], meas["size"])
+                return RECEPTACLE_NAME, describe(RECEPTACLE_NAME, {**meas.attributes(), **attrs}), attrs
+            name = catalogue_name(meas.colour, meas.category, meas.size, self.vocabulary)
             attrs = {"source": "geometric"}
-            u, v = meas["point2d"]
+            u, v = meas.point2d
             if inside[int(round(v * (h - 1))), int(round(u * (w - 1)))]:
                 attrs["in_receptacle"] = RECEPTACLE_NAME
-            return name, describe(name, meas), attrs
+            return name, describe(name, meas.attributes()), attrs
 
         light = scene_brightness(obs.rgb[(labels == rid) & (heights < self.min_height)]) if rid else 1.0
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light,
-                         amodal=True)
+                         amodal=True, vocab=self.vocabulary)
         self.last_scene = scene
         return scene
 

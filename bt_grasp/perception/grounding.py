@@ -1,7 +1,7 @@
 """Referring-expression grounding: "the small red box left of the mug" -> one SceneObject or None.
 
-Why rules, not a model: the vocabulary is the catalogue's (colours, sizes, ~15 categories), the
-scenes are small, and the result must be explainable and deterministic. Scoring multiplies
+Why rules, not a model: the vocabulary is small (the scene's, SceneGraph.vocabulary, lexicon.py:
+colours, sizes, ~15 categories), the scenes are small, and the result must be explainable and deterministic. Scoring multiplies
 attribute agreements (colour, category, size) and a spatial term; an object is accepted only if
 its score reaches ACCEPT, so "the green duck" in a scene without one returns None rather than a
 yellow duck. With the geometric backend the category and size terms are the segment's fit to
@@ -14,66 +14,64 @@ parsed by query.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
+from .calibration import value
 from .colour import SIMILAR
+from .lexicon import Vocabulary, default_vocabulary
 from .query import Query, parse
+from .split_merge import joined, same_object
 from .types import SceneGraph, SceneObject
-from .vocabulary import looks
 
-ACCEPT = 0.6
+ACCEPT = value("ACCEPT")  # a weaker lone candidate is more often a hidden target's look-alike
 # A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
-# (On the development scenes every such best pick was the wrong object; below it, 93 % right.)
-AMBIGUOUS = 0.8
-# ... unless one of the equally good candidates is explained by the named catalogue entry this
-# well, and clearly better than each other one: near-perfect evidence settles it (a mug whose best
-# fit is "duck" scores as well as the duck relative to its own fits, not in absolute terms). On
-# the calibration scenes, with every visible object named, 75 of 82 such answers were right.
-DECISIVE_FIT = 0.85
-DECISIVE_MARGIN = 0.15
+AMBIGUOUS = value("AMBIGUOUS")
+# ... unless one of the equally good candidates is explained by the named entry this well, and
+# clearly better than each other one: near-perfect evidence settles it (a mug whose best fit is
+# "duck" scores as well as the duck relative to its own fits, not in absolute terms).
+DECISIVE_FIT = value("DECISIVE_FIT")
+DECISIVE_MARGIN = value("DECISIVE_MARGIN")
 # Segments whose best catalogue fit is below this are unfamiliar (judged by shape class instead).
 NOUN_FLOOR = 0.25
 # Noun fits are taken relative to the object's best fit, or to this when the best is lower.
 FIT_REF = 0.4
-# The same two levels for a partly hidden segment (attributes["occluded"]: partially_occluded_by
-# another object in the scene graph, a nearer neighbour or one lying on it): its hidden
-# part lowers every catalogue fit, so a weak fit is still the best evidence there is (its shape
-# class is worse: a cut box's outline says "cylinder"). Set on the calibration scenes: see
-# docs/perception.md, "Occluded fragments".
-NOUN_FLOOR_OCCLUDED = 0.1
-FIT_REF_OCCLUDED = 0.25
+# The same two levels for a partly hidden segment (attributes["occluded"]): its hidden part
+# lowers every fit, so a weak fit is still the best evidence there is (a cut box's outline says
+# "cylinder"); docs/perception.md, "Occluded fragments".
+NOUN_FLOOR_OCCLUDED = value("NOUN_FLOOR_OCCLUDED")
+FIT_REF_OCCLUDED = value("FIT_REF_OCCLUDED")
 # A partly hidden segment may be the named entry with the rest out of sight, where nearer objects
 # leave room for it (features.measure's amodal_scores). Asked only when nothing fits as seen
 # (score_objects), that fit counts beside the visible part's own fits (which stay the reference)
 # up to this noun score: enough to accept a lone candidate, never a perfect match.
 AMODAL_CAP = 0.75
 
-# Catalogue categories a "block" may be.
-BLOCK_NOUNS = ("box", "cube", "lego brick", "jenga block")
-# Catalogue category -> perceived (geometric) shape classes: (typical pose, other rest poses).
-# Dropped objects rest in any pose (a can on its side looks like a box from above), so other
-# poses still count, just less.
-SHAPE_OF: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "box": (("box",), ("bar",)), "cube": (("box",), ()), "block": (("box", "bar"), ()),
-    "can": (("cylinder",), ("box", "bar", "disc")), "ball": (("ball",), ("cylinder", "irregular")),
-    "bar": (("bar",), ("box",)), "puck": (("disc", "cylinder"), ("box", "bar")),
-    "duck": (("irregular", "ball"), ("box", "cylinder")), "mug": (("cylinder", "irregular"), ("box", "ball")),
-    "lego brick": (("box",), ("irregular", "bar")), "teddy bear": (("irregular",), ("box", "ball", "cylinder")),
-    "jenga block": (("bar", "box"), ()), "domino": (("box", "bar", "disc"), ()),
-}
+# The generic word "block" (no category of its own, see _catalogue_nouns): its shape classes.
+GENERIC_SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {"block": (("box", "bar"), ())}
 
 
-def _colour_score(q: Query, o: SceneObject) -> float:
+def shape_classes(category: str | None, vocab: Vocabulary | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(typical, other-pose) perceived shape classes of a category word; ((), ()) when unknown."""
+    cat = (vocab or default_vocabulary()).by_name.get(category or "")
+    return (cat.shapes, cat.other_shapes) if cat else GENERIC_SHAPES.get(category or "", ((), ()))
+
+
+def vocabulary_of(scene: SceneGraph) -> Vocabulary:
+    """The words the scene's objects are named in (the shipped default when it does not say)."""
+    return scene.vocabulary or default_vocabulary()
+
+
+def _colour_score(q: Query, o: SceneObject, v: Vocabulary) -> float:
     """Agreement of the seen colour with how the named entry looks (textures tint meshes)."""
     if q.colour is None:
         return 1.0
     c = o.attributes.get("seen_colour", o.attributes.get("colour"))
     if c is None:
         return 0.5
-    want = looks(q.category or str(o.attributes.get("category", "")), q.colour)
+    want = v.looks(q.category or str(o.attributes.get("category", "")), q.colour)
     if c == want or o.attributes.get("colour") == q.colour:
         return 1.0
     return 0.5 if frozenset((c, want)) in SIMILAR else 0.05
@@ -107,7 +105,7 @@ def _with_hidden(o: SceneObject, ns: dict[str, dict[str, float]]) -> dict[str, d
     return {n: {z: max(v, hidden.get(n, {}).get(z, 0.0)) for z, v in by.items()} for n, by in ns.items()}
 
 
-def _noun_score(q: Query, ns: dict[str, dict[str, float]], ref: float = FIT_REF,
+def _noun_score(q: Query, ns: dict[str, dict[str, float]], v: Vocabulary, ref: float = FIT_REF,
                 seen: dict[str, dict[str, float]] | None = None) -> float:
     """How well the catalogue noun fits, relative to the object's best-fitting noun.
 
@@ -118,18 +116,25 @@ def _noun_score(q: Query, ns: dict[str, dict[str, float]], ref: float = FIT_REF,
     the reference when `ns` also holds fits with a hidden rest (_with_hidden).
     """
     best = max((max(v.values()) for v in (seen or ns).values()), default=0.0)
-    s = max((max(ns[n].values()) for n in _catalogue_nouns(q) if n in ns), default=-1.0)
+    s = max((max(ns[n].values()) for n in _catalogue_nouns(q, v) if n in ns), default=-1.0)
     if s < 0:
         return -1.0
     return min(1.0, s / max(best, ref))
 
 
-def _catalogue_nouns(q: Query) -> tuple[str, ...]:
-    """The catalogue nouns the text's noun may be ("block" is any cuboid one)."""
-    return (*BLOCK_NOUNS, "bar", "domino") if q.category == "block" else (str(q.category),)
+def _catalogue_nouns(q: Query, v: Vocabulary) -> tuple[str, ...]:
+    """The vocabulary nouns the text's noun may be ("block": any cuboid or block-like one)."""
+    if q.category == "block":
+        return tuple(c.name for c in v.categories if c.block or c.cuboid)
+    return (str(q.category),)
 
 
-def _category_score(q: Query, o: SceneObject, hidden: bool = False) -> float:
+def _is_block(category: str, v: Vocabulary) -> bool:
+    c = v.by_name.get(category)
+    return c is not None and c.block
+
+
+def _category_score(q: Query, o: SceneObject, v: Vocabulary, hidden: bool = False) -> float:
     if q.unknown_noun is not None:
         return 1.0 if q.unknown_noun in o.name.split() else 0.02
     if q.category is None:
@@ -137,28 +142,28 @@ def _category_score(q: Query, o: SceneObject, hidden: bool = False) -> float:
     ns = _name_fit(o)
     if ns is not None:
         ref = _fit_levels(o)[1]
-        s = _noun_score(q, ns, ref)
+        s = _noun_score(q, ns, v, ref)
         if hidden and o.attributes.get("amodal_scores"):
-            s = max(s, min(AMODAL_CAP, _noun_score(q, _with_hidden(o, ns), ref, ns)))
+            s = max(s, min(AMODAL_CAP, _noun_score(q, _with_hidden(o, ns), v, ref, ns)))
         if s >= 0:
             return max(s, 0.02)
     c = o.attributes.get("category")
     if c is None:
         return 0.5
     if o.attributes.get("source") == "sim_annotator":  # the catalogue's own category: no shape guess
-        return 1.0 if c == q.category or (q.category == "block" and c in BLOCK_NOUNS) else 0.05
+        return 1.0 if c == q.category or (q.category == "block" and _is_block(c, v)) else 0.05
     if o.attributes.get("name_scores"):  # measured, but no catalogue entry explains it: weak evidence
-        return 0.75 * _shape_class_score(q, str(o.attributes.get("shape", c)))
-    if c == q.category or (q.category == "block" and c in BLOCK_NOUNS):
+        return 0.75 * _shape_class_score(q, str(o.attributes.get("shape", c)), v)
+    if c == q.category or (q.category == "block" and _is_block(c, v)):
         return 1.0
     if q.category == "box" and c == "cube":
         return 0.9
-    return _shape_class_score(q, c)
+    return _shape_class_score(q, c, v)
 
 
-def _shape_class_score(q: Query, shape: str) -> float:
+def _shape_class_score(q: Query, shape: str, v: Vocabulary) -> float:
     """Agreement of a perceived shape class (box, cylinder, ball, bar, disc, irregular) with the noun."""
-    typical, other = SHAPE_OF.get(q.category or "", ((), ()))
+    typical, other = shape_classes(q.category, v)
     if shape in typical:  # a perceived shape class compatible with the word
         return 0.8
     if shape in other:  # ... in another rest pose
@@ -168,15 +173,12 @@ def _shape_class_score(q: Query, shape: str) -> float:
     return 0.05
 
 
-_SIZE_ORDER = {"small": 0, "medium": 1, "large": 2}
-
-
 def _volume(o: SceneObject) -> float:
     e = o.attributes.get("extent") or [0.0, 0.0, 0.0]
     return float(e[0] * e[1] * e[2])
 
 
-def _abs_size_score(q: Query, o: SceneObject, hidden: bool = False) -> float:
+def _abs_size_score(q: Query, o: SceneObject, v: Vocabulary, hidden: bool = False) -> float:
     if q.size is None:
         return 1.0
     ns = _name_fit(o)
@@ -185,10 +187,11 @@ def _abs_size_score(q: Query, o: SceneObject, hidden: bool = False) -> float:
         if q.size not in by_size:  # "medium" bar: the catalogue has none, the nearest sizes count
             return 0.8
         return by_size[q.size] / max(max(by_size.values()), 1e-6)
-    if o.attributes.get("size") not in _SIZE_ORDER:
+    order = {s: i for i, s in enumerate(v.sizes)}
+    if o.attributes.get("size") not in order or q.size not in order:
         return 1.0
-    # Soft: size labels are category-relative in the catalogue and noisy when measured.
-    return (1.0, 0.8, 0.5)[abs(_SIZE_ORDER[q.size] - _SIZE_ORDER[o.attributes["size"]])]
+    # Soft: size labels are category-relative in the vocabulary and noisy when measured.
+    return (1.0, 0.8, 0.5)[min(abs(order[q.size] - order[o.attributes["size"]]), 2)]
 
 
 def _rank_scores(values: list[float], prefer_low: bool) -> list[float]:
@@ -204,20 +207,20 @@ def _rank_scores(values: list[float], prefer_low: bool) -> list[float]:
 
 
 @cache
-def _category_dims(category: str, size: str | None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
-    """(lo, hi) of the sorted extents of catalogue objects of this category (and size)."""
-    from bt_grasp.bench.catalogue import catalogue, extents
-
-    ex = [sorted(extents(s)) for s in catalogue() if s.category == category and (size is None or s.size == size)]
+def _category_dims(category: str, size: str | None,
+                   v: Vocabulary) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """(lo, hi) of the sorted extents of vocabulary entries of this category (and size)."""
+    cat = v.by_name.get(category)
+    ex = [sorted(e) for s, e in (cat.sizes if cat else ()) if size is None or s == size]
     if not ex and size is not None:
-        return _category_dims(category, None)
+        return _category_dims(category, None, v)
     if not ex:
         return None
     arr = np.asarray(ex)
     return tuple(arr.min(axis=0)), tuple(arr.max(axis=0))
 
 
-def _dims_score(q: Query, o: SceneObject, scene: SceneGraph | None = None) -> float:
+def _dims_score(q: Query, o: SceneObject, v: Vocabulary, scene: SceneGraph | None = None) -> float:
     """Does the measured size fit the named category? Any rest pose has the same sorted extents.
 
     Too big (beyond 1.3x + 1.5 cm) is strong evidence against; too small only weak (occlusion).
@@ -225,7 +228,7 @@ def _dims_score(q: Query, o: SceneObject, scene: SceneGraph | None = None) -> fl
     """
     if q.category is None or "extent" not in o.attributes:
         return 1.0
-    dims = _category_dims(q.category, q.size)
+    dims = _category_dims(q.category, q.size, v)
     if dims is None:
         return 1.0
     length, width, h = (float(x) for x in o.attributes["extent"])
@@ -269,16 +272,18 @@ def _scores_and_reading(q: Query, scene: SceneGraph) -> tuple[dict[int, float], 
 
 def _scores(q: Query, scene: SceneGraph, hidden: bool) -> dict[int, float]:
     objs = scene.objects
-    base = {o.id: _colour_score(q, o) * _category_score(q, o, hidden)
-            * (1.0 if _name_fit(o) else _dims_score(q, o, scene)) for o in objs}
+    v = vocabulary_of(scene)
+    base = {o.id: _colour_score(q, o, v) * _category_score(q, o, v, hidden)
+            * (1.0 if _name_fit(o) else _dims_score(q, o, v, scene)) for o in objs}
     # Relative size compares like with like: candidates whose perceived shape is typical for the word.
-    cands = [o for o in objs if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o, hidden) >= 0.8)]
-    scores = {o.id: base[o.id] * _abs_size_score(q, o, hidden) for o in objs}
-    if q.size in ("small", "large") and len(cands) >= 2:
-        rel = _rank_scores([_volume(o) for o in cands], prefer_low=q.size == "small")
+    cands = [o for o in objs
+             if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o, v, hidden) >= 0.8)]
+    scores = {o.id: base[o.id] * _abs_size_score(q, o, v, hidden) for o in objs}
+    if len(v.sizes) > 1 and q.size in (v.sizes[0], v.sizes[-1]) and len(cands) >= 2:  # smallest or largest
+        rel = _rank_scores([_volume(o) for o in cands], prefer_low=q.size == v.sizes[0])
         for o, r in zip(cands, rel, strict=True):
             if q.comparative or _name_fit(o) is None:
-                scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o, hidden))
+                scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o, v, hidden))
             else:  # a catalogue size word: the fit decides, the rank only breaks near-ties
                 scores[o.id] *= 0.85 + 0.15 * (r - 0.4) / 0.6
     live = [o for o in objs if scores[o.id] >= ACCEPT]
@@ -339,7 +344,8 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     for o in scene.objects:
         if o.name.lower() == t_bare and not o.attributes.get("name_scores"):
             return Grounded(o, 1.0)
-    q = parse(text)
+    v = vocabulary_of(scene)
+    q = parse(text, v)
     if q.colour is None and q.category is None and q.unknown_noun is None and q.size is None \
             and q.superlative is None:
         return None
@@ -355,61 +361,38 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     assert obj is not None
     alts = [a for a in (scene.by_id(i) for i in order[1:] if scores[i] >= max(ACCEPT, AMBIGUOUS * scores[best]))
             if a is not None]
-    pieces = [a for a in alts if _same_object(obj, a)]
+    pieces = [a for a in alts if same_object(obj, a)]
     if pieces:
-        obj = _joined(obj, pieces)
+        obj = joined(obj, pieces)
         alts = [a for a in alts if a not in pieces]
     if hidden and alts:  # two objects that might each be it, partly hidden: look on, do not ask
         return None
-    decisive = _decisive(q, [obj, *alts]) if alts else None
+    decisive = _decisive(q, [obj, *alts], v) if alts else None
     if decisive is not None:
         return Grounded(decisive, scores[decisive.id])  # never a hidden reading: those ask no question
     return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts], hidden)
 
 
-def _named_fit(q: Query, o: SceneObject) -> float | None:
+def _named_fit(q: Query, o: SceneObject, v: Vocabulary) -> float | None:
     """How well the catalogue entry the text names explains this segment, in absolute terms (the
     geometric backend's fit for that noun and size); None without measured fits."""
     ns = _name_fit(o)
     if ns is None or q.category is None:
         return None
-    fits = [v[q.size] if q.size in v else max(v.values()) for n, v in ns.items() if n in _catalogue_nouns(q)]
+    fits = [by[q.size] if q.size in by else max(by.values()) for n, by in ns.items() if n in _catalogue_nouns(q, v)]
     return max(fits, default=None)
 
 
-def _decisive(q: Query, candidates: list[SceneObject]) -> SceneObject | None:
+def _decisive(q: Query, candidates: list[SceneObject], v: Vocabulary) -> SceneObject | None:
     """The one candidate whose named fit reaches DECISIVE_FIT and beats every other's by
     DECISIVE_MARGIN, or None (all must have measured fits: no comparing a fit with a guess)."""
-    named = [_named_fit(q, o) for o in candidates]
+    named = [_named_fit(q, o, v) for o in candidates]
     fits = [f for f in named if f is not None]
     if len(fits) < len(candidates):
         return None
     order = sorted(range(len(fits)), key=lambda i: fits[i], reverse=True)
     top, second = fits[order[0]], fits[order[1]]
     return candidates[order[0]] if top >= DECISIVE_FIT and top - second >= DECISIVE_MARGIN else None
-
-
-def _same_object(a: SceneObject, b: SceneObject) -> bool:
-    """Two touching segments with one catalogue name and one seen colour are pieces of one
-    object cut at a fold (scene names are unique, and a real pair of twins touching is grasped
-    as one region at worst); asking "A or A?" would not help."""
-    if a.mask is None or b.mask is None or a.name != b.name or not a.attributes.get("name_scores"):
-        return False
-    if a.attributes.get("seen_colour", a.attributes.get("colour")) != \
-            b.attributes.get("seen_colour", b.attributes.get("colour")):
-        return False
-    from scipy import ndimage  # here, not at import: the node catalogue (and verify) loads this module
-
-    return bool((ndimage.binary_dilation(a.mask, iterations=2) & b.mask).any())
-
-
-def _joined(obj: SceneObject, pieces: list[SceneObject]) -> SceneObject:
-    """`obj` with the pieces' masks added (same id, so relations and tracking still refer to it)."""
-    mask = obj.mask.copy() if obj.mask is not None else None
-    for p in pieces:
-        if mask is not None and p.mask is not None:
-            mask |= p.mask
-    return replace(obj, mask=mask, attributes={**obj.attributes, "joined": [p.id for p in pieces]})
 
 
 def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:

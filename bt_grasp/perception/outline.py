@@ -3,10 +3,9 @@
 Why: a segment cut by a nearer object loses the corners that make a box's outline fill its
 rectangle, so the fill ratio (`features.shape_beliefs`) calls a cut box round, and a box
 fragment fits "puck" or "can". Only the part of the outline that is the object's own edge (not
-where something higher hides it) says what the object is: on the calibration scenes (seed 0,
-60 scenes, easy lighting, occluded segments only) the share of that edge on one circle of a
-catalogue radius, minus its share on two straight lines, had a median of +0.44 for upright
-cans and +0.31 for pucks, -0.29 for boxes, -0.21 for cubes and -0.6 for bars.
+where something higher hides it) says what the object is: the share of that edge on one circle
+of a catalogue radius, minus its share on two straight lines, is positive for upright cans and
+pucks, negative for boxes, cubes and bars (medians in calibration.py, EDGE_SCALE).
 """
 
 from __future__ import annotations

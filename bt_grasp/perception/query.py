@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .lexicon import Vocabulary
 
 COLOUR_WORDS = {"red": "red", "orange": "orange", "yellow": "yellow", "green": "green", "cyan": "cyan",
                 "turquoise": "cyan", "blue": "blue", "navy": "blue", "purple": "purple", "violet": "purple",
@@ -73,10 +77,20 @@ class Query:
     words: list[str] = field(default_factory=list)
 
 
-def _find_category(text: str) -> tuple[str | None, str]:
+def _category_words(vocab: Vocabulary | None) -> dict[str, tuple[str, ...]]:
+    """CATEGORY_WORDS with the vocabulary's own categories and words added."""
+    if vocab is None:
+        return CATEGORY_WORDS
+    out = dict(CATEGORY_WORDS)
+    for cat, words in vocab.words.items():
+        out[cat] = tuple(dict.fromkeys((*out.get(cat, ()), *words)))
+    return out
+
+
+def _find_category(text: str, vocab: Vocabulary | None = None) -> tuple[str | None, str]:
     """(canonical category, text without it); the longest matching synonym wins."""
     best: tuple[int, str, str] | None = None
-    for cat, syns in CATEGORY_WORDS.items():
+    for cat, syns in _category_words(vocab).items():
         for s in syns:
             m = re.search(rf"\b{re.escape(s)}\b", text)
             if m and (best is None or len(s) > best[0]):
@@ -84,8 +98,17 @@ def _find_category(text: str) -> tuple[str | None, str]:
     return (best[1], best[2]) if best else (None, text)
 
 
-def parse(text: str) -> Query:
-    """Parse colour, size, category, a superlative and one relational clause."""
+def _own_size(size: str, vocab: Vocabulary | None) -> str:
+    """An English size word in the vocabulary's terms: "small" / "large" (and their comparatives)
+    are its smallest / largest size word when it has no such word itself."""
+    if vocab is None or size in vocab.sizes or len(vocab.sizes) < 2:
+        return size
+    return {"small": vocab.sizes[0], "large": vocab.sizes[-1]}.get(size, size)
+
+
+def parse(text: str, vocab: Vocabulary | None = None) -> Query:
+    """Parse colour, size, category, a superlative and one relational clause. With a vocabulary
+    (lexicon.py) its categories, size words and colour words are read as such too."""
     t = " " + re.sub(r"[^a-z\- ]", " ", text.lower()) + " "
     q = Query()
     for direction, pats in SUPERLATIVES.items():
@@ -99,22 +122,28 @@ def parse(text: str) -> Query:
     for rel, pat in RELATIONS:
         m = re.search(pat, t)
         if m:
-            q.relation, q.anchor = rel, parse(t[m.end():])
+            q.relation, q.anchor = rel, parse(t[m.end():], vocab)
             t = t[:m.start()]
             break
-    cat, t = _find_category(t)
+    cat, t = _find_category(t, vocab)
     q.category = cat
     words = [w for w in t.split() if w]
     q.words = words
+    own_sizes = set(vocab.sizes) if vocab is not None else set()
+    own_colours = {c for k in vocab.categories for c in k.colours} if vocab is not None else set()
     for w in words:
-        if w in COLOUR_WORDS and q.colour is None:
+        if w in own_colours and q.colour is None:
+            q.colour = w
+        elif w in own_sizes and q.size is None:
+            q.size = w
+        elif w in COLOUR_WORDS and q.colour is None:
             q.colour = COLOUR_WORDS[w]
         elif w in SIZE_WORDS and q.size is None:
-            q.size = SIZE_WORDS[w]
+            q.size = _own_size(SIZE_WORDS[w], vocab)
             q.comparative = w in COMPARATIVES
     if cat is None:
         rest = [w for w in words if w not in COLOUR_WORDS and w not in SIZE_WORDS and w not in STOP
-                and w not in GENERIC]
+                and w not in GENERIC and w not in own_sizes and w not in own_colours]
         if rest:
             q.unknown_noun = rest[-1]
     return q

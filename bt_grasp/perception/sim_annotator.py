@@ -15,7 +15,8 @@ import numpy as np
 from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
-from .types import SceneGraph
+from .lexicon import Vocabulary, default_vocabulary
+from .types import Measured, SceneGraph
 
 
 class SimPerceiver(GroundingLocator):
@@ -23,8 +24,10 @@ class SimPerceiver(GroundingLocator):
 
     name = "sim"
 
-    def __init__(self, min_pixels: int = 20) -> None:
+    def __init__(self, min_pixels: int = 20, vocabulary: Vocabulary | None = None) -> None:
         self.min_pixels = min_pixels  # fewer visible pixels than this counts as hidden
+        # The words grounding reads goal texts in (lexicon.py). None: the shipped default.
+        self.vocabulary = vocabulary or default_vocabulary()
         self.last_scene: SceneGraph | None = None
 
     @staticmethod
@@ -42,7 +45,7 @@ class SimPerceiver(GroundingLocator):
         labels = np.where(np.isin(inst, list(objects)), inst, 0).astype(np.int32)
         P, heights, _ = heights_and_points(obs, exclude=labels > 0)
 
-        def namer(oid: int, meas: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+        def namer(oid: int, meas: Measured) -> tuple[str, str, dict[str, Any]]:
             info = objects[oid]
             name = str(info.get("name", f"object {oid}"))
             attrs: dict[str, Any] = {k: info[k] for k in ("colour", "category", "size") if k in info}
@@ -50,9 +53,9 @@ class SimPerceiver(GroundingLocator):
             # the catalogue name is the annotator's: no measured catalogue fit may overrule it
             # (grounding then matches the name exactly, as an upper bound on naming should)
             attrs["name_scores"] = {}
-            return name, describe(name, {**meas, **attrs}), attrs
+            return name, describe(name, {**meas.attributes(), **attrs}), attrs
 
-        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels)
+        scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, vocab=self.vocabulary)
         self.last_scene = scene
         return scene
 

@@ -17,14 +17,19 @@ pieces are merged greedily, best pair first; only pieces of one original connect
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
+from .calibration import value
+from .types import SceneObject
+
 VALLEY_M = 0.006  # a point this far below the chord between neighbours on both sides is a fold
 VALLEY_SCALES = (3, 6)  # chord half-lengths in pixels (~4 and ~9 mm at 512², 0.8 m)
-MERGE_KEEP = 0.65  # merge when the union fits at least this share of the better piece's fit
-# (0.65, not 0.8: on the calibration scenes segmentation precision rose from 0.91 to 0.95 at
-# the same recall; a large duck's halves each look like a small duck)
+# Merge when the union fits at least this share of the better piece's fit: low enough to join
+# the halves of one object (a large duck's halves each look like a small duck), high enough to
+# keep two objects of one colour apart.
+MERGE_KEEP = value("MERGE_KEEP")
 
 
 def valley_map(heights: np.ndarray, fg: np.ndarray, scales: tuple[int, ...] = VALLEY_SCALES,
@@ -174,3 +179,26 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
         region = parent[win] == k + 1
         labels[win][region] = sub[region]
     return _compact(labels)
+
+
+def same_object(a: SceneObject, b: SceneObject) -> bool:
+    """Two touching segments with one catalogue name and one seen colour are pieces of one
+    object cut at a fold (scene names are unique, and a real pair of twins touching is grasped
+    as one region at worst); asking "A or A?" would not help."""
+    if a.mask is None or b.mask is None or a.name != b.name or not a.attributes.get("name_scores"):
+        return False
+    if a.attributes.get("seen_colour", a.attributes.get("colour")) != \
+            b.attributes.get("seen_colour", b.attributes.get("colour")):
+        return False
+    from scipy import ndimage  # here, not at import: the node catalogue (and verify) loads this module
+
+    return bool((ndimage.binary_dilation(a.mask, iterations=2) & b.mask).any())
+
+
+def joined(obj: SceneObject, pieces: list[SceneObject]) -> SceneObject:
+    """`obj` with the pieces' masks added (same id, so relations and tracking still refer to it)."""
+    mask = obj.mask.copy() if obj.mask is not None else None
+    for p in pieces:
+        if mask is not None and p.mask is not None:
+            mask |= p.mask
+    return replace(obj, mask=mask, attributes={**obj.attributes, "joined": [p.id for p in pieces]})

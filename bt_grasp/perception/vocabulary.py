@@ -1,11 +1,11 @@
-"""Naming in the catalogue's own words: measured shape -> (noun, size word) with scores.
+"""Naming in the vocabulary's own words: measured shape -> (noun, size word) with scores.
 
-Why the catalogue: it is the robot's known object vocabulary (like a YCB list), so a segment is
-named by the catalogue entry whose dimensions and shape it fits best, in that entry's words
-("ball", "puck", "jenga block") and with that category's own size scale (a 5.6 cm ball is a
-"medium" ball; a can 5.6 cm across and 8 cm tall is a "medium" can).
+Why a vocabulary: it is the robot's known objects (like a YCB list; lexicon.py, by default the
+benchmark catalogue's), so a segment is named by the entry whose dimensions and shape it fits
+best, in that entry's words ("ball", "puck", "jenga block") and with that category's own size
+scale (a 5.6 cm ball is a "medium" ball; a can 5.6 cm across and 8 cm tall is a "medium" can).
 
-Each catalogue (noun, size) gives the rest poses it can take on a table, seen from above:
+Each (noun, size) entry gives the rest poses it can take on a table, seen from above:
 (own height, long and short footprint side, footprint round?, top flat?). A segment is scored
 against every pose: the own height must agree (it is not shortened by occlusion, but an object
 lying on others has an uncertain support, hence an interval), the footprint may be smaller than
@@ -21,23 +21,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from itertools import permutations
 from typing import Any
 
 import numpy as np
 
-SIZES = ("small", "medium", "large")
+from .calibration import value
+from .lexicon import Category, Vocabulary, default_vocabulary
+
 TILTED_WEIGHT = 0.8  # a leaning pose explains a segment a little less readily than a rest pose
-# How textured catalogue entries look to the camera. A mesh's own texture tints its catalogue
-# colour (the duck's yellow texture turns a blue duck green), so the palette name the camera
-# sees is not the catalogue's word. Measured on the calibration scenes (seed 0, both lightings,
-# every such object seen: 100 % consistent, except purple ducks under hard lighting, 7/11).
-# Entries not listed look like their catalogue colour.
-APPEARANCE: dict[tuple[str, str], str] = {
-    ("duck", "blue"): "green", ("duck", "pink"): "orange", ("duck", "purple"): "brown",
-    ("duck", "white"): "yellow", ("jenga block", "blue"): "black",
-}
 
 
 @dataclass(frozen=True)
@@ -54,9 +47,9 @@ class Pose:
     lying_cylinder: bool = False  # curved across, straight along (a can or puck on its side)
 
 
-def looks(noun: str, colour: str) -> str:
-    """The palette name the camera sees for the catalogue's (noun, colour)."""
-    return APPEARANCE.get((noun, colour), colour)
+def looks(noun: str, colour: str, vocab: Vocabulary | None = None) -> str:
+    """The palette name the camera sees for the vocabulary's (noun, colour) (a texture may tint it)."""
+    return (vocab or default_vocabulary()).looks(noun, colour)
 
 
 @dataclass(frozen=True)
@@ -65,12 +58,8 @@ class Prototype:
     size: str
     poses: tuple[Pose, ...]
     loose: bool  # meshes: bounding box only, looser dimension tolerance
-    colours: frozenset[str]  # colours the catalogue holds this entry in
-
-    @cached_property  # asked for every segment measured; the entry never changes
-    def seen_colours(self) -> frozenset[str]:
-        """Palette names this entry is seen in (its colours, through its texture)."""
-        return frozenset(looks(self.noun, c) for c in self.colours)
+    colours: frozenset[str]  # colours the vocabulary holds this entry in
+    seen_colours: frozenset[str]  # palette names it is seen in (its colours, through its texture)
 
     @property
     def dims(self) -> tuple[float, float, float]:
@@ -86,51 +75,47 @@ def _box_poses(x: float, y: float, z: float, round_: bool | None = False, flat: 
     return out
 
 
-def _poses(shape: str, dims: tuple[float, ...], ext: tuple[float, float, float], noun: str) -> list[Pose]:
-    if shape == "box":
-        return _box_poses(dims[0], dims[1], dims[2])
-    if shape == "cylinder":
-        r, h = dims[0], dims[1]
-        return [Pose(h, 2 * r, 2 * r, True, True),
-                Pose(2 * r, max(h, 2 * r), min(h, 2 * r), False, None, lying_cylinder=True)]
-    if shape == "sphere":
-        return [Pose(2 * dims[0], 2 * dims[0], 2 * dims[0], True, False, sphere=True, planar=False)]
-    # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
-    if noun in ("jenga block", "domino"):
+def _poses(body: str, ext: tuple[float, float, float]) -> list[Pose]:
+    """Rest poses of a body (lexicon.BODIES) of extents (x, y, z) as it stands."""
+    if body == "box":
         return _box_poses(*ext)
-    if noun == "lego brick":  # studs up: a bumpy top; on a side: flat
+    if body == "cylinder":
+        d, h = ext[0], ext[2]
+        return [Pose(h, d, d, True, True), Pose(d, max(h, d), min(h, d), False, None, lying_cylinder=True)]
+    if body == "sphere":
+        return [Pose(ext[0], ext[0], ext[0], True, False, sphere=True, planar=False)]
+    # Meshes: any face down; box-like meshes keep the box cues, organic ones only "not flat".
+    if body == "block-mesh":
+        return _box_poses(*ext)
+    if body == "studded-mesh":  # studs up: a bumpy top; on a side: flat
         poses = _box_poses(*ext)
         return [Pose(p.height, p.long, p.short, False, p.height != ext[2], planar=p.height != ext[2]) for p in poses]
-    organic = noun in ("duck", "teddy bear")  # curved all over; a mug is curved outside, hollow inside
+    organic = body == "organic-mesh"  # curved all over; a mug is curved outside, hollow inside
     return [Pose(h, max(a, b), min(a, b), None, False if organic else None, planar=False)
             for h, a, b in {(p[2], p[0], p[1]) for p in permutations(ext)}]
 
 
-@cache
-def prototypes() -> tuple[Prototype, ...]:
-    """One prototype per catalogue (noun, size), from the catalogue's dimensions."""
-    from bt_grasp.bench.catalogue import catalogue, extents
-
-    seen: dict[tuple[str, str], Prototype] = {}
-    colours: dict[tuple[str, str], set[str]] = {}
-    for s in catalogue():
-        key = (s.category, s.size)
-        colours.setdefault(key, set()).add(s.colour)
-        if key not in seen:
-            seen[key] = Prototype(s.category, s.size, tuple(_poses(s.shape, s.dims, extents(s), s.category)),
-                                  s.shape == "mesh", frozenset())
-    return tuple(Prototype(p.noun, p.size, p.poses, p.loose, frozenset(colours[(p.noun, p.size)]))
-                 for p in seen.values())
+def _prototype(c: Category, size: str, ext: tuple[float, float, float]) -> Prototype:
+    return Prototype(c.name, size, tuple(_poses(c.body, ext)), c.body.endswith("mesh"), frozenset(c.colours),
+                     frozenset(dict(c.looks).get(k, k) for k in c.colours))
 
 
 @cache
-def sizes_of(noun: str) -> tuple[str, ...]:
-    """Size words the catalogue uses for this noun (one entry: the noun needs no size word)."""
-    return tuple(s for s in SIZES if any(p.noun == noun and p.size == s for p in prototypes()))
+def prototypes(vocab: Vocabulary | None = None) -> tuple[Prototype, ...]:
+    """One prototype per vocabulary (noun, size), in the vocabulary's order."""
+    v = vocab or default_vocabulary()
+    return tuple(_prototype(c, size, ext) for c in v.categories for size, ext in c.sizes)
 
 
-def nouns() -> tuple[str, ...]:
-    return tuple(dict.fromkeys(p.noun for p in prototypes()))
+@cache
+def sizes_of(noun: str, vocab: Vocabulary | None = None) -> tuple[str, ...]:
+    """Size words the vocabulary uses for this noun (one entry: the noun needs no size word)."""
+    v = vocab or default_vocabulary()
+    return tuple(s for s in v.sizes if any(p.noun == noun and p.size == s for p in prototypes(v)))
+
+
+def nouns(vocab: Vocabulary | None = None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.noun for p in prototypes(vocab or default_vocabulary())))
 
 
 def belief(x: float, centre: float, width: float) -> float:
@@ -196,7 +181,7 @@ def pose_score(pose: Pose, m: dict[str, Any], loose: bool) -> float:
         cue *= m["p_sphere"] if pose.sphere else 1.0 - 0.9 * m["p_sphere"]
     if pose.planar is not None and "p_planar" in m:
         # A small patch of a sphere lies within the plane tolerance: when the sphere fit holds,
-        # planarity says nothing (balls are 99 % sphere-fit, other nouns <= 2 %).
+        # planarity says nothing (a ball passes the sphere fit, other nouns hardly ever).
         pl = m["p_planar"] if pose.planar else 1.0 - m["p_planar"]
         cue *= p_sphere + (1.0 - p_sphere) * pl
     if "p_cyl" in m:
@@ -239,11 +224,10 @@ def tilted_score(proto: Prototype, m: dict[str, Any]) -> float:
 
 # A leaning cylinder (can, puck) shows a disc (fill ~pi/4) and a curved side cut into narrow
 # strips at the plane tolerance, never one rectangle holding most of its points: that is a
-# block's face. Without this, a leaning box fitted "can" as well as "box" (54 of the 471 naming
-# errors on 200 calibration scenes, seed 0, hard lighting; 22 remain). See docs/perception.md.
-RECT_FACE_SHARE = 0.45  # the largest face holds at least this share of the segment's points
-RECT_FACE_FILL = 0.9  # ... and fills its bounding rectangle this well (a rectangle 1, a disc 0.785)
-RECT_FACE_WEIGHT = 0.75  # how much such a face lowers a leaning cylinder's fit
+# block's face. Without this, a leaning box fitted "can" as well as "box". See docs/perception.md.
+RECT_FACE_SHARE = value("RECT_FACE_SHARE")  # the largest face holds at least this share of the points
+RECT_FACE_FILL = value("RECT_FACE_FILL")  # ... and fills its bounding rectangle this well
+RECT_FACE_WEIGHT = value("RECT_FACE_WEIGHT")  # how much such a face lowers a leaning cylinder's fit
 
 
 def rectangular_face(m: dict[str, Any]) -> float:
@@ -254,16 +238,17 @@ def rectangular_face(m: dict[str, Any]) -> float:
     return belief(faces[0][3], RECT_FACE_FILL, 0.02)
 
 
-# A leaning can or puck does show a cylinder: a flat end disc, as the largest face (median
-# share 41 % for cans, 47 % for pucks on the calibration scenes; a leaning duck's or mug's
-# largest near-flat patch holds 28-34 %) or as a square-bounded face of fair share, or a curved
-# side (p_cyl). Without this a leaning duck fitted a standing puck or can on its extents alone,
-# as well as a duck. Leaning cans / pucks without such evidence: 3 % / 7 %; ducks, mugs and
-# teddy bears: 54-72 % (seeds 0 and 1, easy lighting).
-END_FACE_SHARE = 0.36
-DISC_SHARE = 0.2
-DISC_ASPECT = 0.93  # short / long side of the face's bounding rectangle (a disc: 1)
-NO_CYLINDER_WEIGHT = 0.6
+# A leaning can or puck does show a cylinder: a flat end disc, as the largest face (a larger
+# share than any near-flat patch of a leaning duck or mug) or as a square-bounded face of fair
+# share, or a curved side (p_cyl). Without this a leaning duck fitted a standing puck or can on
+# its extents alone, as well as a duck; few leaning cans and pucks lack all three.
+END_FACE_SHARE = value("END_FACE_SHARE")
+DISC_SHARE = value("DISC_SHARE")
+DISC_ASPECT = value("DISC_ASPECT")  # short / long side of the face's bounding rectangle (a disc: 1)
+NO_CYLINDER_WEIGHT = value("NO_CYLINDER_WEIGHT")
+# A seen colour the entry never shows divides its fit by this: colour naming is mostly right,
+# but not always.
+UNSEEN_COLOUR_DIVISOR = value("UNSEEN_COLOUR_DIVISOR")
 
 
 def cylinder_evidence(m: dict[str, Any]) -> float:
@@ -294,7 +279,8 @@ def face_score(proto: Prototype, m: dict[str, Any]) -> float:
     return out * m.get("p_planar", 1.0) * (1.0 - m.get("p_sphere", 0.0))
 
 
-def name_scores(m: dict[str, Any], colour: str | None = None) -> dict[str, dict[str, float]]:
+def name_scores(m: dict[str, Any], colour: str | None = None,
+                vocab: Vocabulary | None = None) -> dict[str, dict[str, float]]:
     """{noun: {size: score}} for a segment's measurements.
 
     m: long, short (footprint sides), height_lo ≤ height_firm ≤ height_hi (own height: weak lower
@@ -302,16 +288,15 @@ def name_scores(m: dict[str, Any], colour: str | None = None) -> dict[str, dict[
     occluded (1 when a nearer object borders it: the footprint may be cut); optionally room_long,
     room_short (the footprint an occluded segment could have with its rest hidden, amodal.py: a
     pose within it is hardly penalised for being larger than the part seen). A seen colour the
-    entry never shows (see APPEARANCE) divides its score by 8 (colour naming is right ~95 % of
-    the time).
+    entry never shows (see lexicon.Category.looks) divides its score by UNSEEN_COLOUR_DIVISOR.
     """
     out: dict[str, dict[str, float]] = {}
-    for p in prototypes():
+    for p in prototypes(vocab or default_vocabulary()):
         s = max(pose_score(pose, m, p.loose) for pose in p.poses)
         if m.get("tilted", 0.0):
             s = max(s, TILTED_WEIGHT * max(tilted_score(p, m), face_score(p, m)))
         if colour is not None and colour not in p.seen_colours:
-            s /= 8.0
+            s /= UNSEEN_COLOUR_DIVISOR
         out.setdefault(p.noun, {})[p.size] = round(s, 4)
     return out
 
@@ -326,19 +311,20 @@ def best_name(scores: dict[str, dict[str, float]]) -> tuple[str, str, float]:
     return noun, size, s
 
 
-def catalogue_colour(noun: str, seen: str) -> str:
-    """The catalogue's colour word for a `noun` seen as palette colour `seen`.
+def catalogue_colour(noun: str, seen: str, vocab: Vocabulary | None = None) -> str:
+    """The vocabulary's colour word for a `noun` seen as palette colour `seen`.
 
-    The entry's own colour when it looks like itself; else the one colour the catalogue holds
+    The entry's own colour when it looks like itself; else the one colour the vocabulary holds
     the noun in that looks like `seen` (a brown-looking duck is the purple duck); else `seen`.
     """
-    held = {c for p in prototypes() if p.noun == noun for c in p.colours}
-    if seen in held and looks(noun, seen) == seen:
+    v = vocab or default_vocabulary()
+    held = {c for p in prototypes(v) if p.noun == noun for c in p.colours}
+    if seen in held and v.looks(noun, seen) == seen:
         return seen
-    cands = sorted(c for c in held if looks(noun, c) == seen)
+    cands = sorted(c for c in held if v.looks(noun, c) == seen)
     return cands[0] if len(cands) == 1 else seen
 
 
-def catalogue_name(colour: str, noun: str, size: str) -> str:
-    """The catalogue's naming rule: a size word only when the noun comes in several sizes."""
-    return f"{size} {colour} {noun}" if len(sizes_of(noun)) > 1 else f"{colour} {noun}"
+def catalogue_name(colour: str, noun: str, size: str, vocab: Vocabulary | None = None) -> str:
+    """The naming rule: a size word only when the noun comes in several sizes."""
+    return f"{size} {colour} {noun}" if len(sizes_of(noun, vocab or default_vocabulary())) > 1 else f"{colour} {noun}"

@@ -12,10 +12,12 @@ which sees RGB-D only. The annotator's instance masks are read *only here*, to s
   when the located mask's majority instance is the target; `ambiguous` when it returned
   alternatives (the tree then asks instead of grasping) -- counted as not correct.
 
-Rates carry Wilson 95 % intervals. One JSONL line per scene, appended and flushed, keyed by
+Rates carry N and Wilson 95 % intervals. Tune on dev seeds, report on fresh test seeds
+(--split, bt_grasp/bench/splits.py, docs/benchmark.md). One JSONL line per scene, appended and flushed, keyed by
 (perception, lighting, size, seed, episode): run the same command again to resume.
 
     python tools/perf/perception_eval.py --scenes 100 --lighting easy hard --out out/perception_eval
+    python tools/perf/perception_eval.py --split test --scenes 200   # fresh held-out seeds only
     python tools/perf/perception_eval.py --from out/perception_eval/results.jsonl   # table only
 """
 
@@ -152,6 +154,7 @@ def score_frame(obs: Any, scene: Any, located: Any, target: str, visibility: flo
 
 def run(args: argparse.Namespace) -> Path:
     from bt_grasp.bench.scene_cache import install_scene_cache
+    from bt_grasp.bench.vocabulary import catalogue_vocabulary
     from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.profile import load_profile
     from bt_grasp.world import make_driver
@@ -164,31 +167,32 @@ def run(args: argparse.Namespace) -> Path:
     install_scene_cache(args.scene_cache)  # one generated scene serves both lightings
     profile = load_profile(None)
     with results.open("a") as fh:
-        for episode in range(args.first, args.first + args.scenes):
-            for lighting in args.lighting:
-                k = key_of(args.perception, lighting, args.image_size, args.seed, episode)
-                if k in done:
-                    continue
-                driver = _drivers(profile, lighting, args.image_size, make_driver)
-                obs = driver.reset(episode=episode, seed=args.seed)
-                spec = driver.spec
-                per = make_perceiver(args.perception)
-                t0 = time.perf_counter()
-                scene = per.survey(obs)
-                t1 = time.perf_counter()
-                loc = per.locate(obs, spec.target, scene)
-                t2 = time.perf_counter()
-                rec = {"key": k, "perception": args.perception, "lighting": lighting,
-                       "image_size": args.image_size, "seed": args.seed, "episode": episode,
-                       **score_frame(obs, scene, loc, spec.target, spec.visibility,
-                                     obs.annotations["objects"], obs.annotations.get("basket_id")),
-                       "survey_ms": round(1000 * (t1 - t0), 1), "locate_ms": round(1000 * (t2 - t1), 1)}
-                fh.write(json.dumps(rec) + "\n")
-                fh.flush()
-                if args.verbose:
-                    print(f"{k}: {rec['grounding']} {rec['target']!r} -> {rec['located_name']!r} "
-                          f"vis={rec['visibility']:.2f} seg {rec['n_match']}/{rec['n_gt']}/{rec['n_pred']}",
-                          flush=True)
+        scenes = [(s, e, lt) for s in args.seeds for e in range(args.first, args.first + args.scenes)
+                  for lt in args.lighting]
+        for seed, episode, lighting in scenes:
+            k = key_of(args.perception, lighting, args.image_size, seed, episode)
+            if k in done:
+                continue
+            driver = _drivers(profile, lighting, args.image_size, make_driver)
+            obs = driver.reset(episode=episode, seed=seed)
+            spec = driver.spec
+            per = make_perceiver(args.perception, vocabulary=catalogue_vocabulary())
+            t0 = time.perf_counter()
+            scene = per.survey(obs)
+            t1 = time.perf_counter()
+            loc = per.locate(obs, spec.target, scene)
+            t2 = time.perf_counter()
+            rec = {"key": k, "perception": args.perception, "lighting": lighting,
+                   "image_size": args.image_size, "seed": seed, "episode": episode,
+                   **score_frame(obs, scene, loc, spec.target, spec.visibility,
+                                 obs.annotations["objects"], obs.annotations.get("basket_id")),
+                   "survey_ms": round(1000 * (t1 - t0), 1), "locate_ms": round(1000 * (t2 - t1), 1)}
+            fh.write(json.dumps(rec) + "\n")
+            fh.flush()
+            if args.verbose:
+                print(f"{k}: {rec['grounding']} {rec['target']!r} -> {rec['located_name']!r} "
+                      f"vis={rec['visibility']:.2f} seg {rec['n_match']}/{rec['n_gt']}/{rec['n_pred']}",
+                      flush=True)
     for d in _DRIVERS.values():
         d.close()
     return results
@@ -253,7 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--perception", default="geometric")
     ap.add_argument("--lighting", nargs="+", default=["easy", "hard"])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", "--seeds", dest="seeds", type=int, nargs="+", default=None,
+                    help="base seeds (default 0)")
+    ap.add_argument("--split", choices=["dev", "test"], default=None,
+                    help="dev: tuning seeds (0-499; alone: 0-5); test: held-out seeds (500-999; "
+                         "alone: the lowest unspent one); --seed must then lie in it (docs/benchmark.md)")
     ap.add_argument("--first", type=int, default=0, help="first episode index")
     ap.add_argument("--scenes", type=int, default=30, help="episodes per lighting")
     ap.add_argument("--image-size", type=int, default=512)
@@ -262,6 +270,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="source", default=None, help="summarise this results.jsonl only")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    from bt_grasp.bench.splits import seeds_for
+    from bt_grasp.errors import UserError
+
+    try:
+        args.seeds = seeds_for(args.split, args.seeds, [0])
+    except UserError as exc:
+        print(f"perception_eval: {exc}", file=sys.stderr)
+        return 2
     path = Path(args.source) if args.source else run(args)
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     table = summarise(records)
