@@ -131,8 +131,7 @@ def load_profile(name_or_path: str | None = None) -> RobotProfile:
 
 def validate_profile(path: Path) -> RobotProfile:
     """Parse and fully check one profile file (shapes, ranges, orderings, the watchdog block)."""
-    from bt_grasp.spec.loader import decode_text
-    from bt_grasp.spec.yaml_pos import PosDict, load_positioned, plain
+    from bt_grasp.spec.yaml_pos import PosDict, decode_text, load_positioned, plain
 
     display = str(path)
     try:

@@ -85,8 +85,7 @@ class Vocabulary:
     @classmethod
     def from_yaml(cls, path: str | Path) -> Vocabulary:
         """A validated vocabulary; any mistake is one UserError at the offending file:line:col."""
-        from bt_grasp.spec.loader import decode_text
-        from bt_grasp.spec.yaml_pos import load_positioned
+        from bt_grasp.spec.yaml_pos import decode_text, load_positioned
 
         display = str(path)
         try:

@@ -25,7 +25,18 @@ from bt_grasp.spec.includes import (
 from bt_grasp.spec.model import Budgets, NodeSpec, Pos, TreeSpec
 from bt_grasp.spec.parse import fail, parse_node
 from bt_grasp.spec.validate import assign_ids, check_labels, check_unique_ids, file_nodes, splice_includes
-from bt_grasp.spec.yaml_pos import MAX_BYTES, PosDict, PosList, kind_name, load_positioned, plain
+from bt_grasp.spec.yaml_pos import (
+    MAX_BYTES,
+    PosDict,
+    PosList,
+    decode_text,
+    kind_name,
+    load_positioned,
+    plain,
+)
+from bt_grasp.spec.yaml_pos import (
+    at_include,
+)
 
 MAX_BUDGET = 1_000_000  # any budget; bounds stay small enough to prove and to print
 TOP_KEYS = ("tree", "description", "goal", "budgets", "params", "nodes", "root")
@@ -54,36 +65,15 @@ def read_tree_file(path: Path, display: str, pos: Pos | None = None) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES and path.is_file():
-            raise _at(f"file is {size / 1e6:.1f} MB; tree files are limited to {MAX_BYTES // 1024} kB "
+            raise at_include(f"file is {size / 1e6:.1f} MB; tree files are limited to {MAX_BYTES // 1024} kB "
                       "(split it with include:)", display, pos, Pos(display, 1, 1))
         return decode_text(path.read_bytes(), display, pos)
     except FileNotFoundError:
-        raise _at("no such file", display, pos) from None
+        raise at_include("no such file", display, pos) from None
     except IsADirectoryError:
-        raise _at("is a directory, not a tree file", display, pos) from None
+        raise at_include("is a directory, not a tree file", display, pos) from None
     except OSError as exc:
-        raise _at(f"cannot read: {exc.strerror}", display, pos) from None
-
-
-def decode_text(data: bytes, display: str, pos: Pos | None = None) -> str:
-    """UTF-8 text (a leading BOM is dropped); anything else is one error naming line and column."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise _at("UTF-16 text; save the file as UTF-8", display, pos, Pos(display, 1, 1))
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        before = data[:exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
-        raise _at(f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8", display, pos,
-                  Pos(display, line, col)) from None
-
-
-def _at(msg: str, display: str, pos: Pos | None, inner: Pos | None = None) -> UserError:
-    """An error about file `display`: at `inner` in it, or at `pos` (the include naming it)."""
-    if pos is None:
-        return UserError(msg, display, inner.line if inner else None, inner.col if inner else None)
-    return UserError(f"{display}: {msg}", pos.file, pos.line, pos.col)
+        raise at_include(f"cannot read: {exc.strerror}", display, pos) from None
 
 
 class _Loader:

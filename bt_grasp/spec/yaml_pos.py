@@ -282,3 +282,26 @@ def kind_name(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+# -- reading a user's file as text (tree files, robot profiles, vocabularies) ---------------------
+
+def decode_text(data: bytes, display: str, pos: Pos | None = None) -> str:
+    """UTF-8 text (a leading BOM is dropped); anything else is one error naming line and column."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise at_include("UTF-16 text; save the file as UTF-8", display, pos, Pos(display, 1, 1))
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        before = data[:exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
+        raise at_include(f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8", display, pos,
+                  Pos(display, line, col)) from None
+
+
+def at_include(msg: str, display: str, pos: Pos | None, inner: Pos | None = None) -> UserError:
+    """An error about file `display`: at `inner` in it, or at `pos` (the include naming it)."""
+    if pos is None:
+        return UserError(msg, display, inner.line if inner else None, inner.col if inner else None)
+    return UserError(f"{display}: {msg}", pos.file, pos.line, pos.col)
