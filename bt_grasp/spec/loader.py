@@ -29,13 +29,11 @@ from bt_grasp.spec.yaml_pos import (
     MAX_BYTES,
     PosDict,
     PosList,
+    at_include,
     decode_text,
     kind_name,
     load_positioned,
     plain,
-)
-from bt_grasp.spec.yaml_pos import (
-    at_include,
 )
 
 MAX_BUDGET = 1_000_000  # any budget; bounds stay small enough to prove and to print
