@@ -60,3 +60,15 @@ def test_a_body_thrown_during_a_primitive_is_recorded_once_at_its_peak(arm):
     assert 1.0 < thrown[0]["speed"] <= 2.5 + 1e-6 and thrown[0]["phase"] == "micro_lift"
     arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
     assert arm.launches() == []  # a new episode starts with none
+
+
+def test_one_flight_across_two_primitive_calls_is_one_launch(arm):
+    arm.reset_scene([BOX, CUBE], [tuple(CENTRE), (0.35, 0.25, 0.015)], target="red box")
+    motion = arm.start("open_gripper")
+    cube = next(b for b, s in arm.bodies.items() if s.name == "blue cube")
+    pb.resetBaseVelocity(cube, (0.5, 0.0, 8.0), (0, 0, 0), physicsClientId=arm.client)  # up for ~0.7 s
+    run_to_end(motion)
+    run_to_end(arm.start("lift", dz=0.05))
+    thrown = arm.launches()
+    assert len(thrown) == 1 and thrown[0]["primitive"] == "open_gripper"
+    assert 7.0 < thrown[0]["speed"] <= 8.0  # sampled at 30 Hz: gravity has slowed it a little

@@ -26,12 +26,12 @@ CHECK_EVERY = 8
 
 @dataclass
 class Launch:
-    """One body thrown during one primitive call: its peak speed and when it was first seen."""
+    """One body thrown: its peak speed, and the phase, primitive and time it was first seen in."""
 
     body: str           # the object's name
     speed: float        # peak launch speed (m/s): horizontal or upward
     phase: str          # the motion phase it was first seen in (approach, close, lift...)
-    primitive: str      # the primitive running (grasp, push, lift, place, open_gripper)
+    primitive: str      # the primitive running then (grasp, push, lift, place, open_gripper)
     clock: float        # the driver's clock (s) when first seen
 
     def to_json(self) -> dict[str, Any]:
@@ -45,19 +45,16 @@ def launch_speed(linear: tuple[float, float, float]) -> float:
 
 
 class LaunchWatch:
-    """Keeps every launch of an episode, one entry per (body, primitive call) at its peak."""
+    """Keeps every launch of an episode: one entry per flight (a body over the threshold from the
+    check that first sees it to the first check that finds it slower), at its peak speed. A
+    flight spanning several primitive calls is one launch, named by the call it started in."""
 
     def __init__(self) -> None:
         self.launches: list[Launch] = []
-        self._open: dict[tuple[str, int], Launch] = {}
-        self.call = 0
+        self._flying: dict[int, Launch] = {}
 
     def reset(self) -> None:
-        self.launches, self._open, self.call = [], {}, 0
-
-    def begin_call(self) -> None:
-        """A primitive starts: a body thrown again in it is another launch."""
-        self.call += 1
+        self.launches, self._flying = [], {}
 
     def check(self, client: int, bodies: dict[int, Any], carried: Callable[[int], bool], clock: float,
               phase: str, primitive: str) -> None:
@@ -67,11 +64,11 @@ class LaunchWatch:
             linear, _ = pb.getBaseVelocity(body, physicsClientId=client)
             speed = launch_speed(linear)
             if speed <= LAUNCH_SPEED_MPS or carried(body):
+                self._flying.pop(body, None)
                 continue
-            key = (spec.name, self.call)
-            seen = self._open.get(key)
-            if seen is None:
-                seen = self._open[key] = Launch(spec.name, speed, phase, primitive, clock)
-                self.launches.append(seen)
+            flight = self._flying.get(body)
+            if flight is None:
+                flight = self._flying[body] = Launch(spec.name, speed, phase, primitive, clock)
+                self.launches.append(flight)
             else:
-                seen.speed = max(seen.speed, speed)
+                flight.speed = max(flight.speed, speed)

@@ -93,7 +93,6 @@ class MotionsMixin:
             raise RuntimeError(f"injected driver exception in {primitive}")
         self._begin(timeout, planned.phase)
         self._primitive = primitive
-        self.launch_watch.begin_call()
         steps = self._stepped(planned, faults)
         next(steps)  # to its first yield: started, no physics step yet (so cancel works at once)
         motion = SteppedMotion(primitive, steps,
