@@ -11,3 +11,5 @@ fi
 pip install -q pyrealsense2 "ray>=2.9"
 pip install -q --no-deps hello-robot-stretch-body
 pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime
+# Foxglove recording and live view (bt_grasp.observe), and the WebSocket client its test uses
+pip install -q '.[foxglove]' 'websockets>=12'

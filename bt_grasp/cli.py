@@ -54,24 +54,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.episode import run_episode
     from bt_grasp.resources import tree_path
 
-    view = None
+    observers = _foxglove_observers(args)
     if args.live:
         from bt_grasp.live.view import TerminalView
 
-        view = TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live)
-    result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
-                         goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
-                         lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                         dry_run=args.dry_run, driver=args.driver,
-                         observers=[view] if view is not None else [])
-    if view is not None:
-        view.close()
+        observers.append(TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live))
+    try:
+        result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
+                             goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
+                             lighting=args.lighting, image_size=args.image_size, handle_signals=True,
+                             dry_run=args.dry_run, driver=args.driver, observers=observers)
+    finally:
+        for observer in observers:  # the live view's last frame, the MCAP summary, the server
+            observer.close()
     total = process_wall()
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
     else:
         print(f"{result.summary_line()} episode, {total:.1f} s process")
     return result.exit_code
+
+
+def _foxglove_observers(args: argparse.Namespace) -> list[Any]:
+    """--record FILE.mcap: an MCAP recorder."""
+    if args.record_images and not args.record:
+        raise UserError("--record-images needs --record FILE.mcap", file=args.tree)
+    out: list[Any] = []
+    if args.record:
+        if not args.record.lower().endswith(".mcap"):
+            raise UserError("--record writes an MCAP file (name it RUN.mcap)", file=args.record)
+        from bt_grasp.observe.mcap_record import McapRecorder
+
+        out.append(McapRecorder(args.record, images=args.record_images))
+    return out
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -210,6 +225,10 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--live", nargs="?", const="auto", default=None, choices=("auto", "frames", "lines"),
                    help="draw the tree each tick: --live redraws in place on a terminal, one line per "
                         "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
+    p.add_argument("--record", default=None, metavar="RUN.mcap",
+                   help="record the run for Foxglove (MCAP: ticks, events, tree, poses, points)")
+    p.add_argument("--record-images", action="store_true",
+                   help="with --record: add the RGB and depth frames perception captured")
     p.add_argument("--perception", default=None, metavar="NAME",
                    help="perceiver plug-in (default: the profile's, geometric): geometric, RGB-D only; "
                         "sim, the simulator's annotator, an upper bound for scoring; or an installed one")

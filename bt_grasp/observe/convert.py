@@ -24,8 +24,11 @@ def register(suffix: str, tool: str, module: str, function: str) -> None:
     CONVERTERS[suffix] = (tool, module, convert)
 
 
+register(".mcap", "Foxglove", "bt_grasp.observe.mcap_record", "convert_trace")
+
+
 def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("trace", help="convert a recorded trace for other tools")
+    p = sub.add_parser("trace", help="convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)")
     tsub = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
     c = tsub.add_parser("convert", help="a trace (.jsonl) as " + ", ".join(
         f"{suffix} ({tool})" for suffix, (tool, _, _) in sorted(CONVERTERS.items())))
