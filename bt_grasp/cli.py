@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.resources import tree_path
 
     observers = _foxglove_observers(args)
-    if args.live:
+    if args.live and args.live != "foxglove":
         from bt_grasp.live.view import TerminalView
 
         observers.append(TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live))
@@ -76,9 +76,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _foxglove_observers(args: argparse.Namespace) -> list[Any]:
-    """--record FILE.mcap: an MCAP recorder."""
+    """--record FILE.mcap (an MCAP recorder) and --live=foxglove (a WebSocket server)."""
     if args.record_images and not args.record:
         raise UserError("--record-images needs --record FILE.mcap", file=args.tree)
+    if args.port is not None and args.live != "foxglove":
+        raise UserError("--port is the port of --live=foxglove", file=args.tree)
     out: list[Any] = []
     if args.record:
         if not args.record.lower().endswith(".mcap"):
@@ -86,6 +88,10 @@ def _foxglove_observers(args: argparse.Namespace) -> list[Any]:
         from bt_grasp.observe.mcap_record import McapRecorder
 
         out.append(McapRecorder(args.record, images=args.record_images))
+    if args.live == "foxglove":
+        from bt_grasp.observe.foxglove_live import FoxgloveLive
+
+        out.append(FoxgloveLive(port=8765 if args.port is None else args.port, stream=sys.stderr))
     return out
 
 
@@ -222,9 +228,13 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, help="write a JSONL trace here")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--live", nargs="?", const="auto", default=None, choices=("auto", "frames", "lines"),
+    p.add_argument("--live", nargs="?", const="auto", default=None,
+                   choices=("auto", "frames", "lines", "foxglove"),
                    help="draw the tree each tick: --live redraws in place on a terminal, one line per "
-                        "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
+                        "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured); "
+                        "--live=foxglove serves the run to Foxglove on ws://127.0.0.1:PORT instead")
+    p.add_argument("--port", type=int, default=None,
+                   help="the port of --live=foxglove (default 8765; 0 picks a free one)")
     p.add_argument("--record", default=None, metavar="RUN.mcap",
                    help="record the run for Foxglove (MCAP: ticks, events, tree, poses, points)")
     p.add_argument("--record-images", action="store_true",

@@ -166,6 +166,7 @@ def test_images_are_recorded_only_when_asked(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["--record-images"], "--record-images needs --record FILE.mcap"),
     (["--record", "run.txt"], "--record writes an MCAP file"),
+    (["--port", "9000"], "--port is the port of --live=foxglove"),
 ])
 def test_bad_recording_options_are_one_line_and_exit_2(args, says, capsys):
     assert main(["run", "clutter", *args]) == 2
