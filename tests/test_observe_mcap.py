@@ -6,6 +6,7 @@ schemas, with log times from the episode's logical clock."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -196,3 +197,18 @@ def test_quaternions_of_camera_rotations_are_unit_and_exact():
                          [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                          [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
         assert np.allclose(back, rot)
+
+
+def test_the_shipped_layout_shows_only_topics_a_recording_has():
+    layout = json.loads((ROOT / "docs" / "foxglove-layout.json").read_text())
+    todo, panels = [layout["layout"]], []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            panels.append(node)
+        else:
+            todo += [node["first"], node["second"]]
+    assert sorted(panels) == sorted(layout["configById"])
+    assert {p.split("!")[0] for p in panels} >= {"Image", "3D", "RosOut", "RawMessages"}
+    named = set(re.findall(r'"(/[a-z_/]+)"', json.dumps(layout["configById"])))
+    assert named and named <= set(SCHEMAS)
