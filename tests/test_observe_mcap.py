@@ -168,6 +168,7 @@ def test_images_are_recorded_only_when_asked(tmp_path):
     (["--record-images"], "--record-images needs --record FILE.mcap"),
     (["--record", "run.txt"], "--record writes an MCAP file"),
     (["--port", "9000"], "--port is the port of --live=foxglove"),
+    (["--record", "/proc/no/such/run.mcap"], "cannot write the MCAP file"),
 ])
 def test_bad_recording_options_are_one_line_and_exit_2(args, says, capsys):
     assert main(["run", "clutter", *args]) == 2

@@ -30,11 +30,11 @@ def _open(path: Path):  # type: ignore[no-untyped-def]
     foxglove = need("foxglove")
     if path.is_dir():
         raise UserError("is a directory, not an MCAP file to write", file=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
     context = foxglove.Context()
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         writer = foxglove.open_mcap(path, allow_overwrite=True, context=context)
-    except Exception as exc:  # the SDK raises its own error type for an unwritable path
+    except Exception as exc:  # OSError, or the SDK's own error type for an unwritable path
         raise UserError(f"cannot write the MCAP file: {exc}", file=str(path)) from None
     return context, writer
 
