@@ -91,7 +91,12 @@ def _foxglove_observers(args: argparse.Namespace) -> list[Any]:
     if args.live == "foxglove":
         from bt_grasp.observe.foxglove_live import FoxgloveLive
 
-        out.append(FoxgloveLive(port=8765 if args.port is None else args.port, stream=sys.stderr))
+        try:
+            out.append(FoxgloveLive(port=8765 if args.port is None else args.port, stream=sys.stderr))
+        except (UserError, BackendUnavailable):
+            for observer in out:
+                observer.close()
+            raise
     return out
 
 

@@ -213,3 +213,11 @@ def test_the_shipped_layout_shows_only_topics_a_recording_has():
     assert {p.split("!")[0] for p in panels} >= {"Image", "3D", "RosOut", "RawMessages"}
     named = set(re.findall(r'"(/[a-z_/]+)"', json.dumps(layout["configById"])))
     assert named and named <= set(SCHEMAS)
+
+
+def test_a_run_that_never_starts_leaves_no_recording(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tree: bad\nroot:\n  sequence: {children: [{no_such_node: {}}]}\n")
+    assert main(["run", str(bad), "--record", str(tmp_path / "run.mcap")]) == 2
+    assert str(bad) in capsys.readouterr().err
+    assert not (tmp_path / "run.mcap").exists()

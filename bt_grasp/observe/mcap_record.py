@@ -52,24 +52,31 @@ class McapRecorder(RunObserver):
         # the context is held for the whole run: channels close when their context is collected
         self._context, self._writer = _open(self.path)
         self._observer: FoxgloveObserver = FoxgloveObserver(FoxglovePublisher(self._context), images)
+        self._recorded = False
 
     def started(self, header: Record, ctx: RunContext) -> None:
+        self._recorded = True
         self._observer.started(header, ctx)
 
     def ticked(self, tick: Tick) -> None:
         self._observer.ticked(tick)
 
     def finished(self, final: Record, result: EpisodeResult) -> None:
+        self._recorded = True
         try:
             self._observer.finished(final, result)
         finally:
             self.close()
 
     def close(self) -> None:
-        """Write the summary and close the file (again: nothing)."""
+        """Write the summary and close the file (again: nothing). A run that never started
+        (its tree did not load) leaves no file."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+            if not self._recorded:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
 
 
 def convert_trace(trace: Trace, out: Path) -> None:
