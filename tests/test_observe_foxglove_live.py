@@ -47,27 +47,27 @@ def _address(proc: subprocess.Popen, deadline: float) -> str:
 
 
 async def _ticks(url: str, deadline: float) -> tuple[list[str], list[tuple[int, dict]]]:
-    """Subscribe to /bt_grasp/tick; (advertised topics, [(log time, tick message)]) until the
-    server closes at the end of the run."""
+    """Subscribe to /bt_grasp/tick and /bt_grasp/run; (advertised topics, [(log time, tick
+    message)]) until the run's final record arrives."""
     got: list[tuple[int, dict]] = []
     async with websockets.connect(url, subprotocols=SUBPROTOCOLS, max_size=None) as ws:
         channels: dict[str, int] = {}
-        while "/bt_grasp/tick" not in channels:
+        while not {"/bt_grasp/tick", "/bt_grasp/run"} <= set(channels):
             msg = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.time()))
             if msg.get("op") == "advertise":
                 channels.update({c["topic"]: c["id"] for c in msg["channels"]})
-        await ws.send(json.dumps({"op": "subscribe",
-                                  "subscriptions": [{"id": 7, "channelId": channels["/bt_grasp/tick"]}]}))
-        try:
-            while time.time() < deadline:
-                data = await asyncio.wait_for(ws.recv(), deadline - time.time())
-                if isinstance(data, bytes) and data[0] == MESSAGE_DATA:
-                    sub, log_time = struct.unpack_from("<IQ", data, 1)
-                    assert sub == 7
-                    got.append((log_time, json.loads(data[13:])))
-        except websockets.ConnectionClosed:
-            pass
-    return sorted(channels), got
+        await ws.send(json.dumps({"op": "subscribe", "subscriptions": [
+            {"id": 7, "channelId": channels["/bt_grasp/tick"]},
+            {"id": 8, "channelId": channels["/bt_grasp/run"]}]}))
+        while True:
+            data = await asyncio.wait_for(ws.recv(), deadline - time.time())
+            if isinstance(data, bytes) and data[0] == MESSAGE_DATA:
+                sub, log_time = struct.unpack_from("<IQ", data, 1)
+                message = json.loads(data[13:])
+                if sub == 8 and message["type"] == "final":
+                    return sorted(channels), got
+                if sub == 7:
+                    got.append((log_time, message))
 
 
 def test_a_websocket_client_subscribes_and_receives_every_tick(tmp_path):

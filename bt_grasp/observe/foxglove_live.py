@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 WAIT_SECONDS = 30.0  # how long a run waits for a first subscriber before it starts anyway
 SETTLE_SECONDS = 0.5  # after the first subscription, for the client's others to arrive
-DRAIN_SECONDS = 0.5  # after the decision, for the last messages to leave before the server stops
+DRAIN_SECONDS = 2.0  # after the decision, for the last messages to leave before the server stops
 
 
 class _Listener:
