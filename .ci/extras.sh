@@ -11,8 +11,9 @@ fi
 pip install -q pyrealsense2 "ray>=2.9"
 pip install -q --no-deps hello-robot-stretch-body
 pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime
-# Groot2 (live monitor: ZMQ + msgpack) and ROS 2 bags (rosbags, pure Python): the observe tests.
-pip install -q "pyzmq>=25" "msgpack>=1" "rosbags>=0.10"
+# The tools' recorders (bt_grasp.observe): Foxglove (MCAP, live WebSocket), Groot2 (ZMQ + msgpack)
+# and ROS 2 bags (rosbags, pure Python); websockets is the client the live Foxglove test uses.
+pip install -q '.[foxglove,groot2,ros]' 'websockets>=12'
 # BehaviorTree.CPP 4.8's Python binding: exported trees tick in BT.CPP, and the .btlog and the
 # Groot2 replies are compared with BT.CPP's own FileLogger2 and Groot2Publisher.
 pip install -q behaviortreepy

@@ -54,30 +54,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.episode import run_episode
     from bt_grasp.resources import tree_path
 
-    view = None
-    if args.live:
+    observers = _tool_observers(args)
+    if args.live and args.live != "foxglove":
         from bt_grasp.live.view import TerminalView
 
-        view = TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live)
-    observers: list[Any] = [view] if view is not None else []
-    if args.groot2 is not None:  # bound now: a port in use is one line before the run
-        from bt_grasp.observe.groot2_live import Groot2Publisher
-
-        observers.append(Groot2Publisher(args.groot2, subtree=args.groot2_subtree,
-                                         notify=lambda text: print(text, file=sys.stderr)))
-    result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
-                         goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
-                         lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                         dry_run=args.dry_run, driver=args.driver,
-                         observers=observers)
-    if view is not None:
-        view.close()
+        observers.append(TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live))
+    try:
+        result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
+                             goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
+                             lighting=args.lighting, image_size=args.image_size, handle_signals=True,
+                             dry_run=args.dry_run, driver=args.driver, observers=observers)
+    finally:
+        for observer in observers:  # the live view's last frame, the recording's end, the servers
+            observer.close()
     total = process_wall()
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
     else:
         print(f"{result.summary_line()} episode, {total:.1f} s process")
     return result.exit_code
+
+
+def _tool_observers(args: argparse.Namespace) -> list[Any]:
+    """--record FILE (MCAP for Foxglove, .db3 for a ROS 2 bag), --live=foxglove (a WebSocket
+    server) and --groot2 (Groot2's live monitor), each opened now so that a bad path or a port in
+    use is one line before the run."""
+    if args.record_images and not args.record:
+        raise UserError("--record-images needs --record FILE (.mcap or .db3)", file=args.tree)
+    if args.record_format and not args.record:
+        raise UserError("--record-format needs --record FILE", file=args.tree)
+    if args.port is not None and args.live != "foxglove":
+        raise UserError("--port is the port of --live=foxglove", file=args.tree)
+    out: list[Any] = []
+    try:
+        if args.record:
+            from bt_grasp.observe.recorders import recorder_for
+
+            out.append(recorder_for(args.record, args.record_images, args.record_format))
+        if args.live == "foxglove":
+            from bt_grasp.observe.foxglove_live import FoxgloveLive
+
+            out.append(FoxgloveLive(port=8765 if args.port is None else args.port, stream=sys.stderr))
+        if args.groot2 is not None:
+            from bt_grasp.observe.groot2_live import Groot2Publisher
+
+            out.append(Groot2Publisher(args.groot2, subtree=args.groot2_subtree,
+                                       notify=lambda text: print(text, file=sys.stderr)))
+    except (UserError, BackendUnavailable):
+        for observer in out:
+            observer.close()
+        raise
+    return out
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -213,9 +240,20 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, help="write a JSONL trace here")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--live", nargs="?", const="auto", default=None, choices=("auto", "frames", "lines"),
+    p.add_argument("--live", nargs="?", const="auto", default=None,
+                   choices=("auto", "frames", "lines", "foxglove"),
                    help="draw the tree each tick: --live redraws in place on a terminal, one line per "
-                        "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured)")
+                        "tick otherwise; --live=frames or --live=lines forces one (NO_COLOR honoured); "
+                        "--live=foxglove serves the run to Foxglove on ws://127.0.0.1:PORT instead")
+    p.add_argument("--port", type=int, default=None,
+                   help="the port of --live=foxglove (default 8765; 0 picks a free one)")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="record the run: RUN.mcap for Foxglove (ticks, events, tree, poses, points) or "
+                        "RUN.db3 for a ROS 2 bag (frames, camera info, tf, tree status)")
+    p.add_argument("--record-images", action="store_true",
+                   help="with --record: add the RGB and depth frames perception captured")
+    p.add_argument("--record-format", default=None, choices=("mcap", "rosbag2"),
+                   help="with --record: the format, when the file name's suffix does not say it")
     p.add_argument("--groot2", nargs="?", type=int, const=1667, default=None, metavar="PORT",
                    help="serve the run to Groot2's live monitor (ZMQ on PORT and PORT+1, default 1667)")
     p.add_argument("--groot2-subtree", default=None, metavar="NODE",

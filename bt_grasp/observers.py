@@ -47,6 +47,8 @@ class RunObserver:
     `ticked(tick)`: after every tick, with its events final.
     `finished(final, result)`: once, after the decision; `final` is the trace's last record.
     A run stopped before its first tick (interrupted during set-up) calls `finished` only.
+    `close()`: whoever opened the observer calls it once the run is over, even if the run failed
+    (a file's last bytes, a server's sockets).
     """
 
     def started(self, header: Record, ctx: RunContext) -> None:
@@ -57,6 +59,9 @@ class RunObserver:
 
     def finished(self, final: Record, result: EpisodeResult) -> None:
         """The run has decided."""
+
+    def close(self) -> None:
+        """Release what the observer holds; nothing here."""
 
 
 class RecordObserver(RunObserver):

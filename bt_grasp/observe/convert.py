@@ -27,6 +27,9 @@ def register(suffix: str, tool: str, module: str, function: str, subtree: bool =
         SUBTREE.add(suffix)
 
 
+register(".mcap", "Foxglove", "bt_grasp.observe.mcap_record", "convert_trace")
+
+
 def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("trace", help="convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)")
     tsub = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")

@@ -14,6 +14,7 @@ from bt_grasp.observers import RunObserver
 
 # suffix -> (format name for --record-format, module, RunObserver class)
 RECORDERS: dict[str, tuple[str, str, str]] = {
+    ".mcap": ("mcap", "bt_grasp.observe.mcap_record", "McapRecorder"),
     ".db3": ("rosbag2", "bt_grasp.observe.rosbag", "RosbagRecorder"),
 }
 
