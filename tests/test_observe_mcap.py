@@ -165,8 +165,8 @@ def test_images_are_recorded_only_when_asked(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--record-images"], "--record-images needs --record FILE.mcap"),
-    (["--record", "run.txt"], "--record writes an MCAP file"),
+    (["--record-images"], "--record-images needs --record FILE (.mcap or .db3)"),
+    (["--record", "run.txt"], "cannot tell the format of 'run.txt' (name it with one of: .db3, .mcap"),
     (["--port", "9000"], "--port is the port of --live=foxglove"),
     (["--record", "/proc/no/such/run.mcap"], "cannot write the MCAP file"),
 ])
