@@ -179,8 +179,8 @@ def _relevant(open_: _Open, macros: dict[Any, list[_Macro]], index: dict[str, in
 def _moved(counters: tuple[int, ...], moves: tuple[tuple[bool, int], ...],
            keep: frozenset[int]) -> tuple[int, ...]:
     """The counters after `moves`, those no comparison ahead reads left at 0."""
-    return tuple((amount if absolute else c + amount) if i in keep else 0
-                 for i, (c, (absolute, amount)) in enumerate(zip(counters, moves, strict=True)))
+    return tuple([(amount if absolute else c + amount) if i in keep else 0
+                  for i, (c, (absolute, amount)) in enumerate(zip(counters, moves, strict=True))])
 
 
 _CHUNK = 256  # advances each variant of the first pass takes before the other's turn
@@ -242,13 +242,20 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
         stack.append([state, counters, macros[key], 0, {}, step, costs, ticks])
 
     def fold(frame: list[Any], costs: dict[str, int], child: Summary, step: Step | None) -> None:
+        """The worst futures through one edge into the frame's, key by key (the hottest loop of
+        the pass: the child's keys first, then the costs the child's summary does not hold)."""
         best = frame[4]
-        any_suffix = child[ANY][1]
-        for k in set(child) | set(costs):
-            value, suffix = child.get(k, (0, any_suffix))
-            total = costs.get(k, 0) + value
-            if k not in best or total > best[k][0]:
+        for k, (value, suffix) in child.items():
+            total = value + costs.get(k, 0)
+            old = best.get(k)
+            if old is None or total > old[0]:
                 best[k] = (total, (step, suffix) if step is not None else suffix)
+        any_suffix = child[ANY][1]
+        for k, total in costs.items():
+            if k not in child:
+                old = best.get(k)
+                if old is None or total > old[0]:
+                    best[k] = (total, (step, any_suffix) if step is not None else any_suffix)
 
     start = machine.start()
     first = (start.key, _moved(start.cnt, ((False, 0),) * len(start.cnt), relevant[start.key]))
@@ -269,7 +276,7 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
                 continue
             frame[3] += 1
             way = ways[i]
-            if any((counters[c] >= t) != reached for c, t, reached in way.needs):
+            if way.needs and any((counters[c] >= t) != reached for c, t, reached in way.needs):
                 continue
             step = way.edge.step
             if way.kind == "problem":

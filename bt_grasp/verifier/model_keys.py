@@ -55,6 +55,12 @@ class KeyMaker:
         self.timed = frozenset(i for i in range(n) if (m.kind[i] == K.LEAF and m.max_ticks[i] > 1)
                                or m.kind[i] == K.TIMEOUT)
         self.forever = frozenset(i for i in range(n) if m.kind[i] == K.REPEAT and m.param[i] is None)
+        # which slots a node shows while it runs or is on the path being ticked, worked out once:
+        # a key is made at every point, and most nodes of a tree are quiet and idle there
+        self.loud = frozenset(i for i in range(n) if not self.quiet[i])
+        self.has_a = [i not in self.forever and m.kind[i] in _SLOT_A for i in range(n)]
+        self.has_b = [m.kind[i] in _SLOT_B for i in range(n)]
+        self.active: dict[str, frozenset[int]] = {}
         # counters are compared only with these limits: values beyond the largest are alike
         self.caps = [limits.actions, limits.perception_streak]
         retry_nodes: dict[int, list[int]] = {}
@@ -100,21 +106,23 @@ class KeyMaker:
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
         t, m = self.t, self.m
         st, cur, a, b = t.st, t.cur, t.a, t.b
-        active = self.paths[m.index[asking.split("#", 1)[0]]] if asking else frozenset()
+        active: frozenset[int] = frozenset()
+        if asking:
+            active = self.active.get(asking) or frozenset()
+            if not active:
+                active = self.active[asking] = self.paths[m.index[asking.split("#", 1)[0]]]
+        # a quiet node shows only while it runs or is on the active path
+        shown_nodes = {i for i, s in enumerate(st) if s == RUNNING}
+        shown_nodes.update(active, self.loud)
         nodes: list[tuple[Any, ...]] = []
-        quiet, reads_status, kept = self.quiet, self.reads_status, self.kept
-        for i in range(m.n):
+        reads_status, kept, has_a, has_b = self.reads_status, self.kept, self.has_a, self.has_b
+        for i in sorted(shown_nodes):
             running = st[i] == RUNNING
-            act = i in active
-            if quiet[i] and not running and not act:
-                continue
             shown = st[i] if reads_status[i] else running
             keep = (a[i], b[i]) if kept[i] else ()
-            if running or act:
-                kind = m.kind[i]
-                slot_a = None if i in self.forever or kind not in _SLOT_A else a[i]
-                slot_b = b[i] if kind in _SLOT_B else None
-                nodes.append((i, shown, cur[i], slot_a, slot_b, keep))
+            if running or i in active:
+                nodes.append((i, shown, cur[i], a[i] if has_a[i] else None,
+                              b[i] if has_b[i] else None, keep))
             else:
                 nodes.append((i, shown, keep))
         bb = t.bb

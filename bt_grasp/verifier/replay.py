@@ -117,18 +117,81 @@ def counterexample(setup: Setup, found: Any, result: VerifyResult,
         return None
     oracle: Any = _Filled(found.prefix, found.cycle, auto or {}) if found.cycle else \
         ScriptedOracle(scripts_of(found.prefix))
+    res: EpisodeResult | None = None
     try:
-        res = setup.replay(oracle)
+        if found.cycle:
+            res, choices = _replay_loop(setup, oracle)
+        else:
+            res = setup.replay(oracle)
+            choices = list(oracle.choices)
     except ValueError as exc:  # the Runner asked for another leaf than the search recorded
         result.counterexample = as_steps(found.prefix + found.cycle)
         result.problem = (f"internal error: the counterexample ({found.problem}) does not replay "
                           f"({exc}); the state model missed something")
         return None
-    choices = list(oracle.choices)
     result.counterexample = as_steps(choices[:_MAX_REPLAY])
     if found.cycle:
         result.loop = periodic_tail(choices[:_MAX_REPLAY]) or (len(found.prefix), len(found.cycle))
-    if not res.reason.startswith(("no decision", "tick cap")):
+    if res is not None and not res.reason.startswith(("no decision", "tick cap")):
         result.problem = (f"internal error: the counterexample ({found.problem}) replays to "
                           f"'{res.reason}'; the state model missed something")
     return res
+
+
+class _Repeats(Exception):
+    def __init__(self, first: tuple[int, int]) -> None:
+        super().__init__("the run repeats")
+        self.first = first  # (tick, choices made by its end) where the state was first met
+
+
+class _Watched(Runner):
+    """The Runner, noting after each tick in the recorded cycle the run's merge key (state.py:
+    everything that can change its future but the tick count) and where in the cycle the
+    oracle is. Met twice, the run goes on from there exactly as it went on from the first time,
+    period after period: it can only end at the tick cap."""
+
+    def __init__(self, setup: Setup, oracle: _Filled) -> None:
+        from bt_grasp.verifier.state import RunState
+        from bt_grasp.verifier.static import keys_read
+
+        ctx = RunContext(registry=setup.registry, limits=setup.limits, oracle=oracle,
+                         blackboard=Blackboard(dict(setup.initial)), explore_running=True)
+        super().__init__(setup.spec, ctx)
+        self.oracle = oracle
+        self.state = RunState(self.root, ctx, keys_read(setup.spec, setup.registry))
+        self.seen: dict[Any, tuple[int, int]] = {}
+        self.marks: list[int] = []  # the choices made by the end of each tick
+
+    def _tick(self) -> list[tuple[str, str]]:
+        visited = super()._tick()
+        made = len(self.oracle.choices)
+        self.marks.append(made)
+        recorded = self.oracle.recorded
+        pos, before = len(recorded.choices), len(recorded.steps)
+        if pos >= before:
+            key = (self.state.key(), (pos - before) % len(recorded.cycle))
+            first = self.seen.get(key)
+            if first is not None:
+                raise _Repeats(first)
+            self.seen[key] = (self.ctx.tick, made)
+        return visited
+
+
+def _replay_loop(setup: Setup, oracle: _Filled) -> tuple[EpisodeResult | None, list[Step]]:
+    """A loop's replay on the Runner, and the choices of the whole run up to the tick cap (at
+    most _MAX_REPLAY). Stopped as soon as the state repeats (see _Watched): the rest of the run
+    is the period between the two repeated ticks again and again, up to the cap, so it is
+    written out rather than ticked (a loop of 100 000 ticks took seconds to tick)."""
+    runner = _Watched(setup, oracle)
+    try:
+        return runner.run(), list(oracle.choices)
+    except _Repeats as rep:
+        t1, n1 = rep.first
+        t2 = runner.ctx.tick
+        choices = list(oracle.choices)
+        period = choices[n1:]
+        full, rem = divmod(setup.limits.max_ticks - t2, t2 - t1)
+        if period:
+            choices += period * min(full, _MAX_REPLAY // len(period) + 1)
+        choices += period[:runner.marks[t1 + rem - 1] - n1]
+        return None, choices[:_MAX_REPLAY]
