@@ -65,20 +65,25 @@ class RunObserver:
 
 
 class RecordObserver(RunObserver):
-    """Hands every trace record (header, each tick, final) to `callback`, as a trace file would
-    hold them: for consumers that read traces, such as the live view's fold."""
+    """Hands every trace record (header, each tick, final) to `record`, as a trace file would
+    hold them: for consumers that read traces, such as the live view's fold. `record` calls
+    `callback`; a subclass may override it instead."""
 
-    def __init__(self, callback: Callable[[Record], None]) -> None:
+    def __init__(self, callback: Callable[[Record], None] | None = None) -> None:
         self.callback = callback
 
+    def record(self, rec: Record) -> None:
+        if self.callback is not None:
+            self.callback(rec)
+
     def started(self, header: Record, ctx: RunContext) -> None:
-        self.callback(header)
+        self.record(header)
 
     def ticked(self, tick: Tick) -> None:
-        self.callback(tick.record)
+        self.record(tick.record)
 
     def finished(self, final: Record, result: EpisodeResult) -> None:
-        self.callback(final)
+        self.record(final)
 
 
 class EventObserver(RunObserver):

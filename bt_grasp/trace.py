@@ -15,10 +15,9 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from bt_grasp.errors import UserError
-from bt_grasp.observers import Record, RunObserver, Tick
+from bt_grasp.observers import Record, RecordObserver
 
 if TYPE_CHECKING:
-    from bt_grasp.context import RunContext
     from bt_grasp.runner import EpisodeResult
 
 _PLAIN = frozenset((str, int, bool, type(None)))  # exact types JSON takes as they are
@@ -74,13 +73,14 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
-class TraceWriter(RunObserver):
-    """Writes one JSON object per line, as a run's observer (header, ticks, final, then closed). Each record is flushed to the OS as a whole line, so a
-    killed run leaves every finished tick and a reader following the file never sees half a
-    record it must wait for; the file is fsynced at most once per `sync_interval` seconds and on
+class TraceWriter(RecordObserver):
+    """Writes one JSON object per line, as a run's observer (header, ticks, final, then closed).
+    Each record is flushed to the OS as a whole line, so a killed run leaves every finished tick
+    and a reader following the file never sees half a record it must wait for; the file is fsynced at most once per `sync_interval` seconds and on
     close (a per-tick fsync costs milliseconds, more than the tick itself)."""
 
     def __init__(self, path: str | Path, sync_interval: float = 1.0) -> None:
+        super().__init__()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = self.path.open("w", encoding="utf-8")
@@ -106,13 +106,11 @@ class TraceWriter(RunObserver):
             self.sync()
             self._fh.close()
 
-    def started(self, header: Record, ctx: RunContext) -> None:
-        self.write(header)
-
-    def ticked(self, tick: Tick) -> None:
-        self.write(tick.record)
+    def record(self, rec: Record) -> None:
+        self.write(rec)
 
     def finished(self, final: Record, result: EpisodeResult) -> None:
+        """The last record, then the file is synced and closed."""
         self.write(final)
         self.close()
 

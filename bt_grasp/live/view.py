@@ -47,7 +47,7 @@ class TerminalView(RecordObserver):
                  env: Mapping[str, str] | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"view mode must be one of {MODES}, not {mode!r}")
-        super().__init__(self.feed)
+        super().__init__()
         self.stream = stream or sys.stdout
         self.frames = mode == "frames" or (mode == "auto" and is_tty(self.stream))
         self.color = use_color(self.stream, forced=mode == "frames", env=env)
@@ -57,6 +57,9 @@ class TerminalView(RecordObserver):
         self._cursor_shown = False
         self._pending = False
         self._last = float("-inf")
+
+    def record(self, rec: dict[str, Any]) -> None:
+        self.feed(rec)
 
     def feed(self, record: dict[str, Any]) -> None:
         """One trace record (header, tick or final)."""
