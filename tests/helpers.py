@@ -32,14 +32,8 @@ RETRYING = """
       selector:
         children:
           - sequence:
-              children:
-                - survey_scene: {id: survey}
-                - retry:
-                    id: attempts
-                    attempts: 3
-                    child:
-                      grasp: {id: grasp}
-                - finalize: {reason: held}
+              children: [survey_scene: {id: survey}, retry: {id: attempts, attempts: 3, child: {grasp: {id: grasp}}},
+                         finalize: {reason: held}]
           - wait_clarify: {reason: gave up}
 """
 

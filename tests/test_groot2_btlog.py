@@ -31,13 +31,7 @@ RETRYING = """
         children:
           - sequence:
               id: main
-              children:
-                - retry:
-                    id: attempts
-                    attempts: 3
-                    child:
-                      grasp: {id: grasp}
-                - finalize: {reason: held}
+              children: [retry: {id: attempts, attempts: 3, child: {grasp: {id: grasp}}}, finalize: {reason: held}]
           - wait_clarify: {reason: gave up}
 """
 

@@ -22,11 +22,8 @@ TREE = """tree: look_twice
 budgets: {actions: 2, perception_streak: 3}
 root:
   sequence:
-    children:
-      - survey_scene: {id: look}
-      - open_gripper: {id: open}
-      - survey_scene: {id: look_again}
-      - finalize: {reason: looked}
+    children: [survey_scene: {id: look}, open_gripper: {id: open}, survey_scene: {id: look_again},
+               finalize: {reason: looked}]
 """
 TIMEOUT = 120.0  # generous: the suite runs on 2 shared cores; a passing run takes about 10 s
 # The protocol's historical name and the one foxglove-sdk >= 0.30 answers to (same messages).
