@@ -28,13 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RETRYING = """
     tree: t
     budgets: {actions: 5, perception_streak: 3}
-    root:
-      selector:
-        children:
-          - sequence:
-              children: [survey_scene: {id: survey}, retry: {id: attempts, attempts: 3, child: {grasp: {id: grasp}}},
-                         finalize: {reason: held}]
-          - wait_clarify: {reason: gave up}
+    root: {selector: {children: [
+        sequence: {children: [survey_scene: {id: survey}, retry: {id: attempts, attempts: 3, child: {grasp: {id: grasp}}},
+                              finalize: {reason: held}]},
+        wait_clarify: {reason: gave up}]}}
 """
 
 
