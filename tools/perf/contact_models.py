@@ -18,6 +18,10 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    `robotiq 150` at 150 mm/s, the top of that range;
 - solver 150:      150 solver iterations (VGN's), residual 1e-4: the solver may stop early;
 - gear:            a gear constraint keeps the two fingers symmetric (erp 0.1, 50 N; bullet3 #2101);
+- carry keeps yaw: motion, not contact: `place` carries with the grasp's yaw instead of turning the
+                   wrist to DOWN at Bullet's 100 rad/s cap as it starts (contact.py);
+- arm vcap 3.14:   maxJointVelocity 3.14 rad/s on the arm's joints (a UR5e's wrist limit; Bullet's
+                   default is 100): no IK jump can spin a joint faster;
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -66,6 +70,8 @@ class ContactModel:
     solver_iterations: int | None = None
     residual_threshold: float | None = None
     gear: bool = False                   # gear constraint between the two fingers
+    carry_keeps_yaw: bool = False        # place carries with the grasp's yaw (contact.py)
+    arm_max_velocity: float | None = None  # maxJointVelocity of the six arm joints (rad/s)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -82,6 +88,8 @@ ROBOTIQ = ContactModel(finger_speed_mps=0.05, force_range_n=(20.0, 235.0))
 ROBOTIQ_150 = ContactModel(finger_speed_mps=0.075, force_range_n=(20.0, 235.0))
 SOLVER = ContactModel(solver_iterations=150, residual_threshold=1e-4)
 GEAR = ContactModel(gear=True)
+CARRY = ContactModel(carry_keeps_yaw=True)
+ARM_VCAP = ContactModel(arm_max_velocity=3.14)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -92,6 +100,8 @@ CANDIDATES: dict[str, ContactModel] = {
     "robotiq 150": ROBOTIQ_150,
     "solver 150": SOLVER,
     "gear": GEAR,
+    "carry keeps yaw": CARRY,
+    "arm vcap 3.14": ARM_VCAP,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -119,6 +129,10 @@ def apply(driver: Any, model: ContactModel) -> None:
         set_contact(finger_speed_mps=model.finger_speed_mps)
     if model.force_range_n is not None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
+    if model.carry_keeps_yaw:
+        set_contact(carry_keeps_yaw=True)
+    for j in driver.arm_j if model.arm_max_velocity is not None else ():
+        pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}
     if model.solver_iterations is not None:
         engine["numSolverIterations"] = model.solver_iterations

@@ -1,11 +1,18 @@
 """Switches for how the fingers meet objects, read at use; the defaults are the shipped behaviour.
 
 Why a switch: tools/perf/contact_models.py compares contact models on the same episodes in one
-process, and two of them change what the driver commands rather than an engine parameter: the
+process, and some of them change what the driver commands rather than an engine parameter: the
 finger closing speed and the range of grip forces. A Robotiq 2F-85 closes at 20-150 mm/s and
 grips with 20-235 N; the shipped fingers close at 2 x FINGER_SPEED_MPS = 160 mm/s and take any
 force in [0, the profile's max_force_n]. Finger position targets never pass the stroke whatever
 these say (control.py clamps them to [0, FINGER_TRAVEL_M]).
+
+`carry_keeps_yaw` is motion, not contact, but it throws objects: `place` carries to the basket
+with the gripper turned to DOWN, and a straight-line move takes its final orientation at its
+first 1 cm IK point, so the last wrist joint turns the grasp's yaw at Bullet's 100 rad/s cap (a
+UR5e's wrist: 3.14 rad/s) and can fling the held object (seed 0 episode 6: a bar at 6.6 m/s).
+With the switch the carry keeps the grasp's orientation and the wrist does not turn; other
+carry launches remain (seed 0, both perceptions: 9 of 24 still in the carry).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ class ContactOptions:
     finger_speed_mps: float = FINGER_SPEED_MPS  # per finger; the gap closes at twice this
     force_min_n: float = 0.0                    # grip forces are clipped to [min, min(max, profile max)]
     force_max_n: float = math.inf
+    carry_keeps_yaw: bool = False               # place carries with the grasp's yaw, not DOWN
 
 
 CONTACT = ContactOptions()
@@ -33,7 +41,7 @@ def set_contact(**values: Any) -> dict[str, Any]:
     for k, v in values.items():
         if k not in old:
             raise ValueError(f"unknown contact option {k!r} (one of {', '.join(old)})")
-        setattr(CONTACT, k, float(v))
+        setattr(CONTACT, k, bool(v) if isinstance(old[k], bool) else float(v))
     return old
 
 

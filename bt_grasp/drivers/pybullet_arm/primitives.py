@@ -175,8 +175,10 @@ class PrimitivesMixin:
                 yield from self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
                                            stop_after_m=float(kinds["block_lift"].params.get("after_m", 0.0))
                                            if "block_lift" in kinds else None)
-            yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, CARRY_TRANSIT_MPS, Phase.APPROACH)
-            yield from self._move_line(above, DOWN, 0.2, Phase.APPROACH)
+            # shipped, the carry turns to DOWN at its first IK point (contact.py: carry_keeps_yaw)
+            carry = orn if CONTACT.carry_keeps_yaw else DOWN
+            yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), carry, CARRY_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(above, carry, 0.2, Phase.APPROACH)
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
