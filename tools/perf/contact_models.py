@@ -22,6 +22,8 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    wrist to DOWN at Bullet's 100 rad/s cap as it starts (contact.py);
 - arm vcap 3.14:   maxJointVelocity 3.14 rad/s on the arm's joints (a UR5e's wrist limit; Bullet's
                    default is 100): no IK jump can spin a joint faster;
+- ik near seed:    IK keeps each joint's turn nearest the seed instead of wrapping it into
+                   [-pi, pi), which makes a joint crossing +-pi spin a full turn (contact.py);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -72,6 +74,7 @@ class ContactModel:
     gear: bool = False                   # gear constraint between the two fingers
     carry_keeps_yaw: bool = False        # place carries with the grasp's yaw (contact.py)
     arm_max_velocity: float | None = None  # maxJointVelocity of the six arm joints (rad/s)
+    ik_near_seed: bool = False           # IK joint turns nearest the seed (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -90,6 +93,7 @@ SOLVER = ContactModel(solver_iterations=150, residual_threshold=1e-4)
 GEAR = ContactModel(gear=True)
 CARRY = ContactModel(carry_keeps_yaw=True)
 ARM_VCAP = ContactModel(arm_max_velocity=3.14)
+IK_NEAR = ContactModel(ik_near_seed=True)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -102,6 +106,8 @@ CANDIDATES: dict[str, ContactModel] = {
     "gear": GEAR,
     "carry keeps yaw": CARRY,
     "arm vcap 3.14": ARM_VCAP,
+    "ik near seed": IK_NEAR,
+    "ik near seed + carry keeps yaw": IK_NEAR + CARRY,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -131,6 +137,8 @@ def apply(driver: Any, model: ContactModel) -> None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
     if model.carry_keeps_yaw:
         set_contact(carry_keeps_yaw=True)
+    if model.ik_near_seed:
+        set_contact(ik_near_seed=True)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

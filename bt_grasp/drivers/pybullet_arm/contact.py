@@ -13,6 +13,12 @@ first 1 cm IK point, so the last wrist joint turns the grasp's yaw at Bullet's 1
 UR5e's wrist: 3.14 rad/s) and can fling the held object (seed 0 episode 6: a bar at 6.6 m/s).
 With the switch the carry keeps the grasp's orientation and the wrist does not turn; other
 carry launches remain (seed 0, both perceptions: 9 of 24 still in the carry).
+
+`ik_near_seed` addresses those: IkSolver.solve wraps every joint into [-pi, pi), so when the last
+wrist joint crosses +-pi along a line (the base turns during the carry and the wrist turns back to
+hold the yaw), the next IK point's target is a full turn away and the joint spins it at 100 rad/s
+(seed 0 episode 9, geometric: a bar thrown at 10.6 m/s with carry_keeps_yaw on). With the switch
+each joint takes the 2pi-equivalent nearest the seed that is inside its limits.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class ContactOptions:
     force_min_n: float = 0.0                    # grip forces are clipped to [min, min(max, profile max)]
     force_max_n: float = math.inf
     carry_keeps_yaw: bool = False               # place carries with the grasp's yaw, not DOWN
+    ik_near_seed: bool = False                  # IK returns each joint's turn nearest the seed
 
 
 CONTACT = ContactOptions()
