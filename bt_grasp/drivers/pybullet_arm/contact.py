@@ -1,4 +1,4 @@
-"""Switches for how the fingers meet objects, read at use; the defaults are the shipped behaviour.
+"""Switches for how the gripper meets and carries objects, read at use; defaults = shipped behaviour.
 
 Why a switch: tools/perf/contact_models.py compares contact models on the same episodes in one
 process, and some of them change what the driver commands rather than an engine parameter: the
