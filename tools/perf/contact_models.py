@@ -32,8 +32,8 @@ median / p95 wall seconds per episode, and how many episodes end as the shipped 
 (decision, reason, task success); then where the launches happen. Metrics come from
 bt_grasp/bench/metrics.group_metrics. --out keeps every record (JSONL) and resumes from it.
 
-Measured on seed 0 (docs/benchmark.md, "Contact model"): no contact candidate threw less than the
-shipped model; about half the launches were the held object in the carry, spun by the wrist at Bullet's
+Measured on seed 0 (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than
+the shipped model; about half the launches were the held object in the carry, spun by the wrist at Bullet's
 100 rad/s cap when IK targets jump (`ik near seed`, `carry keeps yaw` remove them there).
 Decide on >= 120 scenes per candidate.
 
