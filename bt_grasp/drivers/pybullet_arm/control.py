@@ -17,11 +17,8 @@ import pybullet as pb
 
 from bt_grasp.drivers.base import Execution, Fault
 from bt_grasp.drivers.pybullet_arm import scene
-from bt_grasp.drivers.pybullet_arm.gripper import (
-    FINGER_SPEED_MPS,
-    FINGER_TRAVEL_M,
-    STROKE_M,
-)
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
+from bt_grasp.drivers.pybullet_arm.gripper import FINGER_TRAVEL_M, STROKE_M
 from bt_grasp.drivers.pybullet_arm.launches import CHECK_EVERY
 from bt_grasp.drivers.pybullet_arm.params import (
     ARM_FORCES,
@@ -108,7 +105,7 @@ class ControlMixin:
     def _advance_fingers(self) -> None:
         if self._fingers_frozen:
             return
-        step = 2 * FINGER_SPEED_MPS * scene.TIMESTEP
+        step = 2 * CONTACT.finger_speed_mps * scene.TIMESTEP
         d = self.gap_cmd - self.gap_ref
         self.gap_ref = max(self.gap_ref + clamp(d, -step, step), min(self._gap_floor, self.gap_ref))
         self._apply_fingers()

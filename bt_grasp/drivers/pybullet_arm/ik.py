@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pybullet as pb
 
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.gripper import arm_urdf_path
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 
@@ -78,6 +79,12 @@ class IkSolver:
             if pos_err < tol and ang_err < 2e-3:
                 break
         q = (q + np.pi) % (2 * np.pi) - np.pi
+        if CONTACT.ik_near_seed and seed_q is not None:
+            # each joint's 2π-equivalent nearest the seed (inside the limits): shipped, a joint
+            # crossing ±π along a line jumps a full turn between two IK points (contact.py)
+            seed = np.asarray(seed_q, dtype=float)[:6]
+            near = seed + (q - seed + np.pi) % (2 * np.pi) - np.pi
+            q = np.where((near >= Q_LOWER) & (near <= Q_UPPER), near, q)
         return q, pos_err, ang_err
 
     def close(self) -> None:

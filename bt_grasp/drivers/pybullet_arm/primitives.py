@@ -17,6 +17,7 @@ import pybullet as pb
 from bt_grasp.drivers.base import Execution, Fault, GraspPose
 from bt_grasp.drivers.motion import run_to_end
 from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.control import Planned, Steps
 from bt_grasp.drivers.pybullet_arm.gripper import (
     STROKE_M,
@@ -65,7 +66,7 @@ class PrimitivesMixin:
         info: dict[str, Any] = {"width": float(width), "force": float(force)}
         if "height_clamped_m" in plan:
             info["height_clamped_m"] = plan["height_clamped_m"]
-        force = float(np.clip(force, 0.0, self.max_force))
+        force = float(np.clip(force, CONTACT.force_min_n, min(CONTACT.force_max_n, self.max_force)))
         info.update(position=pos.tolist(), orientation=orn.tolist(), pregrasp=pre.tolist())
         info["object"] = self._body_name(target_body) if target_body is not None else None
         ok, why = self._grasp_checks(plan)
@@ -174,8 +175,10 @@ class PrimitivesMixin:
                 yield from self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
                                            stop_after_m=float(kinds["block_lift"].params.get("after_m", 0.0))
                                            if "block_lift" in kinds else None)
-            yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), DOWN, CARRY_TRANSIT_MPS, Phase.APPROACH)
-            yield from self._move_line(above, DOWN, 0.2, Phase.APPROACH)
+            # shipped, the carry turns to DOWN at its first IK point (contact.py: carry_keeps_yaw)
+            carry = orn if CONTACT.carry_keeps_yaw else DOWN
+            yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), carry, CARRY_TRANSIT_MPS, Phase.APPROACH)
+            yield from self._move_line(above, carry, 0.2, Phase.APPROACH)
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)

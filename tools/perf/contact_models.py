@@ -1,0 +1,284 @@
+"""Which contact model stops the simulator throwing objects without changing what grasps do?
+
+About half of clutter.yaml's failures on untuned scenes were "target left the table", and most of
+those were launches (bt_grasp/drivers/pybullet_arm/launches.py): objects are multibodies, whose
+solver removes a finger's penetration by velocity (ERP x depth / dt, metres per second for a few
+millimetres). This runs the same episodes under the shipped contact model and under candidates,
+interleaved episode by episode in one process, each applied after the episode's reset (the scene
+is generated and settled with the shipped settings, physics_settings.hook_reset), so every
+candidate starts from the identical scene. A candidate is data (ContactModel):
+
+- soft pads:       contactStiffness 3e4, contactDamping 1e3 on the finger links (Franka's pads in
+                   pybullet_data): effective ERP ~0.11, so a penetration is pushed out gently;
+- anchor:          frictionAnchor on the finger links (static friction anchored at first contact);
+- vcap 3:          maxJointVelocity 3 m/s on every object (Bullet clamps the free base too): a
+                   penetration correction cannot throw faster; falls under ~0.45 m are not touched;
+- robotiq:         fingers close at 100 mm/s and grip with 20-235 N (a real 2F-85's range;
+                   shipped: 160 mm/s, 0-max_force_n), through drivers/pybullet_arm/contact.py;
+                   `robotiq 150` at 150 mm/s, the top of that range;
+- solver 150:      150 solver iterations (VGN's), residual 1e-4: the solver may stop early;
+- gear:            a gear constraint keeps the two fingers symmetric (erp 0.1, 50 N; bullet3 #2101);
+- carry keeps yaw: motion, not contact: `place` carries with the grasp's yaw instead of turning the
+                   wrist to DOWN at Bullet's 100 rad/s cap as it starts (contact.py);
+- arm vcap 3.14:   maxJointVelocity 3.14 rad/s on the arm's joints (a UR5e's wrist limit; Bullet's
+                   default is 100): no IK jump can spin a joint faster;
+- ik near seed:    IK keeps each joint's turn nearest the seed instead of wrapping it into
+                   [-pi, pi), which makes a joint crossing +-pi spin a full turn (contact.py);
+- and combinations of these (names joined by " + ").
+
+Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
+(pooled held / executed grasps), Task SR with its Wilson 95 % CI, FINALIZE precision (with N),
+median / p95 wall seconds per episode, and how many episodes end as the shipped model's did
+(decision, reason, task success); then where the launches happen. Metrics come from
+bt_grasp/bench/metrics.group_metrics. --out keeps every record (JSONL) and resumes from it.
+
+Measured on seed 0 (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than
+the shipped model; about half the launches were the held object in the carry, spun by the wrist at Bullet's
+100 rad/s cap when IK targets jump (`ik near seed`, `carry keeps yaw` remove them there).
+Decide on >= 120 scenes per candidate.
+
+    python tools/perf/contact_models.py [--seeds 0] [--episodes 12] [--perception sim geometric]
+        [--image-size 256] [--candidates "soft pads" anchor] [--out results.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+from bt_grasp.threads import use_one_thread  # noqa: E402
+
+use_one_thread()  # before numpy is imported: one core means one thread
+
+
+@dataclass(frozen=True)
+class ContactModel:
+    """Contact settings applied after an episode's reset; every field's default is shipped."""
+
+    pad_stiffness: float | None = None   # contactStiffness of the finger links (with pad_damping)
+    pad_damping: float | None = None
+    friction_anchor: bool = False        # frictionAnchor on the finger links
+    object_max_velocity: float | None = None  # maxJointVelocity of every object (m/s)
+    finger_speed_mps: float | None = None     # per finger (drivers/pybullet_arm/contact.py)
+    force_range_n: tuple[float, float] | None = None
+    solver_iterations: int | None = None
+    residual_threshold: float | None = None
+    gear: bool = False                   # gear constraint between the two fingers
+    carry_keeps_yaw: bool = False        # place carries with the grasp's yaw (contact.py)
+    arm_max_velocity: float | None = None  # maxJointVelocity of the six arm joints (rad/s)
+    ik_near_seed: bool = False           # IK joint turns nearest the seed (contact.py)
+
+    def __add__(self, other: ContactModel) -> ContactModel:
+        """Both models' non-default settings (other's win where both set one)."""
+        changed = {f.name: getattr(other, f.name) for f in fields(other)
+                   if getattr(other, f.name) != f.default}
+        return replace(self, **changed)
+
+
+SHIPPED = ContactModel()
+SOFT_PADS = ContactModel(pad_stiffness=3e4, pad_damping=1e3)
+ANCHOR = ContactModel(friction_anchor=True)
+VCAP = ContactModel(object_max_velocity=3.0)
+ROBOTIQ = ContactModel(finger_speed_mps=0.05, force_range_n=(20.0, 235.0))
+ROBOTIQ_150 = ContactModel(finger_speed_mps=0.075, force_range_n=(20.0, 235.0))
+SOLVER = ContactModel(solver_iterations=150, residual_threshold=1e-4)
+GEAR = ContactModel(gear=True)
+CARRY = ContactModel(carry_keeps_yaw=True)
+ARM_VCAP = ContactModel(arm_max_velocity=3.14)
+IK_NEAR = ContactModel(ik_near_seed=True)
+
+CANDIDATES: dict[str, ContactModel] = {
+    "shipped": SHIPPED,
+    "soft pads": SOFT_PADS,
+    "anchor": ANCHOR,
+    "vcap 3": VCAP,
+    "robotiq": ROBOTIQ,
+    "robotiq 150": ROBOTIQ_150,
+    "solver 150": SOLVER,
+    "gear": GEAR,
+    "carry keeps yaw": CARRY,
+    "arm vcap 3.14": ARM_VCAP,
+    "ik near seed": IK_NEAR,
+    "ik near seed + carry keeps yaw": IK_NEAR + CARRY,
+    "soft pads + anchor": SOFT_PADS + ANCHOR,
+    "soft pads + vcap 3": SOFT_PADS + VCAP,
+    "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
+}
+
+
+def apply(driver: Any, model: ContactModel) -> None:
+    """Switch the driver's freshly reset world to `model` (shipped: nothing is called at all)."""
+    import pybullet as pb
+
+    from bt_grasp.drivers.pybullet_arm.contact import set_contact
+
+    c = driver.client
+    pads: dict[str, Any] = {}
+    if model.pad_stiffness is not None:
+        pads.update(contactStiffness=model.pad_stiffness, contactDamping=model.pad_damping)
+    if model.friction_anchor:
+        pads["frictionAnchor"] = 1
+    for j in driver.finger_j if pads else ():
+        pb.changeDynamics(driver.robot, j, physicsClientId=c, **pads)
+    if model.object_max_velocity is not None:
+        for body in driver.bodies:
+            pb.changeDynamics(body, -1, maxJointVelocity=model.object_max_velocity, physicsClientId=c)
+    if model.finger_speed_mps is not None:
+        set_contact(finger_speed_mps=model.finger_speed_mps)
+    if model.force_range_n is not None:
+        set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
+    if model.carry_keeps_yaw:
+        set_contact(carry_keeps_yaw=True)
+    if model.ik_near_seed:
+        set_contact(ik_near_seed=True)
+    for j in driver.arm_j if model.arm_max_velocity is not None else ():
+        pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
+    engine: dict[str, Any] = {}
+    if model.solver_iterations is not None:
+        engine["numSolverIterations"] = model.solver_iterations
+    if model.residual_threshold is not None:
+        engine["solverResidualThreshold"] = model.residual_threshold
+    if engine:
+        pb.setPhysicsEngineParameter(physicsClientId=c, **engine)
+    if model.gear:  # the two prismatic fingers open with positive positions: ratio -1 keeps them equal
+        right, left = driver.finger_j
+        gear = pb.createConstraint(driver.robot, right, driver.robot, left, pb.JOINT_GEAR, [1, 0, 0],
+                                   [0, 0, 0], [0, 0, 0], physicsClientId=c)
+        pb.changeConstraint(gear, gearRatio=-1, erp=0.1, maxForce=50, physicsClientId=c)
+
+
+def before_reset() -> None:
+    """The shipped driver switches for the reset. The engine needs nothing: the reset's
+    resetSimulation restores Bullet's defaults and scene.configure the shipped ones, and the
+    finger and object dynamics belong to bodies the reset rebuilds."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact
+
+    reset_contact()
+
+
+def _load(out: Path | None) -> list[dict[str, Any]]:
+    if out is None or not out.exists():
+        return []
+    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+
+
+def run(tasks: list[Any], names: list[str], out: Path | None = None,
+        log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Every task under every candidate in `names`, interleaved; records carry `contact_model`.
+    Records already in `out` (same candidate and episode key) are kept and not run again."""
+    from physics_settings import hook_reset  # the sibling tool (this script's folder is on sys.path)
+
+    from bt_grasp.bench.worker import _world_for, close_worlds, run_task
+
+    records = _load(out)
+    done = {(r["contact_model"], r["key"]) for r in records}
+    current = {"model": SHIPPED}
+    _, driver = _world_for(tasks[0])
+    hook_reset(driver, before_reset, lambda: apply(driver, current["model"]))
+    try:
+        for i, task in enumerate(tasks, 1):
+            for name in names:
+                if (name, task.key) in done:
+                    continue
+                current["model"] = CANDIDATES[name]
+                rec = {**run_task(task), "contact_model": name}
+                records.append(rec)
+                if out is not None:
+                    with out.open("a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                if log:
+                    log(f"[{i}/{len(tasks)}] {name}: {task.key} {rec['wall']:.1f} s {rec.get('decision')} "
+                        f"success={rec.get('task_success')} launches={len(rec.get('launches') or ())} "
+                        f"{rec.get('error', '')}")
+    finally:
+        before_reset()
+        close_worlds()
+    return records
+
+
+def table(records: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """The markdown table, one row per (candidate, perception), candidates in `names` order."""
+    from physics_settings import same_outcome
+
+    from bt_grasp.bench.metrics import group_metrics
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.0f}"
+
+    lines = ["| Candidate | Perception | N | Launches/100 ep (eps with any) | Grasping SR held/executed | "
+             "Task SR [95% CI] | FINALIZE precision (N) | Median s/ep | p95 s/ep | Same outcome as shipped |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    perceptions = sorted({r["perception"] for r in records})
+    for perception in perceptions:
+        base = {r["key"]: r for r in records if r["contact_model"] == "shipped" and r["perception"] == perception}
+        for name in names:
+            recs = [r for r in records if r["contact_model"] == name and r["perception"] == perception]
+            if not recs:
+                continue
+            g = group_metrics(recs, recs[0]["method"], perception, recs[0]["lighting"], "all")
+            ok = [r for r in recs if "error" not in r]
+            grasping = (f"{pct(g.grasping_held / g.grasping_pooled_n)} % ({g.grasping_held}/{g.grasping_pooled_n})"
+                        if g.grasping_pooled_n else "n/a (0/0)")
+            wins = sum(bool(r["task_success"]) for r in ok)
+            precision = f"{pct(g.finalize_precision)} %" if g.finalize_claims else "n/a"
+            errors = f" ({g.errors} errors)" if g.errors else ""
+            lines.append(
+                f"| {name} | {perception} | {g.episodes}{errors} | {g.launches_per_100:.0f} ({g.launch_episodes}) | "
+                f"{grasping} | {wins}/{g.episodes} [{pct(g.task_ci[0])}, {pct(g.task_ci[1])}] % | "
+                f"{precision} ({g.finalize_claims}) | {g.wall_median:.2f} | {g.wall_p95:.2f} | "
+                f"{sum(same_outcome(r, base) for r in ok)}/{len(ok)} |")
+    return lines
+
+
+def where(records: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """Per candidate, perceptions pooled: launch speeds (a velocity cap lowers them without
+    removing the launch) and where the launches happen, primitive / phase, most common first."""
+    from bt_grasp.stats import percentile
+
+    out = []
+    for name in names:
+        thrown = [t for r in records if r["contact_model"] == name for t in r.get("launches") or ()]
+        if thrown:
+            speeds = [float(t["speed"]) for t in thrown]
+            spots = Counter(f"{t['primitive']}/{t['phase']}" for t in thrown)
+            out.append(f"{name}: {len(thrown)} at median {percentile(speeds, 50):.1f} / max {max(speeds):.1f} m/s; "
+                       + ", ".join(f"{k} {v}" for k, v in spots.most_common()))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bt_grasp.bench.tasks import make_tasks
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--episodes", type=int, default=12, help="episodes per seed")
+    ap.add_argument("--perception", nargs="+", default=["sim"])
+    ap.add_argument("--image-size", type=int, default=256)
+    ap.add_argument("--tree", default=str(ROOT / "trees" / "clutter.yaml"))
+    ap.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES),
+                    help="which to run besides the shipped model (always run, first)")
+    ap.add_argument("--out", type=Path, help="JSONL of every record; a rerun resumes from it")
+    args = ap.parse_args(argv)
+    names = ["shipped", *(n for n in args.candidates if n != "shipped")]
+    tasks = make_tasks([args.tree], args.seeds, args.episodes, ["easy"], args.perception, args.image_size)
+    records = run(tasks, names, args.out, log=lambda s: print(s, file=sys.stderr, flush=True))
+    keys = {t.key for t in tasks}
+    records = [r for r in records if r["key"] in keys and r["contact_model"] in names]
+    print(f"{len(args.seeds) * args.episodes} scenes (seeds {' '.join(map(str, args.seeds))}, {args.episodes} "
+          f"each, {args.image_size}², easy lighting) per candidate and perception\n")
+    print("\n".join(table(records, names)))
+    print("\nlaunches (perceptions pooled): speed and primitive/phase")
+    print("\n".join(where(records, names)) or "none")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
