@@ -13,18 +13,6 @@ from typing import Any
 
 import pytest
 
-# The files that take longest, started first: the workers take whole files in collection order,
-# so a long file taken last would leave the other core idle while it runs.
-LONGEST_FIRST = ("test_termination_drivers.py", "test_bench_smoke.py", "test_verify.py",
-                 "test_property_random_trees.py", "test_stretch_seam_sim.py", "test_mobile_scenarios.py",
-                 "test_verify_state.py", "test_verify_model.py", "test_arm_speed.py", "test_stretch_sim.py")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Reorder files, longest first; tests keep their order within a file (a stable sort)."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
 
 @pytest.fixture(scope="module")
 def arm(request: pytest.FixtureRequest) -> Iterator[Any]:
