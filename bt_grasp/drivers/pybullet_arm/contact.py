@@ -10,15 +10,14 @@ these say (control.py clamps them to [0, FINGER_TRAVEL_M]).
 `carry_keeps_yaw` is motion, not contact, but it throws objects: `place` carries to the basket
 with the gripper turned to DOWN, and a straight-line move takes its final orientation at its
 first 1 cm IK point, so the last wrist joint turns the grasp's yaw at Bullet's 100 rad/s cap (a
-UR5e's wrist: 3.14 rad/s) and can fling the held object (seed 0 episode 6: a bar at 6.6 m/s).
-With the switch the carry keeps the grasp's orientation and the wrist does not turn; other
-carry launches remain (seed 0, both perceptions: 9 of 24 still in the carry).
+UR5e's wrist: 3.14 rad/s) and can fling the held object. With the switch the carry keeps the
+grasp's orientation and the wrist does not turn; the carry can still throw for the reason below.
 
 `ik_near_seed` addresses those: IkSolver.solve wraps every joint into [-pi, pi), so when the last
 wrist joint crosses +-pi along a line (the base turns during the carry and the wrist turns back to
-hold the yaw), the next IK point's target is a full turn away and the joint spins it at 100 rad/s
-(seed 0 episode 9, geometric: a bar thrown at 10.6 m/s with carry_keeps_yaw on). With the switch
-each joint takes the 2pi-equivalent nearest the seed that is inside its limits.
+hold the yaw), the next IK point's target is a full turn away and the joint spins it at 100 rad/s.
+With the switch each joint takes the 2pi-equivalent nearest the seed that is inside its limits.
+Measured figures: docs/benchmark.md, "Contact model".
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from bt_grasp.drivers.pybullet_arm.gripper import FINGER_SPEED_MPS
+from bt_grasp.drivers.pybullet_arm.speed import set_switches
 
 
 @dataclass
@@ -44,12 +44,7 @@ CONTACT = ContactOptions()
 
 def set_contact(**values: Any) -> dict[str, Any]:
     """Set switches in place (the driver reads CONTACT at use); returns the previous values."""
-    old = {f.name: getattr(CONTACT, f.name) for f in fields(CONTACT)}
-    for k, v in values.items():
-        if k not in old:
-            raise ValueError(f"unknown contact option {k!r} (one of {', '.join(old)})")
-        setattr(CONTACT, k, bool(v) if isinstance(old[k], bool) else float(v))
-    return old
+    return set_switches(CONTACT, "contact", values)
 
 
 def reset_contact() -> None:

@@ -9,6 +9,7 @@ same episodes in one run.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 
 @dataclass
@@ -22,12 +23,18 @@ class SpeedOptions:
 OPTIONS = SpeedOptions()
 
 
-def set_options(**values: bool) -> dict[str, bool]:
-    """Set switches in place (the driver reads OPTIONS at use); returns the previous values."""
-    old = {f.name: getattr(OPTIONS, f.name) for f in fields(OPTIONS)}
+def set_switches(switches: Any, kind: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Set fields of the dataclass `switches` in place, each cast to its current value's type;
+    returns the previous values. An unknown name is a ValueError naming the `kind` of switch."""
+    old = {f.name: getattr(switches, f.name) for f in fields(switches)}
     for k, v in values.items():
         if k not in old:
-            raise ValueError(f"unknown speed option {k!r} (one of {', '.join(old)})")
-        setattr(OPTIONS, k, bool(v))
+            raise ValueError(f"unknown {kind} option {k!r} (one of {', '.join(old)})")
+        setattr(switches, k, type(old[k])(v))
     return old
+
+
+def set_options(**values: bool) -> dict[str, bool]:
+    """Set switches in place (the driver reads OPTIONS at use); returns the previous values."""
+    return set_switches(OPTIONS, "speed", values)
 
