@@ -69,8 +69,8 @@ class HouseholdWorld(StretchWorld):
     def _add_table(self) -> int:
         pb = self.pb
         xmin, xmax, ymin, ymax = ROOM
-        self._box(((xmax - xmin) / 2, (ymax - ymin) / 2, 0.005), ((xmin + xmax) / 2, (ymin + ymax) / 2, -0.005),
-                  (0.55, 0.55, 0.55, 1.0))  # floor
+        self._add_floor(((xmax - xmin) / 2, (ymax - ymin) / 2, 0.005), ((xmin + xmax) / 2, (ymin + ymax) / 2, -0.005),
+                        (0.55, 0.55, 0.55, 1.0))
         for r in RECEPTACLES:
             if r.articulated:
                 body = self._add_cabinet(r)

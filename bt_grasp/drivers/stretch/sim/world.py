@@ -100,6 +100,8 @@ class StretchWorld(SceneMixin, ActuatorsMixin, KinematicBaseMixin, FaultsMixin, 
         for f in self.fingers + [self.link["link_gripper_fingertip_left"],
                                  self.link["link_gripper_fingertip_right"]]:
             pb.changeDynamics(self.robot, f, lateralFriction=FINGER_FRICTION, physicsClientId=self.cid)
+        if not gui:
+            self._hide_the_head()
         self.q_closed_stop = pct_to_finger_q(0.0)
         self._set_finger_limits(self.q_closed_stop)
         self.base_pose = np.zeros(3)  # x, y, theta in the odometry frame (= world at reset)
@@ -122,6 +124,19 @@ class StretchWorld(SceneMixin, ActuatorsMixin, KinematicBaseMixin, FaultsMixin, 
         self.task: str | None = None
         self._home_pose()
         self.spawn_objects(seed)
+
+    def _hide_the_head(self) -> None:
+        """Make the head and the camera's own mount invisible to the headless renderer: the head
+        camera cannot see them (the same pixels in every pose checked), yet drawing their meshes
+        was about half of each frame's cost. Headless only, so a GUI still shows the head."""
+        pb, c = self.pb, self.cid
+        head = {self.link["link_head"]}
+        parents = {j: pb.getJointInfo(self.robot, j, physicsClientId=c)[16] for j in self.link.values()}
+        while grown := {j for j, parent in parents.items() if parent in head} - head:
+            head |= grown
+        for shape in pb.getVisualShapeData(self.robot, physicsClientId=c):
+            if shape[1] in head:
+                pb.changeVisualShape(self.robot, shape[1], rgbaColor=[0, 0, 0, 0], physicsClientId=c)
 
     def _home_pose(self) -> None:
         """Put the joints at their targets instantly (episode reset, not a motion)."""
