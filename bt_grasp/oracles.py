@@ -70,9 +70,41 @@ class SequenceOracle:
         return want[1]
 
 
-def scripts_of(steps: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """Per-node scripts (for ScriptedOracle) from a run's (node, outcome) steps in order."""
+def scripts_of(steps: Iterable[tuple[str, str]], repeat_last: int = 0) -> dict[str, list[str]]:
+    """Per-node scripts (for ScriptedOracle) from a run's (node, outcome) steps in order: the call
+    order follows from the outcomes, so per-node queues replay the same run. `repeat_last` extends
+    each queue with that many copies of its last outcome (to keep a loop going)."""
     out: dict[str, list[str]] = {}
     for node, outcome in steps:
         out.setdefault(node, []).append(outcome)
+    if repeat_last:
+        for queue in out.values():
+            queue.extend([queue[-1]] * repeat_last)
     return out
+
+
+class PrefixOracle:
+    """Follows a prefix of alternative indices, then takes each alphabet's first outcome; records
+    every choice point, so a depth-first search can enumerate all outcome sequences once each."""
+
+    def __init__(self, prefix: list[int]) -> None:
+        self.prefix = prefix
+        self.trail: list[tuple[str, tuple[str, ...], int]] = []
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        i = len(self.trail)
+        idx = self.prefix[i] if i < len(self.prefix) else 0
+        self.trail.append((node_id, alphabet, idx))
+        return alphabet[idx]
+
+    @property
+    def choices(self) -> list[tuple[str, str]]:
+        return [(n, alpha[i]) for n, alpha, i in self.trail]
+
+    def next_prefix(self) -> list[int] | None:
+        """The depth-first successor of this run's choices (None: this was the last run)."""
+        for i in range(len(self.trail) - 1, -1, -1):
+            _, alpha, idx = self.trail[i]
+            if idx + 1 < len(alpha):
+                return [t[2] for t in self.trail[:i]] + [idx + 1]
+        return None

@@ -14,6 +14,7 @@ loading a profile never changes the settings of other test modules.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from bt_grasp import builtin_types
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import Ledger, RunContext
 from bt_grasp.default_registry import default_registry
+from bt_grasp.oracles import PrefixOracle
 from bt_grasp.outcomes import LABELS, Decision
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
@@ -207,6 +209,22 @@ def run_tracked(spec: Any, oracle: Any, trace: str | None = None,
                      explore_running=isinstance(oracle, RunningOracle) if explore_running is None
                      else explore_running)
     return Runner(spec, ctx, trace_path=trace).run(), ledger
+
+
+def enumerate_runs(spec: Any, cap: int, lengths: Callable[[int], int] | None = None,
+                   ) -> list[tuple[EpisodeResult, list[tuple[str, str]]]] | None:
+    """Every outcome sequence of `spec` run once on the real Runner (None when there are more
+    than `cap`); with `lengths`, each call spans the ticks it gives (RunningOracle)."""
+    runs = []
+    prefix: list[int] | None = []
+    while prefix is not None:
+        oracle = PrefixOracle(prefix)
+        res, _ = run_tracked(spec, oracle if lengths is None else RunningOracle(oracle, spec, lengths))
+        runs.append((res, oracle.choices))
+        if len(runs) > cap:
+            return None
+        prefix = oracle.next_prefix()
+    return runs
 
 
 # -- invariants ------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""CI smoke of `bt-grasp bench`: 2 episodes per shipped tree at 256², two local workers; every
-metric computed, tables and plots rendered, failed episodes keep their traces; then resuming."""
+"""CI smoke of `bt-grasp bench`: one episode per shipped tree at 256², two local workers; every
+metric computed, tables and plots rendered, failed episodes keep their traces (remove_all's
+episode 0 fails, the others succeed); then resuming."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from bt_grasp.bench.results import load_records
 from bt_grasp.cli import main
 
 TREES = [str(ROOT / "trees" / n) for n in ("clutter.yaml", "open_loop.yaml", "remove_all.yaml")]
-EPISODES = 2
+EPISODES = 1  # episode 1 of remove_all alone would double the module's time
 
 
 @pytest.fixture(scope="module")

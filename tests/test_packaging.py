@@ -68,7 +68,7 @@ def test_an_unknown_name_is_one_line_listing_the_shipped_names(bad):
 
 def test_the_cli_runs_shipped_trees_by_name_from_another_folder(tmp_path):
     env = _pythonpath(ROOT)
-    ran = _cli(["run", "clutter", "--image-size", "96"], tmp_path, env)
+    ran = _cli(["run", "clutter", "--image-size", "128"], tmp_path, env)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.count("\n") == 1 and ran.stdout.startswith(("FINALIZE", "WAIT_CLARIFY"))
     by_path = _cli(["verify", str(ROOT / "trees" / "open_loop.yaml")], tmp_path, env)
@@ -111,7 +111,7 @@ def test_a_plain_install_runs_by_name_from_any_folder(installed, tmp_path):
     env = _pythonpath(installed)
     where = _cli(["run", "--help"], tmp_path, env)
     assert where.returncode == 0
-    ran = _cli(["run", "clutter", "--image-size", "96", "--json"], tmp_path, env)
+    ran = _cli(["run", "clutter", "--image-size", "128", "--json"], tmp_path, env)
     assert ran.returncode == 0, ran.stderr
     assert '"decision"' in ran.stdout and ran.stderr == ""
     check = _cli(["verify", "open_loop"], tmp_path, env)

@@ -22,6 +22,7 @@ from bt_strategies import (
     assert_decided_within,
     blocking_registry,
     bodies,
+    enumerate_runs,
     load_shipped,
     load_text,
     profile_settings,
@@ -34,7 +35,7 @@ from helpers import run_oracle, tree
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from bt_grasp.oracles import RandomOracle, ScriptedOracle
+from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.outcomes import Decision
 from bt_grasp.runner import EpisodeResult
 from bt_grasp.verify import verify_tree
@@ -54,59 +55,6 @@ def costs(res: EpisodeResult) -> Counter:
     for name, n in res.counters["primitive_calls"].items():
         c[f"primitive:{name}"] = n
     return c
-
-
-def scripts_of(choices: list[tuple[str, str]], repeat_last: int = 0) -> dict[str, list[str]]:
-    """Per-node outcome queues reproducing a run's choices (the node call order is determined by
-    the outcomes, so per-node queues replay the same run); `repeat_last` extends each queue with
-    that many copies of its last outcome (to keep a loop going)."""
-    out: dict[str, list[str]] = {}
-    for node, outcome in choices:
-        out.setdefault(node, []).append(outcome)
-    if repeat_last:
-        for queue in out.values():
-            queue.extend([queue[-1]] * repeat_last)
-    return out
-
-
-class PrefixOracle:
-    """Follows a prefix of alternative indices, then takes each alphabet's first outcome; records
-    every choice point, so a depth-first search can enumerate all outcome sequences."""
-
-    def __init__(self, prefix: list[int]) -> None:
-        self.prefix = prefix
-        self.trail: list[tuple[str, tuple[str, ...], int]] = []
-
-    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
-        i = len(self.trail)
-        idx = self.prefix[i] if i < len(self.prefix) else 0
-        self.trail.append((node_id, alphabet, idx))
-        return alphabet[idx]
-
-    @property
-    def choices(self) -> list[tuple[str, str]]:
-        return [(n, alpha[i]) for n, alpha, i in self.trail]
-
-
-def enumerate_runs(spec: Any, cap: int) -> list[tuple[EpisodeResult, list[tuple[str, str]]]] | None:
-    """Every run of `spec` on the real Runner (None when there are more than `cap`)."""
-    runs = []
-    prefix: list[int] = []
-    while True:
-        oracle = PrefixOracle(prefix)
-        res, _ = run_tracked(spec, oracle)
-        runs.append((res, oracle.choices))
-        if len(runs) > cap:
-            return None
-        nxt = None
-        for i in range(len(oracle.trail) - 1, -1, -1):
-            _, alpha, idx = oracle.trail[i]
-            if idx + 1 < len(alpha):
-                nxt = [t[2] for t in oracle.trail[:i]] + [idx + 1]
-                break
-        if nxt is None:
-            return runs
-        prefix = nxt
 
 
 @profile_settings(multiplier=20)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 
-from bt_strategies import RunningOracle, run_tracked
+from bt_strategies import enumerate_runs
 from helpers import ROOT, tree
 
 from bt_grasp.cli import main
-from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.spec.loader import load_tree
 from bt_grasp.verify import verify_tree
 
@@ -46,25 +44,16 @@ def test_shipped_clutter_tree_is_proven_with_bounds_within_its_budgets():
             assert res.bounds[key] <= static, key
 
 
-def _all_runs(spec, script_nodes):
-    """Every outcome combination for the scripted nodes (small trees only), with every call
-    ending in the tick that starts it, and with every call running its maximum of ticks."""
-    alphabets = {"g": ("done", "infeasible", "fault"),
-                 "w": ("SUCCESS", "EMPTY", "SLIP", "WEAK", "STALL", "TIMEOUT"), "o": ("done", "fault")}
-    for combo in itertools.product(*(list(itertools.product(alphabets[n], repeat=2)) for n in script_nodes)):
-        script = {n: list(c) for n, c in zip(script_nodes, combo, strict=True)}
-        for longest in (False, True):
-            oracle = RunningOracle(ScriptedOracle(dict(script)), spec,
-                                   lambda top, longest=longest: top if longest else 1)
-            yield run_tracked(spec, oracle)[0]
-
-
 def test_bounds_are_sound_and_tight_against_every_real_run_of_a_small_tree():
     spec = tree(SMALL)
     res = verify_tree(spec)
     assert res.proven
     worst = {"ticks": 0, "actions": 0, "primitive:grasp": 0, "primitive:open_gripper": 0}
-    for run in _all_runs(spec, ["g", "w", "o"]):
+    # every outcome sequence, with every call ending in the tick that starts it and with every
+    # call running its maximum of ticks
+    shortest, longest = (enumerate_runs(spec, 10_000, lengths) for lengths in (lambda top: 1, lambda top: top))
+    assert shortest is not None and longest is not None, "the small tree has fewer than 10,000 runs"
+    for run, _ in shortest + longest:
         assert run.decision is not None
         worst["ticks"] = max(worst["ticks"], run.ticks)
         worst["actions"] = max(worst["actions"], run.actions)
