@@ -16,7 +16,7 @@ the motion and emit its event with what it had reached. One call spans at most
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -104,6 +104,17 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         self.ticks_running = 0
         self.max_ticks = max(1, int(self.node_type.max_ticks))
         self.pending: Pending | None = None
+
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        """py_trees' Behaviour.tick minus its debug log and its scan of every Status for an
+        invalid return (update() returns a Status by type): a third of a leaf's tick cost."""
+        if self.status != Status.RUNNING:
+            self.initialise()
+        new_status = self.update()
+        if new_status != Status.RUNNING:
+            self.stop(new_status)
+        self.status = new_status
+        yield self
 
     def stop(self, new_status: Status) -> None:
         """py_trees' Behaviour.stop minus its debug log (formatting it costs the verifier)."""
