@@ -21,7 +21,15 @@ from py_trees.common import Status
 
 from bt_grasp.context import RunContext
 from bt_grasp.resumable import Resumable
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, QuietStop, Selector, Sequence
+from bt_grasp.standard import (
+    ForceFailure,
+    ForceSuccess,
+    Inverter,
+    Parallel,
+    QuietDecorator,
+    Selector,
+    Sequence,
+)
 
 PREEMPTED = "preempted"  # why a reactive composite halted a RUNNING child (the leaf's event says it)
 # What an oracle answers a timeout asking whether its deadline has passed (LogicalTimeout._due).
@@ -73,7 +81,7 @@ def _finish(node: Behaviour, new_status: Status) -> None:
     node.status = new_status
 
 
-class BudgetedRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
+class BudgetedRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """Start the child at most `attempts` times per episode (shared by `scope`).
 
     Unlike py_trees.Retry and BT.CPP RetryUntilSuccessful, nothing resets the count: not halting,
@@ -115,7 +123,7 @@ class BudgetedRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
         return child
 
 
-class Repeat(Resumable, QuietStop, py_trees.decorators.Decorator):
+class Repeat(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """Run a succeeding child again, `times` successes in all (None = forever); fail on failure."""
 
     RESET = ("successes",)
@@ -142,7 +150,7 @@ class Repeat(Resumable, QuietStop, py_trees.decorators.Decorator):
         return child
 
 
-class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
+class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """Fail when the child runs past `seconds` of episode time (logical in simulation, wall on a
     real robot): a child still RUNNING at the deadline is halted, its motion cancelled as "timeout".
 
@@ -238,7 +246,7 @@ class LogicalTimeout(Resumable, QuietStop, py_trees.decorators.Decorator):
         return child
 
 
-class ActionBudget(Resumable, QuietStop, py_trees.decorators.Decorator):
+class ActionBudget(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """A named sub-budget of manipulation actions for the subtree below (never refilled)."""
 
     def __init__(self, name: str, child: Behaviour, actions: int, scope: str, ctx: RunContext) -> None:

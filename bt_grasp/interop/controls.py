@@ -20,7 +20,7 @@ from py_trees.behaviour import Behaviour
 from py_trees.common import Status
 
 from bt_grasp.resumable import NodeState, Resumable
-from bt_grasp.standard import QuietStop
+from bt_grasp.standard import QuietDecorator
 
 
 def _stop_if_running(node: Behaviour) -> None:
@@ -31,7 +31,7 @@ def _stop_if_running(node: Behaviour) -> None:
 
 # -- decorators --------------------------------------------------------------------------------
 
-class BtcppRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
+class BtcppRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """BT.CPP RetryUntilSuccessful: restart a failing child up to `num_attempts` times (-1: forever).
 
     The counter is refilled whenever the node finishes or is halted — the BT.CPP behaviour that
@@ -65,7 +65,7 @@ class BtcppRetry(Resumable, QuietStop, py_trees.decorators.Decorator):
         self.try_count = 0  # refilled on success, failure and halt alike
 
 
-class OpaqueDecorator(Resumable, QuietStop, py_trees.decorators.Decorator):
+class OpaqueDecorator(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """A BT.CPP decorator bt_grasp does not model (RateController, GoalUpdater, ...).
 
     It is transparent: the child is ticked every time and its status passed through. For

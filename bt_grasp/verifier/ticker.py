@@ -144,7 +144,7 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
             if new == INVALID and self.st[i] == RUNNING:
                 self.reset_state(i)
             self.composite_stop(i, new)
-        else:  # decorators (QuietStop)
+        else:  # decorators (QuietDecorator)
             if kind == K.BRETRY:
                 self.a[i] = 0  # terminate(): the try count is refilled on every stop
             c = self.m.kids[i][0]
