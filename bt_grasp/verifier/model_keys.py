@@ -101,7 +101,16 @@ class KeyMaker:
         guards = self.guards.get(key)
         if guards is None:
             return False
-        return all(any(self._holds(g, active) for g in per_reader) for per_reader in guards)
+        # every reader has a guard that holds (plain loops: a key is made at every point, and
+        # generator expressions cost more than the checks they wrap)
+        holds = self._holds
+        for per_reader in guards:
+            for g in per_reader:
+                if holds(g, active):
+                    break
+            else:
+                return False
+        return True
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
         t, m = self.t, self.m
@@ -112,21 +121,20 @@ class KeyMaker:
             if not active:
                 active = self.active[asking] = self.paths[m.index[asking.split("#", 1)[0]]]
         # a quiet node shows only while it runs or is on the active path
-        shown_nodes = {i for i, s in enumerate(st) if s == RUNNING}
-        shown_nodes.update(active, self.loud)
+        loud = self.loud
         nodes: list[tuple[Any, ...]] = []
         reads_status, kept, has_a, has_b = self.reads_status, self.kept, self.has_a, self.has_b
-        for i in sorted(shown_nodes):
-            running = st[i] == RUNNING
-            shown = st[i] if reads_status[i] else running
-            keep = (a[i], b[i]) if kept[i] else ()
+        for i, s in enumerate(st):
+            running = s == RUNNING
             if running or i in active:
+                shown = s if reads_status[i] else running
+                keep = (a[i], b[i]) if kept[i] else ()
                 nodes.append((i, shown, cur[i], a[i] if has_a[i] else None,
                               b[i] if has_b[i] else None, keep))
-            else:
-                nodes.append((i, shown, keep))
-        bb = t.bb
-        board = tuple((k, plain(bb[k])) for k in self.read if k in bb and not self.dead(k, active))
+            elif i in loud:
+                nodes.append((i, s if reads_status[i] else running, (a[i], b[i]) if kept[i] else ()))
+        bb, dead = t.bb, self.dead
+        board = tuple([(k, plain(bb[k])) for k in self.read if k in bb and not dead(k, active)])
         rest = (tuple(nodes), board, t.decision, t.reason if t.decision else None, asking, pending)
         return (rest, self.counters(active))
 
