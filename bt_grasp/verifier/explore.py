@@ -260,6 +260,15 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
         """The worst futures through one edge into the frame's, key by key (the hottest loop of
         the pass: the child's keys first, then the costs the child's summary does not hold)."""
         best = frame[4]
+        if not costs and step is None:  # most edges: the child's futures as they are
+            if not best:
+                best.update(child)
+                return
+            for k, item in child.items():
+                old = best.get(k)
+                if old is None or item[0] > old[0]:
+                    best[k] = item
+            return
         for k, (value, suffix) in child.items():
             total = value + costs.get(k, 0)
             old = best.get(k)
