@@ -198,7 +198,7 @@ _CHUNK = 256  # advances each variant of the first pass takes per share of its t
 def explore(machines: list[Any], max_advances: int, time_limit: float | None,
             endings: dict[str, int] | None = None, slow_after: float | None = None,
             on_slow: Callable[[], float | None] | None = None,
-            shares: list[int] | None = None) -> Found:
+            shares: list[int] | None = None, head_start: int = 0) -> Found:
     """Both passes, the first by each machine in turn (the same tree, its action count kept or
     left open: either gives every run exactly, and which is smaller depends on the tree), the
     second on the graph of the one that finishes first. `Found.graph` is the second pass's
@@ -206,7 +206,9 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
 
     `shares`: how many chunks of advances each machine takes per turn (1 each by default). A
     machine likely to finish first is given more, so that the other costs a fraction of it
-    rather than as much; a wrong guess still ends, at the other's pace times the shares.
+    rather than as much; a wrong guess still ends, at the other's pace times the shares. The
+    machine with the most shares first runs alone for `head_start` advances (most trees settle
+    within them, and then the other costs nothing).
 
     `on_slow` is called when the first pass has taken `slow_after` CPU seconds; it answers the
     CPU seconds after which to ask it again (inf: never), or None: the tree was settled another
@@ -216,9 +218,12 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
     slow_at = None if slow_after is None or on_slow is None else time.process_time() + slow_after
     shares = shares or [1] * len(machines)
     passes = [(m, _open_pass(m, _CHUNK * share)) for m, share in zip(machines, shares, strict=True)]
+    lead = machines[shares.index(max(shares))]
     open_: _Open | None = None
     while open_ is None:
         for m, gen in passes:
+            if m is not lead and lead.advances < head_start:
+                continue
             open_ = next(gen)
             if open_ is not None:
                 machine = m
