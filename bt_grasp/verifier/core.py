@@ -169,11 +169,14 @@ def _shares(machine: ModelMachine) -> list[int]:
     actions spent, which pays when a few action leaves are retried within the budget; keeping
     it lets the budget cut off what lies beyond it, which pays when the tree has more action
     leaves than the budget admits calls (a long chain of grasps: the open count would explore
-    every block, also those no run with the budget reaches). Either variant is exact, so the
-    guess changes the time only, never a result."""
+    every block, also those no run with the budget reaches). In between (retried blocks of
+    grasps nested several deep) either may win by far: equal turns. Either variant is exact,
+    so the guess changes the time only, never a result."""
     m = machine.m
-    open_favoured = sum(m.action) <= machine.limits.actions
-    return [1, FAVOURED_SHARE] if open_favoured else [FAVOURED_SHARE, 1]
+    leaves, budget = sum(m.action), machine.limits.actions
+    if 2 * leaves <= budget:
+        return [1, FAVOURED_SHARE]
+    return [FAVOURED_SHARE, 1] if leaves > budget else [1, 1]
 
 
 def _cap_reached(setup: Setup, machine: ModelMachine, ticks: TickBound, result: VerifyResult) -> None:

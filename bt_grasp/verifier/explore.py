@@ -218,11 +218,11 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
     slow_at = None if slow_after is None or on_slow is None else time.process_time() + slow_after
     shares = shares or [1] * len(machines)
     passes = [(m, _open_pass(m, _CHUNK * share)) for m, share in zip(machines, shares, strict=True)]
-    lead = machines[shares.index(max(shares))]
+    lead = machines[shares.index(max(shares))] if max(shares) > min(shares) else None
     open_: _Open | None = None
     while open_ is None:
         for m, gen in passes:
-            if m is not lead and lead.advances < head_start:
+            if lead is not None and m is not lead and lead.advances < head_start:
                 continue
             open_ = next(gen)
             if open_ is not None:
