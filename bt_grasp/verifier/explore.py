@@ -161,18 +161,27 @@ def _relevant(open_: _Open, macros: dict[Any, list[_Macro]], index: dict[str, in
         if key not in macros:
             macros[key] = _macros(open_, key, index)
     rel: dict[Any, set[int]] = {key: {c for way in macros[key] for c, _, _ in way.needs} for key in todo}
-    changed = True
-    while changed:  # to a fixpoint: the graph has cycles (retries start their child again)
-        changed = False
-        for key in todo:
+    # to a fixpoint (the graph has cycles: retries start their child again), by a worklist over
+    # the ways into each point: a point is looked at again only when what its successors read
+    # grew, rather than every point in every sweep
+    into: dict[Any, list[tuple[Any, tuple[tuple[bool, int], ...]]]] = {}
+    for key in todo:
+        for way in macros[key]:
+            if way.kind in ("choice", "tick"):
+                into.setdefault(way.target, []).append((key, way.moves))
+    work = [key for key in todo if rel[key]]
+    while work:
+        target = work.pop()
+        theirs = rel[target]
+        for key, moves in into.get(target, ()):
             mine = rel[key]
-            for way in macros[key]:
-                if way.kind not in ("choice", "tick"):
-                    continue
-                for c in rel[way.target]:
-                    if c not in mine and not way.moves[c][0]:
-                        mine.add(c)
-                        changed = True
+            grew = False
+            for c in theirs:
+                if c not in mine and not moves[c][0]:
+                    mine.add(c)
+                    grew = True
+            if grew:
+                work.append(key)
     return {key: frozenset(v) for key, v in rel.items()}
 
 
@@ -183,16 +192,23 @@ def _moved(counters: tuple[int, ...], moves: tuple[tuple[bool, int], ...],
                   for i, (c, (absolute, amount)) in enumerate(zip(counters, moves, strict=True))])
 
 
-_CHUNK = 256  # advances each variant of the first pass takes before the other's turn
+_CHUNK = 256  # advances each variant of the first pass takes per share of its turn
 
 
 def explore(machines: list[Any], max_advances: int, time_limit: float | None,
             endings: dict[str, int] | None = None, slow_after: float | None = None,
-            on_slow: Callable[[], float | None] | None = None) -> Found:
+            on_slow: Callable[[], float | None] | None = None,
+            shares: list[int] | None = None, head_start: int = 0) -> Found:
     """Both passes, the first by each machine in turn (the same tree, its action count kept or
     left open: either gives every run exactly, and which is smaller depends on the tree), the
     second on the graph of the one that finishes first. `Found.graph` is the second pass's
     graph (graph.Graph), for the tick bound; `Found.advances` counts both machines'.
+
+    `shares`: how many chunks of advances each machine takes per turn (1 each by default). A
+    machine likely to finish first is given more, so that the other costs a fraction of it
+    rather than as much; a wrong guess still ends, at the other's pace times the shares. The
+    machine with the most shares first runs alone for `head_start` advances (most trees settle
+    within them, and then the other costs nothing).
 
     `on_slow` is called when the first pass has taken `slow_after` CPU seconds; it answers the
     CPU seconds after which to ask it again (inf: never), or None: the tree was settled another
@@ -200,10 +216,14 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
     endings = {} if endings is None else endings
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     slow_at = None if slow_after is None or on_slow is None else time.process_time() + slow_after
-    passes = [(m, _open_pass(m, _CHUNK)) for m in machines]
+    shares = shares or [1] * len(machines)
+    passes = [(m, _open_pass(m, _CHUNK * share)) for m, share in zip(machines, shares, strict=True)]
+    lead = machines[shares.index(max(shares))] if max(shares) > min(shares) else None
     open_: _Open | None = None
     while open_ is None:
         for m, gen in passes:
+            if lead is not None and m is not lead and lead.advances < head_start:
+                continue
             open_ = next(gen)
             if open_ is not None:
                 machine = m
@@ -245,6 +265,15 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
         """The worst futures through one edge into the frame's, key by key (the hottest loop of
         the pass: the child's keys first, then the costs the child's summary does not hold)."""
         best = frame[4]
+        if not costs and step is None:  # most edges: the child's futures as they are
+            if not best:
+                best.update(child)
+                return
+            for k, item in child.items():
+                old = best.get(k)
+                if old is None or item[0] > old[0]:
+                    best[k] = item
+            return
         for k, (value, suffix) in child.items():
             total = value + costs.get(k, 0)
             old = best.get(k)

@@ -2,8 +2,8 @@
 
 The same reductions as the compiled tree's key (bt_grasp/verifier/state.py, docs/semantics.md
 "Search"), read off the model's slots: a node's loop data only while it runs or is on the path
-of the tick in progress, finished statuses only under a parallel, the blackboard keys some reader
-can still see (liveness.py). Ticks left of running calls and timeouts are part of it (they bound
+of the tick in progress, finished statuses only under a parallel that runs or is being ticked,
+the blackboard keys some reader can still see (liveness.py). Ticks left of running calls and timeouts are part of it (they bound
 what can still happen); the tick count is not. The counters (actions, streak, retry starts,
 scoped actions) are kept apart, as the key's second half: the search shares a future between
 counter values that every comparison in it treats alike (explore.py).
@@ -49,6 +49,7 @@ class KeyMaker:
                 cur = m.parent[cur]
             self.paths.append(frozenset(path))
         self.reads_status = [m.parent[i] >= 0 and m.kind[m.parent[i]] == K.PAR for i in range(n)]
+        self.parent = list(m.parent)
         self.kept = [m.kind[i] == K.RROBIN for i in range(n)]
         self.quiet = [not self.kept[i] and not self.reads_status[i] for i in range(n)]
         # nodes whose `a` slot counts ticks left: calls that may span ticks, timeouts
@@ -101,7 +102,16 @@ class KeyMaker:
         guards = self.guards.get(key)
         if guards is None:
             return False
-        return all(any(self._holds(g, active) for g in per_reader) for per_reader in guards)
+        # every reader has a guard that holds (plain loops: a key is made at every point, and
+        # generator expressions cost more than the checks they wrap)
+        holds = self._holds
+        for per_reader in guards:
+            for g in per_reader:
+                if holds(g, active):
+                    break
+            else:
+                return False
+        return True
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
         t, m = self.t, self.m
@@ -111,33 +121,42 @@ class KeyMaker:
             active = self.active.get(asking) or frozenset()
             if not active:
                 active = self.active[asking] = self.paths[m.index[asking.split("#", 1)[0]]]
-        # a quiet node shows only while it runs or is on the active path
-        shown_nodes = {i for i, s in enumerate(st) if s == RUNNING}
-        shown_nodes.update(active, self.loud)
+        # a quiet node shows only while it runs or is on the active path (the running ones found
+        # by a comprehension over the statuses, cheaper than testing every node in a loop)
+        shown_nodes = [i for i, s in enumerate(st) if s == RUNNING]
+        shown_nodes.extend(active)
+        shown_nodes.extend(self.loud)
         nodes: list[tuple[Any, ...]] = []
         reads_status, kept, has_a, has_b = self.reads_status, self.kept, self.has_a, self.has_b
-        for i in sorted(shown_nodes):
-            running = st[i] == RUNNING
-            shown = st[i] if reads_status[i] else running
-            keep = (a[i], b[i]) if kept[i] else ()
+        parent = self.parent
+        for i in sorted(set(shown_nodes)):
+            s = st[i]
+            running = s == RUNNING
             if running or i in active:
+                shown = s if reads_status[i] else running
+                keep = (a[i], b[i]) if kept[i] else ()
                 nodes.append((i, shown, cur[i], a[i] if has_a[i] else None,
                               b[i] if has_b[i] else None, keep))
             else:
-                nodes.append((i, shown, keep))
-        bb = t.bb
-        board = tuple((k, plain(bb[k])) for k in self.read if k in bb and not self.dead(k, active))
+                # A parallel reads its children's finished statuses only while it runs (or is
+                # being ticked): started again, it stops every child first, so under an idle
+                # parallel a finished child is alike to one never started (stopping a subtree
+                # with nothing running changes only slots no key shows).
+                p = parent[i]
+                shown = s if reads_status[i] and (st[p] == RUNNING or p in active) else running
+                nodes.append((i, shown, (a[i], b[i]) if kept[i] else ()))
+        bb, dead = t.bb, self.dead
+        board = tuple([(k, plain(bb[k])) for k in self.read if k in bb and not dead(k, active)])
         rest = (tuple(nodes), board, t.decision, t.reason if t.decision else None, asking, pending)
         return (rest, self.counters(active))
 
     def counters(self, active: frozenset[int] = frozenset()) -> tuple[Any, ...]:
         """The counters as far as any comparison ahead can tell them apart: capped at the
         largest limit they are compared with, a finished once-only retry scope as "done"."""
-        t, out = self.t, []
-        for c, (value, cap) in enumerate(zip(t.counters(), self.caps, strict=True)):
-            node = self.once.get(c)
-            if node is not None and value >= 1 and node not in active and t.st[node] != RUNNING:
-                out.append("done")
-            else:
-                out.append(min(value, cap))
+        t = self.t
+        values = t.counters()
+        out: list[Any] = [v if v < cap else cap for v, cap in zip(values, self.caps, strict=True)]
+        for c, node in self.once.items():
+            if values[c] >= 1 and node not in active and t.st[node] != RUNNING:
+                out[c] = "done"
         return tuple(out)
