@@ -24,7 +24,10 @@ from bt_grasp.verifier.tick_cap import tick_cap
 
 WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
 WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,
-WITNESS_SECONDS = 0.3  # for at most this long (so which witness is found may vary; bounds do not)
+# while the episodes played have cost at most this much work (summary_witness.play_work: about
+# 0.3 CPU s): a count, not a clock, so that which witness is found, and so which bounds are
+# reported as reached, never depends on how busy the machine is
+WITNESS_WORK = 20_000
 
 
 @dataclass
@@ -146,7 +149,7 @@ def summarise(spec: Any, registry: Registry | None = None) -> Summary:
     registry = registry or getattr(spec, "registry", None) or default_registry()
     summary = summary_bounds(spec, registry)
     bounds, reasons = summary.bounds, summary.reasons
-    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds, seconds=WITNESS_SECONDS)
+    found = search(spec, registry, WITNESS_RUNS, WITNESS_CLIMBS, bounds, work=WITNESS_WORK)
     for key, value in found.best.items():
         bound = bounds.get(key)
         if bound is not None and value > bound:

@@ -3,7 +3,7 @@
 The symbolic search explores the tree's model (model.py, ticker.py) with no tick passing idle
 (model_machine.py): it settles every ending, counterexample, action, call and perception bound;
 the tick bound then puts the idle ticks back, symbolically (ticks.py). A search still running
-after QUICK_SECONDS (at once for a tree with a parallel) asks the compositional summary once
+after QUICK_WORK (at once for a tree with a parallel) asks the compositional summary once
 (summary_proof.py), which settles the tree when its bounds are proven and reached by replayed
 witnesses. A tree with a node class
 the model does not reproduce is explored by the reference search instead (reference.py). Either
@@ -28,7 +28,7 @@ from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, cou
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import ANY, unroll
 from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
-from bt_grasp.verifier.summary_proof import QUICK_SECONDS, UPPER_AFTER, from_summary, summary_first
+from bt_grasp.verifier.summary_proof import QUICK_WORK, UPPER_WORK, from_summary, summary_first
 from bt_grasp.verifier.summary_witness import run_costs
 from bt_grasp.verifier.ticks import TickBound, Unidle, tick_bound
 
@@ -50,8 +50,9 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     `engine`: "symbolic", "reference" (the compiled tree itself), or "auto": symbolic where the
     tree's node classes have a model. `replay_all`: replay the tick bound's witness on the
     Runner however long it is (else only up to REPLAY_TICKS ticks). `upper`: when the summary
-    proves that every run decides but the search has not found every bound within UPPER_AFTER
-    more CPU seconds, answer with the summary's upper bounds (`unreached`); False: search on.
+    proves that every run decides but the search has not found every bound within UPPER_WORK
+    more work (a count of the search's steps, never a clock: the answer is the same on any
+    machine however busy), answer with the summary's upper bounds (`unreached`); False: search on.
     """
     # The search holds every state it met until it ends and makes little cyclic garbage, so
     # the cycle collector's full passes only re-scan live states (a quarter of the CPU on the
@@ -104,15 +105,15 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
 
     def slow() -> float | None:
         """Asked when the search is slow: None stops it (the summary's proof answers)."""
-        if proofs:  # the upper bounds have waited their time
+        if proofs:  # the upper bounds have waited their turn
             return None if upper else math.inf
         proof = from_summary(setup)
         if proof is None:
             return math.inf
         proofs.append(proof)
-        return None if not proof.unreached else UPPER_AFTER
+        return None if not proof.unreached else UPPER_WORK
 
-    slow_after = 0.0 if summary_first(spec) else QUICK_SECONDS
+    slow_after = 0 if summary_first(spec) else QUICK_WORK
     found = explore(machines, max_runs, time_limit, endings, slow_after, slow, _shares(machine),
                     HEAD_START)
     if proofs and found.incomplete and (upper or not proofs[0].unreached):

@@ -196,7 +196,7 @@ _CHUNK = 256  # advances each variant of the first pass takes per share of its t
 
 
 def explore(machines: list[Any], max_advances: int, time_limit: float | None,
-            endings: dict[str, int] | None = None, slow_after: float | None = None,
+            endings: dict[str, int] | None = None, slow_after: int | None = None,
             on_slow: Callable[[], float | None] | None = None,
             shares: list[int] | None = None, head_start: int = 0) -> Found:
     """Both passes, the first by each machine in turn (the same tree, its action count kept or
@@ -210,12 +210,14 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
     machine with the most shares first runs alone for `head_start` advances (most trees settle
     within them, and then the other costs nothing).
 
-    `on_slow` is called when the first pass has taken `slow_after` CPU seconds; it answers the
-    CPU seconds after which to ask it again (inf: never), or None: the tree was settled another
-    way, and the search stops there, incomplete."""
+    `on_slow` is called when the first pass has done `slow_after` work (the machines' `work`:
+    advances plus the choices made in them); it answers the work after which to ask it again
+    (inf: never), or None: the tree was settled another way, and the search stops there,
+    incomplete. Work is counted, not timed, so that the result never depends on the machine's
+    speed or load; only `time_limit` (wall seconds, off unless the caller asks) reads a clock."""
     endings = {} if endings is None else endings
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    slow_at = None if slow_after is None or on_slow is None else time.process_time() + slow_after
+    slow_at = None if slow_after is None or on_slow is None else float(slow_after)
     shares = shares or [1] * len(machines)
     passes = [(m, _open_pass(m, _CHUNK * share)) for m, share in zip(machines, shares, strict=True)]
     lead = machines[shares.index(max(shares))] if max(shares) > min(shares) else None
@@ -231,11 +233,12 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
         advances = sum(m.advances for m in machines)
         if open_ is None and (advances >= max_advances or (deadline and time.perf_counter() > deadline)):
             return Found({}, endings, 0, advances, incomplete=True)
-        if open_ is None and slow_at is not None and on_slow is not None and time.process_time() > slow_at:
+        if open_ is None and slow_at is not None and on_slow is not None \
+                and sum(m.work for m in machines) >= slow_at:
             again = on_slow()
             if again is None:
                 return Found({}, endings, 0, advances, incomplete=True)
-            slow_at = time.process_time() + again
+            slow_at = sum(m.work for m in machines) + again
     index = machine.m.index
     macros: dict[Any, list[_Macro]] = {}
     relevant = _relevant(open_, macros, index)

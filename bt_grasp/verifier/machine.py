@@ -117,6 +117,7 @@ class Machine:
         self.pos = 0
         self.pending: tuple[str, ...] = ()
         self.advances = 0
+        self.work = 0  # advances plus the choices made in them: the search's budgets count it
         # With `stop_at` set, an advance goes on past a new choice (taking its first outcome)
         # unless stop_at(key) says the search knows that state; the choices passed are in `dive`.
         self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
@@ -184,6 +185,14 @@ class Machine:
     def advance(self, snap: Snapshot, script: list[int]) -> Point:
         """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
         (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
+        try:
+            return self._advance(snap, script)
+        finally:
+            # the choices made, replayed or new, stand for the nodes the advance ticked: with
+            # the advance itself a count of work that follows CPU time closely on every tree
+            self.work += 1 + self.pos
+
+    def _advance(self, snap: Snapshot, script: list[int]) -> Point:
         self.advances += 1
         st, ctx = self.state, self.ctx
         st.restore(snap)

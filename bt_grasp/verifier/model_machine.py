@@ -61,6 +61,7 @@ class ModelMachine:
         self.pos = 0
         self.pending: tuple[str, ...] = ()
         self.advances = 0
+        self.work = 0  # advances plus the choices made in them: the search's budgets count it
         self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
         self.dive: list[Point] = []
         self.dive_keys: set[tuple[Any, ...]] = set()
@@ -203,6 +204,14 @@ class ModelMachine:
     def advance(self, snap: tuple[Any, ...], script: list[int]) -> Point:
         """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
         (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
+        try:
+            return self._advance(snap, script)
+        finally:
+            # the choices made, replayed or new, stand for the nodes the advance ticked: with
+            # the advance itself a count of work that follows CPU time closely on every tree
+            self.work += 1 + self.pos
+
+    def _advance(self, snap: tuple[Any, ...], script: list[int]) -> Point:
         self.advances += 1
         t = self.t
         self.restore(snap)

@@ -191,9 +191,11 @@ class _Spare:
 
 def search(machine: Machine, max_advances: int, time_limit: float | None,
            memo: dict[tuple[Any, ...], Summary] | None = None,
-           endings: dict[str, int] | None = None, cpu_limit: float | None = None) -> Found:
+           endings: dict[str, int] | None = None, work_limit: int | None = None) -> Found:
     """Depth-first search from the initial state; see the module docstring. `time_limit` is in
-    wall-clock seconds, `cpu_limit` in CPU seconds of this process.
+    wall-clock seconds (off unless the caller asks), `work_limit` in the machine's `work`
+    (advances plus the choices made in them): a count, so that where it stops, and so what
+    the caller does next, does not depend on the machine's speed or load.
 
     `memo` and `endings` may come from an earlier search of the same machine that a limit
     stopped: fully explored states stay valid, so a second search continues where it left off.
@@ -204,7 +206,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
     on_path: dict[tuple[Any, ...], int] = {}
     stack: list[_Frame] = []
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    cpu_deadline = None if cpu_limit is None else time.process_time() + cpu_limit
+    work_at = None if work_limit is None else machine.work + work_limit
     max_ticks = machine.limits.max_ticks
 
     def path_steps() -> list[Step]:
@@ -258,7 +260,7 @@ def search(machine: Machine, max_advances: int, time_limit: float | None,
                     root_summary = frame.best
                 continue
             if machine.advances >= max_advances or (deadline and time.perf_counter() > deadline) \
-                    or (cpu_deadline and time.process_time() > cpu_deadline):
+                    or (work_at is not None and machine.work >= work_at):
                 raise _Limit()
             i = frame.next_child
             frame.next_child += 1

@@ -12,7 +12,6 @@ that lean to RUNNING keep every call running to its maximum, the longest runs th
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +98,7 @@ class Found:
     witnesses: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     undecided: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
     runs: int = 0
+    work: int = 0  # play_work of the episodes played
 
 
 def play(spec: Any, registry: Registry, oracle: Any, goal: dict[str, Any] | None = None) -> EpisodeResult:
@@ -137,8 +137,15 @@ class MutantOracle(BiasedOracle):
         return pick
 
 
-def _record(found: Found, res: EpisodeResult, choices: list[tuple[str, str]]) -> None:
+def play_work(res: EpisodeResult, nodes: int) -> int:
+    """The work of one episode, for the witness search's budget: its ticks, plus the tree's nodes
+    (compiling and starting a run costs about as much per node as a tick of the run)."""
+    return res.ticks + nodes
+
+
+def _record(found: Found, res: EpisodeResult, choices: list[tuple[str, str]], nodes: int) -> None:
     found.runs += 1
+    found.work += play_work(res, nodes)
     if "tick cap" in res.reason or "no decision" in res.reason:
         found.undecided.append((res.reason, list(choices)))
     for key, value in run_costs(res).items():
@@ -149,12 +156,13 @@ def _record(found: Found, res: EpisodeResult, choices: list[tuple[str, str]]) ->
 
 def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
            targets: dict[str, int | None] | None = None, seed: int = 0,
-           seconds: float | None = None) -> Found:
+           work: int | None = None) -> Found:
     """Play `runs` biased episodes, then up to `climbs` local-search steps (one changed outcome in
-    the best run of a key still below its target) while `seconds` of wall time last; keep the
-    costliest run per key and every run that ended without a Decision."""
-    stop_at = None if seconds is None else time.perf_counter() + seconds
+    the best run of a key still below its target) while the episodes have cost at most `work`
+    (play_work; None: no limit); keep the costliest run per key and every run that ended without
+    a Decision. Every limit is a count, so the same tree always gives the same runs."""
     found = Found()
+    nodes = sum(1 for _ in spec.root.walk())
     successes = success_outcomes(spec, registry)
     alphabets: dict[str, tuple[str, ...]] = {}
     for node in spec.root.walk():
@@ -164,11 +172,11 @@ def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
     for i in range(runs):
         fail_p, run_p = POLICIES[i % len(POLICIES)]
         oracle = BiasedOracle(seed * 100_003 + i, fail_p, run_p, successes)
-        _record(found, play(spec, registry, oracle), oracle.choices)
+        _record(found, play(spec, registry, oracle), oracle.choices, nodes)
     rng = random.Random(seed)
     targets = targets or {}
     for step in range(climbs):
-        if stop_at is not None and time.perf_counter() > stop_at:
+        if work is not None and found.work > work:
             break
         open_keys = [k for k, v in targets.items() if v is not None and found.best.get(k, 0) < v
                      and found.witnesses.get(k)]
@@ -189,5 +197,5 @@ def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
         if not options:
             continue
         oracle = MutantOracle(seed * 7919 + step, base, at, rng.choice(options), successes)
-        _record(found, play(spec, registry, oracle), oracle.choices)
+        _record(found, play(spec, registry, oracle), oracle.choices, nodes)
     return found
