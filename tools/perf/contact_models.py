@@ -18,12 +18,14 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    `robotiq 150` at 150 mm/s, the top of that range;
 - solver 150:      150 solver iterations (VGN's), residual 1e-4: the solver may stop early;
 - gear:            a gear constraint keeps the two fingers symmetric (erp 0.1, 50 N; bullet3 #2101);
-- carry keeps yaw: motion, not contact: `place` carries with the grasp's yaw instead of turning the
-                   wrist to DOWN at Bullet's 100 rad/s cap as it starts (contact.py);
+- yaw turn:        motion, not contact: `place` carries with the gripper turned to DOWN, the wrist
+                   turning at Bullet's 100 rad/s cap as it starts (shipped: keeps the grasp's yaw;
+                   contact.py carry_keeps_yaw);
 - arm vcap 3.14:   maxJointVelocity 3.14 rad/s on the arm's joints (a UR5e's wrist limit; Bullet's
                    default is 100): no IK jump can spin a joint faster;
-- ik near seed:    IK keeps each joint's turn nearest the seed instead of wrapping it into
-                   [-pi, pi), which makes a joint crossing +-pi spin a full turn (contact.py);
+- ik wraps:        IK wraps each joint into [-pi, pi), so a joint crossing +-pi spins a full turn
+                   (shipped: the turn nearest the seed; contact.py ik_near_seed);
+- before: ik wraps + yaw turn: the motion shipped until both were measured and switched on;
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -32,10 +34,9 @@ median / p95 wall seconds per episode, and how many episodes end as the shipped 
 (decision, reason, task success); then where the launches happen. Metrics come from
 bt_grasp/bench/metrics.group_metrics. --out keeps every record (JSONL) and resumes from it.
 
-Measured on seed 0 (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than
-the shipped model; about half the launches were the held object in the carry, spun by the wrist at Bullet's
-100 rad/s cap when IK targets jump (`ik near seed`, `carry keeps yaw` remove them there).
-Decide on >= 120 scenes per candidate.
+Measured (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than the
+shipped model; most launches were the held object in the carry, spun by the wrist at Bullet's
+100 rad/s cap when IK targets jump, which the two motion switches now on remove.
 
     python tools/perf/contact_models.py [--seeds 0] [--episodes 12] [--perception sim geometric]
         [--image-size 256] [--candidates "soft pads" anchor] [--out results.jsonl]
@@ -72,9 +73,9 @@ class ContactModel:
     solver_iterations: int | None = None
     residual_threshold: float | None = None
     gear: bool = False                   # gear constraint between the two fingers
-    carry_keeps_yaw: bool = False        # place carries with the grasp's yaw (contact.py)
+    carry_keeps_yaw: bool = True         # place carries with the grasp's yaw (contact.py)
     arm_max_velocity: float | None = None  # maxJointVelocity of the six arm joints (rad/s)
-    ik_near_seed: bool = False           # IK joint turns nearest the seed (contact.py)
+    ik_near_seed: bool = True            # IK joint turns nearest the seed (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -91,9 +92,9 @@ ROBOTIQ = ContactModel(finger_speed_mps=0.05, force_range_n=(20.0, 235.0))
 ROBOTIQ_150 = ContactModel(finger_speed_mps=0.075, force_range_n=(20.0, 235.0))
 SOLVER = ContactModel(solver_iterations=150, residual_threshold=1e-4)
 GEAR = ContactModel(gear=True)
-CARRY = ContactModel(carry_keeps_yaw=True)
+YAW_TURN = ContactModel(carry_keeps_yaw=False)
 ARM_VCAP = ContactModel(arm_max_velocity=3.14)
-IK_NEAR = ContactModel(ik_near_seed=True)
+IK_WRAPS = ContactModel(ik_near_seed=False)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -104,10 +105,10 @@ CANDIDATES: dict[str, ContactModel] = {
     "robotiq 150": ROBOTIQ_150,
     "solver 150": SOLVER,
     "gear": GEAR,
-    "carry keeps yaw": CARRY,
+    "yaw turn": YAW_TURN,
     "arm vcap 3.14": ARM_VCAP,
-    "ik near seed": IK_NEAR,
-    "ik near seed + carry keeps yaw": IK_NEAR + CARRY,
+    "ik wraps": IK_WRAPS,
+    "before: ik wraps + yaw turn": IK_WRAPS + YAW_TURN,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -135,10 +136,7 @@ def apply(driver: Any, model: ContactModel) -> None:
         set_contact(finger_speed_mps=model.finger_speed_mps)
     if model.force_range_n is not None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
-    if model.carry_keeps_yaw:
-        set_contact(carry_keeps_yaw=True)
-    if model.ik_near_seed:
-        set_contact(ik_near_seed=True)
+    set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

@@ -7,16 +7,17 @@ grips with 20-235 N; the shipped fingers close at 2 x FINGER_SPEED_MPS = 160 mm/
 force in [0, the profile's max_force_n]. Finger position targets never pass the stroke whatever
 these say (control.py clamps them to [0, FINGER_TRAVEL_M]).
 
-`carry_keeps_yaw` is motion, not contact, but it throws objects: `place` carries to the basket
-with the gripper turned to DOWN, and a straight-line move takes its final orientation at its
-first 1 cm IK point, so the last wrist joint turns the grasp's yaw at Bullet's 100 rad/s cap (a
-UR5e's wrist: 3.14 rad/s) and can fling the held object. With the switch the carry keeps the
-grasp's orientation and the wrist does not turn; the carry can still throw for the reason below.
+`carry_keeps_yaw` (on) is motion, not contact, but without it objects fly: `place` would carry to
+the basket with the gripper turned to DOWN, and a straight-line move takes its final orientation
+at its first 1 cm IK point, so the last wrist joint would turn the grasp's yaw at Bullet's
+100 rad/s cap (a UR5e's wrist: 3.14 rad/s) and could fling the held object. With it the carry
+keeps the grasp's orientation and the wrist does not turn.
 
-`ik_near_seed` addresses those: IkSolver.solve wraps every joint into [-pi, pi), so when the last
-wrist joint crosses +-pi along a line (the base turns during the carry and the wrist turns back to
-hold the yaw), the next IK point's target is a full turn away and the joint spins it at 100 rad/s.
-With the switch each joint takes the 2pi-equivalent nearest the seed that is inside its limits.
+`ik_near_seed` (on): IkSolver.solve wraps every joint into [-pi, pi), so when the last wrist joint
+crosses +-pi along a line (the base turns during the carry and the wrist turns back to hold the
+yaw), the next IK point's target would be a full turn away and the joint would spin it at
+100 rad/s. With it each joint takes the 2pi-equivalent nearest the seed inside its limits.
+Both off is the former behaviour, kept for comparison (tools/perf/contact_models.py, "before").
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -35,8 +36,8 @@ class ContactOptions:
     finger_speed_mps: float = FINGER_SPEED_MPS  # per finger; the gap closes at twice this
     force_min_n: float = 0.0                    # grip forces are clipped to [min, min(max, profile max)]
     force_max_n: float = math.inf
-    carry_keeps_yaw: bool = False               # place carries with the grasp's yaw, not DOWN
-    ik_near_seed: bool = False                  # IK returns each joint's turn nearest the seed
+    carry_keeps_yaw: bool = True                # place carries with the grasp's yaw, not DOWN
+    ik_near_seed: bool = True                   # IK returns each joint's turn nearest the seed
 
 
 CONTACT = ContactOptions()
