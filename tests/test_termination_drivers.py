@@ -1,4 +1,4 @@
-"""Termination, property-tested on both drivers (issue 5): the PyBullet arm and the unchanged
+"""Termination, property-tested on both drivers: the PyBullet arm and the unchanged
 StretchDriver on the simulated Stretch.
 
 For a shipped tree (clutter, open_loop), a timeout-guarded grasp tree, or a tree generated from
