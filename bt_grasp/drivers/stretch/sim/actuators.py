@@ -67,7 +67,7 @@ class ActuatorsMixin:
     def finger_state(self) -> tuple[float, float, float]:
         """(mean finger q, mean finger qdot, mean applied torque) of the two fingers."""
         left, right = (self.pb.getJointState(self.robot, f, physicsClientId=self.cid) for f in self.fingers)
-        # plain arithmetic: the same float as np.mean of two, at a tenth of the cost per step
+        # plain arithmetic: the same float as np.mean of two, without numpy's per-call overhead (every step)
         return (left[0] + right[0]) / 2, (left[1] + right[1]) / 2, (left[3] + right[3]) / 2
 
     def gripper_pct(self) -> float:
