@@ -56,7 +56,16 @@ def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
     root = machine.start()
     graph.points[root.key] = root
     stack.append([root, 0, 1])
-    machine.stop_at = lambda key: key in graph.points
+    machine.stop_at = graph.points.__contains__
+    try:
+        yield from _explored(machine, chunk, graph, stack)
+    finally:
+        # the machine would otherwise hold every point (and its saved states) in a reference
+        # cycle through its ticker, which only the cyclic collector frees, at length
+        machine.stop_at = None
+
+
+def _explored(machine: Any, chunk: int, graph: _Open, stack: list[list[Any]]) -> Iterator[_Open | None]:
     while stack:
         frame = stack[-1]
         p, i, n = frame
@@ -67,7 +76,7 @@ def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
             yield None
         frame[1] += 1
         if p.kind == "choice":
-            child = machine.advance(p.snap, [*p.script, i])
+            child = machine.branch(p, i)
             step: Step | None = (p.node_id, p.alphabet[i])
         else:
             child = machine.advance(p.snap, [])
@@ -88,7 +97,18 @@ def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
             else:  # a choice the advance went past, with its first outcome
                 stack.append([point, 1, len(point.alphabet)])
                 parent, step = point, (point.node_id, point.alphabet[0])
-    yield graph
+    yield _numbered(graph)
+
+
+def _numbered(graph: _Open) -> _Open:
+    """The graph with each point's key replaced by its number (the root's is 0): a key holds
+    the whole state, and the second pass and the tick bound look states up many times each."""
+    ids = {key: n for n, key in enumerate(graph.points)}
+    edges = {ids[key]: [(step, ids[ref] if child.kind in ("choice", "tick") else ref, parent, child)
+                        for step, ref, parent, child in found]
+             for key, found in graph.edges.items()}
+    return _Open({ids[key]: p for key, p in graph.points.items()}, edges,
+                 {ids[key]: v for key, v in graph.idle.items()})
 
 
 @dataclass
@@ -289,8 +309,8 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
                 if old is None or total > old[0]:
                     best[k] = (total, (step, any_suffix) if step is not None else any_suffix)
 
-    start = machine.start()
-    first = (start.key, _moved(start.cnt, ((False, 0),) * len(start.cnt), relevant[start.key]))
+    start = open_.points[0]
+    first = (0, _moved(start.cnt, ((False, 0),) * len(start.cnt), relevant[0]))
     try:
         push(*first, None, {}, 0)
         root: Summary | None = None

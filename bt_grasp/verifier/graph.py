@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 Step = tuple[str, str]  # (choice id, outcome)
 # a resource at the next state: (True, ticks the edge spent of the same call or timeout) or
@@ -12,9 +12,9 @@ Step = tuple[str, str]  # (choice id, outcome)
 Mapping = dict[int, tuple[bool, int]]
 
 
-@dataclass(frozen=True)
-class Edge:
-    """One way from a state to the next one (or to an ending)."""
+class Edge(NamedTuple):
+    """One way from a state to the next one (or to an ending). A named tuple: the search makes
+    one per edge of every state, and a tuple is the cheapest immutable record to build."""
 
     step: Step | None            # the Runner's answer the edge takes (None: the tick begins)
     target: Any                  # the next state, or the ending's text when `end`

@@ -91,6 +91,8 @@ class Point:
     bumps: tuple[tuple[str, int], ...] = ()
     # the model's search: the counters here (explore.py moves them along the edges)
     cnt: tuple[int, ...] = ()
+    # the model's search, at a choice: where its tick can be resumed (model_machine.Resume)
+    resume: Any = None
 
 
 class Machine:

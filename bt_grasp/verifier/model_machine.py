@@ -12,6 +12,13 @@ and notes that the state could have idled. How many ticks the runs take, idle ti
 is the tick bound's job (bt_grasp/verifier/ticks.py), which reads the graph of points this
 exploration leaves behind.
 
+**A choice is resumed where it was asked**, not replayed from its tick's start: each choice point
+keeps a `Resume` (the state as the node asking it began its tick, or, for a timeout's question
+after its child, the state then), and a branch restores it, lets that node ask its own questions
+again from the script (a few at most) and goes on with the rest of each ancestor's tick
+(Ticker.resume_above). The points and edges are those of the replay (`resumes = False`, which
+tests compare); only the work of re-ticking the tick's earlier nodes is saved.
+
 A point carries the *resources* it holds: for every running call that may span ticks its ticks
 left (max_ticks - ticks run), for every running timeout its tick entries left before the
 deadline is certain, each with the activation it belongs to (so that a call restarted in the
@@ -21,7 +28,7 @@ same tick is a new one).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.nodes.base import ENDS_NOW
@@ -31,6 +38,7 @@ from bt_grasp.verifier.model import FAILURE, RUNNING, SUCCESS, K, Model
 from bt_grasp.verifier.model_keys import KeyMaker
 from bt_grasp.verifier.running import unobserved_leaves
 from bt_grasp.verifier.ticker import Ticker, ticker_for
+from bt_grasp.verifier.ticker_decorators import AFTER
 
 __all__ = ["ModelMachine"]
 
@@ -40,13 +48,34 @@ OPEN = 0  # the counter the search leaves open: the episode's actions (ticker.co
 
 
 class _AtChoice(Exception):
-    def __init__(self, node_id: str, alphabet: tuple[str, ...], key: tuple[Any, ...]) -> None:
+    def __init__(self, node_id: str, alphabet: tuple[str, ...], key: tuple[Any, ...],
+                 resume: Any) -> None:
         super().__init__(node_id)
-        self.node_id, self.alphabet, self.key = node_id, alphabet, key
+        self.node_id, self.alphabet, self.key, self.resume = node_id, alphabet, key, resume
+
+
+class Resume(NamedTuple):
+    """Where a choice's tick is taken up again: `node` ticks anew from `state` (`after`: False;
+    the node asking, as its tick began) or goes on after its child returned (`after`: True; a
+    timeout's deadline question), asking its questions from script position `pos` on; with the
+    machine's record of the tick up to there (`steps`, `pending`, `compared`)."""
+
+    node: int
+    after: bool
+    state: tuple[Any, ...]  # ModelMachine.save() and the budgets on the path
+    pos: int
+    steps: tuple[tuple[str, str], ...]
+    pending: tuple[str, ...]
+    compared: bool
+
+
+_ASKERS = (K.LEAF, K.OPAQUE, K.TIMEOUT)  # the node kinds that ask the oracle themselves
 
 
 class ModelMachine:
     """The model in its context, driven one advance at a time (see the module docstring)."""
+
+    resumes = True  # False: every branch replays its tick from the start (tests compare)
 
     def __init__(self, spec: Any, registry: Any, limits: EpisodeLimits, initial: dict[str, Any],
                  read_keys: set[str], open_actions: bool = False) -> None:
@@ -69,6 +98,13 @@ class ModelMachine:
         self.steps: list[tuple[str, str]] = []  # the choices made in the tick in progress
         self.bumps: list[tuple[str, int]] = []
         self.t.choose = self.choose
+        self.entry: Resume | None = None  # the asking node whose tick is in progress
+        self.start_pos = 0  # the script position the advance began at
+        self.raw = list(self.t.dispatch)
+        if self.resumes:
+            for i, kind in enumerate(self.m.kind):
+                if kind in _ASKERS:
+                    self.t.dispatch[i] = self._entering(i, self.raw[i])
         snap = self.save()
         self.compared_in_tick = False
         self.t.compare = self.compare
@@ -119,6 +155,26 @@ class ModelMachine:
         t.prim, t.rstarts, t.scoped, t.bb = list(prim), list(rstarts), list(scoped), dict(bb)
         t.scopes = []
         t.halt_reason = "halted"
+
+    def _entering(self, i: int, tick: Callable[[int], None]) -> Callable[[int], None]:
+        """Node i's tick, recording first where a choice it asks would resume (the state saved
+        costs less than re-ticking what came before it in the tick)."""
+        def entered(node: int) -> None:
+            self.entry = Resume(node, False, (self.save(), tuple(self.t.scopes)), self.pos,
+                                tuple(self.steps), self.pending, self.compared_in_tick)
+            tick(node)
+        return entered
+
+    def _resume_here(self, node_id: str) -> Resume | None:
+        """Where a branch of the choice being asked resumes (see Resume)."""
+        if not self.resumes:
+            return None
+        i = self.m.index[node_id.split("#", 1)[0]]
+        if self.m.kind[i] == K.TIMEOUT and self.t.b[i] == AFTER:
+            return Resume(i, True, (self.save(), tuple(self.t.scopes)), self.pos, tuple(self.steps),
+                          self.pending, self.compared_in_tick)
+        assert self.entry is not None and self.entry.node == i, f"{node_id} asked outside its tick"
+        return self.entry
 
     def costs(self) -> dict[str, int]:
         """What the report bounds but ticks (the tick bound is ticks.py's)."""
@@ -181,10 +237,11 @@ class ModelMachine:
             key = self._key(node_id)
             stop = self.stop_at
             if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
-                raise _AtChoice(node_id, alphabet, key)
+                # where to resume, before unwinding the tick undoes what its nodes hold
+                raise _AtChoice(node_id, alphabet, key, self._resume_here(node_id))
             self.dive.append(self._point("choice", key=key, node_id=node_id, alphabet=alphabet,
                                          snap=self.snap, script=list(self.script),
-                                         res=self.resources()))
+                                         res=self.resources(), resume=self._resume_here(node_id)))
             self.dive_keys.add(key)
             self.script.append(0)
         outcome = alphabet[self.script[self.pos]]
@@ -204,25 +261,58 @@ class ModelMachine:
     def advance(self, snap: tuple[Any, ...], script: list[int]) -> Point:
         """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
         (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
+        self.restore(snap)
+        self.script, self.start_pos, self.pending = list(script), 0, ()
+        self.snap, self.steps, self.compared_in_tick = snap, [], False
+        return self._run(self.t.tick_once)
+
+    def branch(self, choice: Point, answer: int) -> Point:
+        """The advance from a choice point taking its `answer` (an index into its alphabet):
+        resumed where it was asked (see Resume), or replayed from its tick's start."""
+        at, snap = choice.resume, choice.snap
+        assert isinstance(snap, tuple)  # this machine's snapshots are save()'s tuples
+        if at is None:
+            return self.advance(snap, [*choice.script, answer])
+        state, scopes = at.state
+        self.restore(state)
+        self.t.scopes = list(scopes)
+        self.script, self.start_pos, self.pending = [*choice.script, answer], at.pos, at.pending
+        self.snap, self.steps, self.compared_in_tick = snap, list(at.steps), at.compared
+        t, node = self.t, at.node
+        if at.after:
+            def rest() -> None:
+                t.after[node](node)
+                t.resume_above(node)
+        else:
+            self.entry = at
+
+            def rest() -> None:
+                self.raw[node](node)
+                t.resume_above(node)
+        return self._run(rest)
+
+    def _run(self, tick: Callable[[], None]) -> Point:
+        """Run (the rest of) a tick to the next point."""
+        self.pos = self.start_pos
+        self.dive, self.dive_keys, self.bumps = [], set(), []
         try:
-            return self._advance(snap, script)
+            return self._finish(tick)
         finally:
             # the choices made, replayed or new, stand for the nodes the advance ticked: with
             # the advance itself a count of work that follows CPU time closely on every tree
-            self.work += 1 + self.pos
+            self.work += 1 + self.pos - self.start_pos
 
-    def _advance(self, snap: tuple[Any, ...], script: list[int]) -> Point:
+    def _finish(self, tick: Callable[[], None]) -> Point:
         self.advances += 1
         t = self.t
-        self.restore(snap)
-        self.script, self.pos, self.pending = list(script), 0, ()
-        self.snap, self.dive, self.dive_keys, self.steps, self.bumps = snap, [], set(), [], []
-        self.compared_in_tick = False
+        snap = self.snap
+        assert snap is not None
         try:
-            t.tick_once()
+            tick()
         except _AtChoice as at:
             return self._point("choice", key=at.key, node_id=at.node_id, alphabet=at.alphabet,
-                               snap=snap, script=script, res=self.resources())
+                               snap=snap, script=list(self.script), res=self.resources(),
+                               resume=at.resume)
         if t.decision is not None:
             return self._point("end", text=f"{t.decision.value}: {t.reason}", res={})
         if t.st[0] in (SUCCESS, FAILURE):

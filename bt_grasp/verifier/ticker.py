@@ -18,6 +18,7 @@ identity, which the tick bound needs; never part of a state's key).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from bt_grasp.composites import PREEMPTED
@@ -69,6 +70,17 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
                       K.BRETRY: self._t_decorator, K.ODEC: self._t_decorator, K.RECOV: self._t_recov,
                       K.PIPE: self._t_pipe, K.RROBIN: self._t_rrobin, K.TPAR: self._t_tpar}
         self.dispatch = [self._tick[k] for k in model.kind]
+        # what each composite and decorator does once the child it was ticking has returned (the
+        # rest of its tick): a tick stopped at a question is resumed from there (resume_above)
+        loops = {K.SEQ: self._seq_loop, K.SEL: self._sel_loop, K.PAR: self._par_loop,
+                 K.RECOV: self._recov_loop, K.PIPE: self._pipe_loop, K.RROBIN: self._rrobin_loop,
+                 K.TPAR: self._tpar_loop}
+        after: dict[int, Callable[[int], None]] = {
+            K.RETRY: self._retry_after, K.TIMEOUT: self._timeout_after, K.BUDGET: self._budget_after,
+            K.SWITCH: self._switch_after,
+            **{k: self._decorator_after for k in (K.REPEAT, K.INV, K.FSUC, K.FFAIL, K.BRETRY, K.ODEC)},
+            **{k: partial(loop, resumed=True) for k, loop in loops.items()}}
+        self.after = [after.get(k) for k in model.kind]
 
     # -- the episode ----------------------------------------------------------------------------
     def run(self, choose: Choose, halt: bool = True) -> None:
@@ -107,6 +119,16 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
         """One tick of the root (the Runner checks the cap before and the decision after)."""
         self.tick += 1
         self.dispatch[0](0)
+
+    def resume_above(self, i: int) -> None:
+        """Go on with the tick once node i has returned: the rest of each ancestor's tick, up to
+        the root (a tick descends only from a parent to its child, so the ancestors are exactly
+        the nodes whose tick is in progress)."""
+        parent, after = self.m.parent, self.after
+        p = parent[i]
+        while p >= 0:
+            after[p](p)
+            p = parent[p]
 
     def decide(self, decision: Decision, reason: str) -> None:
         if self.decision is None:
@@ -188,14 +210,13 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
     def _t_seq(self, i: int) -> None:
         st, cur, a = self.st, self.cur, self.a
         kids = self.m.kids[i]
-        memory = self.m.memory[i]
         if st[i] != RUNNING:
             a[i] = 0
             cur[i] = kids[0] if kids else -1
             for c in kids:
                 if st[c] != INVALID:
                     self.stop(c, INVALID)
-        elif memory and cur[i] != -1:
+        elif self.m.memory[i] and cur[i] != -1:
             a[i] = kids.index(cur[i])
         else:
             a[i] = 0
@@ -204,10 +225,20 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
             cur[i] = -1
             self.stop(i, SUCCESS)
             return
+        self._seq_loop(i, False)
+
+    def _seq_loop(self, i: int, resumed: bool) -> None:
+        """The sequence's loop from its child a[i]: ticked now, or (`resumed`) just returned."""
+        st, cur, a = self.st, self.cur, self.a
+        kids = self.m.kids[i]
+        memory = self.m.memory[i]
         n = len(kids)
         while a[i] < n:
             c = kids[a[i]]
-            self.dispatch[c](c)
+            if resumed:
+                resumed = False
+            else:
+                self.dispatch[c](c)
             s = st[c]
             if s != SUCCESS:
                 if not memory:
@@ -240,10 +271,19 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
                     self.stop(c, INVALID)
         else:
             a[i] = 0
+        self._sel_loop(i, False)
+
+    def _sel_loop(self, i: int, resumed: bool) -> None:
+        """The selector's loop from its child a[i]: ticked now, or (`resumed`) just returned."""
+        st, cur, a = self.st, self.cur, self.a
+        kids = self.m.kids[i]
         n = len(kids)
         while a[i] < n:
             c = kids[a[i]]
-            self.dispatch[c](c)
+            if resumed:
+                resumed = False
+            else:
+                self.dispatch[c](c)
             s = st[c]
             if s == RUNNING or s == SUCCESS:
                 if cur[i] != c:
@@ -261,9 +301,8 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
         cur[i] = kids[-1]
 
     def _t_par(self, i: int) -> None:
-        st, cur, a = self.st, self.cur, self.a
+        st, cur = self.st, self.cur
         kids = self.m.kids[i]
-        on_all = self.m.param[i]  # success on all children (and do not re-tick the finished)
         if st[i] != RUNNING:
             for c in kids:
                 if st[c] != INVALID:
@@ -273,11 +312,20 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
             cur[i] = -1
             self.stop(i, SUCCESS)
             return
-        a[i] = 0
+        self.a[i] = 0
+        self._par_loop(i, False)
+
+    def _par_loop(self, i: int, resumed: bool) -> None:
+        """The parallel's loop from its child a[i]: ticked now, or (`resumed`) just returned."""
+        st, cur, a = self.st, self.cur, self.a
+        kids = self.m.kids[i]
+        on_all = self.m.param[i]  # success on all children (and do not re-tick the finished)
         n = len(kids)
         while a[i] < n:
             c = kids[a[i]]
-            if not (on_all and st[c] == SUCCESS):
+            if resumed:
+                resumed = False
+            elif not (on_all and st[c] == SUCCESS):
                 self.dispatch[c](c)
             a[i] += 1
         cur[i] = kids[-1]
@@ -298,6 +346,7 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
         if new != RUNNING:
             self.stop(i, new)
         st[i] = new
+
 
 def _at_least(node: int, counter: int, value: int, limit: int) -> bool:
     return value >= limit

@@ -36,15 +36,22 @@ class ControlsMixin(TickerState):
         self.st[i] = status
 
     def _t_recov(self, i: int) -> None:
+        if self.st[i] != RUNNING:
+            self.reset_state(i)
+        self._recov_loop(i, False)
+
+    def _recov_loop(self, i: int, resumed: bool) -> None:
+        """RecoveryNode's loop from its child b[i]: ticked now, or (`resumed`) just returned."""
         st, a, b = self.st, self.a, self.b
         kids, retries = self.m.kids[i], self.m.param[i]
-        if st[i] != RUNNING:
-            self.reset_state(i)
         result = FAILURE
         while b[i] < 2 and a[i] <= retries:
             c = kids[b[i]]
             self.cur[i] = c
-            self.dispatch[c](c)
+            if resumed:
+                resumed = False
+            else:
+                self.dispatch[c](c)
             s = st[c]
             if s == RUNNING:
                 result = RUNNING
@@ -67,16 +74,23 @@ class ControlsMixin(TickerState):
         self.control_finish(i, result)
 
     def _t_pipe(self, i: int) -> None:
+        if self.st[i] != RUNNING:
+            self.reset_state(i)
+        self.b[i] = 0
+        self._pipe_loop(i, False)
+
+    def _pipe_loop(self, i: int, resumed: bool) -> None:
+        """PipelineSequence's loop from its child b[i]: ticked now, or (`resumed`) just returned."""
         st, a, b = self.st, self.a, self.b
         kids = self.m.kids[i]
-        if st[i] != RUNNING:
-            self.reset_state(i)
         result = SUCCESS
-        b[i] = 0
         while b[i] < len(kids):
             c = kids[b[i]]
             self.cur[i] = c
-            self.dispatch[c](c)
+            if resumed:
+                resumed = False
+            else:
+                self.dispatch[c](c)
             s = st[c]
             if s == FAILURE:
                 result = FAILURE
@@ -89,6 +103,10 @@ class ControlsMixin(TickerState):
         self.control_finish(i, result)
 
     def _t_rrobin(self, i: int) -> None:
+        self._rrobin_loop(i, False)
+
+    def _rrobin_loop(self, i: int, resumed: bool) -> None:
+        """RoundRobin's loop from its child a[i]: ticked now, or (`resumed`) just returned."""
         st, a, b = self.st, self.a, self.b
         kids = self.m.kids[i]
         n = len(kids)
@@ -96,7 +114,10 @@ class ControlsMixin(TickerState):
         while b[i] < n:
             c = kids[a[i]]
             self.cur[i] = c
-            self.dispatch[c](c)
+            if resumed:
+                resumed = False
+            else:
+                self.dispatch[c](c)
             s = st[c]
             if s == RUNNING:
                 result = RUNNING
@@ -117,21 +138,30 @@ class ControlsMixin(TickerState):
         self.control_finish(i, result)
 
     def _t_tpar(self, i: int) -> None:
+        if self.st[i] != RUNNING:
+            self.reset_state(i)
+        self.a[i] = 0  # the loop position (ThresholdParallel.index)
+        self._tpar_loop(i, False)
+
+    def _tpar_loop(self, i: int, resumed: bool) -> None:
+        """ThresholdParallel's loop; `resumed`: its child a[i] - 1 just returned."""
         st, a = self.st, self.a
         kids = self.m.kids[i]
         need, max_failure = self.m.param[i]
-        if st[i] != RUNNING:
-            self.reset_state(i)
-        a[i] = 0  # the loop position (ThresholdParallel.index)
         n = len(kids)
-        while a[i] < n:
-            j, c = a[i], kids[a[i]]
-            a[i] += 1
-            done = dict(self.b[i])
-            if j in done:
-                continue
-            self.cur[i] = c
-            self.dispatch[c](c)
+        while a[i] < n or resumed:
+            if resumed:
+                resumed = False
+                j, c = a[i] - 1, kids[a[i] - 1]
+                done = dict(self.b[i])
+            else:
+                j, c = a[i], kids[a[i]]
+                a[i] += 1
+                done = dict(self.b[i])
+                if j in done:
+                    continue
+                self.cur[i] = c
+                self.dispatch[c](c)
             if st[c] in (SUCCESS, FAILURE):
                 done[j] = st[c]
                 self.b[i] = tuple(sorted(done.items()))

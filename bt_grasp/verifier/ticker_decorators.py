@@ -24,7 +24,11 @@ class DecoratorsMixin(TickerState):
                 return
             self.rstarts[scope] += 1
         self.dispatch[c](c)
-        s = self.st[c]
+        self._retry_after(i)
+
+    def _retry_after(self, i: int) -> None:
+        scope, attempts = self.m.scope[i], self.m.param[i]
+        s = self.st[self.m.kids[i][0]]
         if s == FAILURE:
             spent = self.compare(i, 2 + scope, self.rstarts[scope], attempts)  # its update compares too
             s = RUNNING if not spent and self.decision is None else FAILURE
@@ -32,13 +36,16 @@ class DecoratorsMixin(TickerState):
 
     def _t_decorator(self, i: int) -> None:
         """py_trees' Decorator.tick with each decorator's update (and BT.CPP's retry's)."""
+        c = self.m.kids[i][0]
+        if self.st[i] != RUNNING and self.m.kind[i] in (K.REPEAT, K.BRETRY):
+            self.a[i] = 0  # initialise: successes / try count
+        self.dispatch[c](c)
+        self._decorator_after(i)
+
+    def _decorator_after(self, i: int) -> None:
         st, a = self.st, self.a
         kind = self.m.kind[i]
-        c = self.m.kids[i][0]
-        if st[i] != RUNNING and kind in (K.REPEAT, K.BRETRY):
-            a[i] = 0  # initialise: successes / try count
-        self.dispatch[c](c)
-        s = st[c]
+        s = st[self.m.kids[i][0]]
         if kind == K.INV:
             new = FAILURE if s == SUCCESS else SUCCESS if s == FAILURE else s
         elif kind == K.FSUC:
@@ -76,7 +83,10 @@ class DecoratorsMixin(TickerState):
             self.finish(i, FAILURE)
             return
         self.dispatch[c](c)
-        s = self.st[c]
+        self._timeout_after(i)
+
+    def _timeout_after(self, i: int) -> None:
+        s = self.st[self.m.kids[i][0]]
         if s == RUNNING and self.due(i, False, AFTER):
             self.halt_timeout_child(i)
             s = FAILURE
@@ -117,6 +127,11 @@ class DecoratorsMixin(TickerState):
             self.scopes.pop()
         self.finish(i, self.st[c])
 
+    def _budget_after(self, i: int) -> None:
+        """Resumed with the budget's scope on `scopes` (pushed when its tick began)."""
+        self.scopes.pop()
+        self.finish(i, self.st[self.m.kids[i][0]])
+
     def _t_switch(self, i: int) -> None:
         kids = self.m.kids[i]
         if self.st[i] != RUNNING or self.a[i] < 0:
@@ -130,4 +145,7 @@ class DecoratorsMixin(TickerState):
         c = kids[self.a[i]]
         self.cur[i] = c
         self.dispatch[c](c)
-        self.finish(i, self.st[c])
+        self._switch_after(i)
+
+    def _switch_after(self, i: int) -> None:
+        self.finish(i, self.st[self.m.kids[i][self.a[i]]])

@@ -176,9 +176,20 @@ def tick_bound(graph: Graph, root: Any) -> TickBound:
                 todo.append((e.target, False))
     for key in order:
         terms: list[Term] = []
+        most = None  # the largest constant term through an edge that maps no time left
         for e in edges.get(key, ()):
-            terms.extend(_through(_END if e.end else F[e.target], e))
-        terms = _prune(terms)
+            after = _END if e.end else F[e.target]
+            if not e.resources and len(after) == 1 and not after[0][1] and not after[0][2] \
+                    and after[0][0] is not None and _guard(e) is None:
+                # most edges of most trees: no call or timeout holds time across them, so the
+                # bound through them is a number (what _through computes, without its tuples)
+                value = after[0][0] + e.ticks
+                most = value if most is None or value > most else most
+            else:
+                terms.extend(_through(after, e))
+        if most is not None:
+            terms.append((most, (), ()))
+        terms = _prune(terms) if len(terms) > 1 else terms
         if len(terms) > MAX_TERMS:
             raise Unidle(f"the tick bound at one state needs {len(terms)} terms")
         if key in idle:
