@@ -208,10 +208,14 @@ def _relevant(open_: _Open, macros: dict[Any, list[_Macro]], index: dict[str, in
 def _moved(counters: tuple[int, ...], moves: tuple[tuple[bool, int], ...],
            keep: frozenset[int]) -> tuple[int, ...]:
     """The counters after `moves`, those no comparison ahead reads left at 0."""
-    return tuple([(amount if absolute else c + amount) if i in keep else 0
-                  for i, (c, (absolute, amount)) in enumerate(zip(counters, moves, strict=True))])
+    out = [0] * len(counters)
+    for i in keep:
+        absolute, amount = moves[i]
+        out[i] = amount if absolute else counters[i] + amount
+    return tuple(out)
 
 
+_ENDED: Summary = {ANY: (0, None)}  # the futures after an ending: none (fold only reads it)
 _CHUNK = 256  # advances each variant of the first pass takes per share of its turn
 
 
@@ -265,6 +269,7 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
     runs = Graph()
     memo: dict[Any, Summary] = {}
     on_path: dict[Any, int] = {}
+    holds: dict[Any, frozenset[int]] = {}  # per point, the resources it holds
     # a frame: [state, counters, macros, next, best, the answer into it, costs and ticks of
     # the edge into it]
     stack: list[list[Any]] = []
@@ -276,8 +281,10 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
              ticks: int) -> None:
         state = (key, counters)
         on_path[state] = len(stack)
-        point = open_.points[key]
-        runs.res[state] = frozenset(point.res or {})
+        held = holds.get(key)
+        if held is None:
+            held = holds[key] = frozenset(open_.points[key].res or {})
+        runs.res[state] = held
         if key in open_.idle:
             runs.idle[state] = open_.idle[key]
         if key not in macros:
@@ -337,7 +344,7 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
             if way.kind == "end":
                 endings[way.target] = endings.get(way.target, 0) + 1
                 runs.edges.setdefault(state, []).append(way.edge)
-                fold(frame, way.costs, {ANY: (0, None)}, step)
+                fold(frame, way.costs, _ENDED, step)
                 continue
             nxt = (way.target, _moved(counters, way.moves, relevant[way.target]))
             e = way.edge
