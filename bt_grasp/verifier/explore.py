@@ -39,24 +39,27 @@ REACHED = "reached"
 
 @dataclass
 class _Open:
-    """The first pass's graph: each point once, its raw edges (step, child key or ending text,
-    parent point, child point: both of the advance that found the edge), and the boundaries at
-    which the run could have idled."""
+    """The first pass's graph: each point once, numbered in the order found (the root is 0; a
+    point's key holds the whole state, and the second pass and the tick bound look states up
+    many times each), its raw edges (step, child number or ending text, parent point, child
+    point: both of the advance that found the edge), and the boundaries at which the run could
+    have idled."""
 
-    points: dict[Any, Point] = field(default_factory=dict)
-    edges: dict[Any, list[tuple[Any, Any, Point, Point]]] = field(default_factory=dict)
-    idle: dict[Any, Any] = field(default_factory=dict)
+    ids: dict[Any, int] = field(default_factory=dict)  # a point's key -> its number
+    points: dict[int, Point] = field(default_factory=dict)
+    edges: dict[int, list[tuple[Any, Any, Point, Point]]] = field(default_factory=dict)
+    idle: dict[int, Any] = field(default_factory=dict)
 
 
 def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
     """Every point of the model (see the module docstring): yields None after every `chunk`
     advances (so that two passes can take turns), then the graph."""
     graph = _Open()
-    stack: list[list[Any]] = []  # [point, next child, number of children]
     root = machine.start()
-    graph.points[root.key] = root
-    stack.append([root, 0, 1])
-    machine.stop_at = graph.points.__contains__
+    graph.ids[root.key] = 0
+    graph.points[0] = root
+    stack: list[list[Any]] = [[root, 0, 1, 0]]  # [point, next child, number of children, number]
+    machine.stop_at = graph.ids.__contains__
     try:
         yield from _explored(machine, chunk, graph, stack)
     finally:
@@ -66,9 +69,10 @@ def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
 
 
 def _explored(machine: Any, chunk: int, graph: _Open, stack: list[list[Any]]) -> Iterator[_Open | None]:
+    ids = graph.ids
     while stack:
         frame = stack[-1]
-        p, i, n = frame
+        p, i, n, number = frame
         if i >= n:
             stack.pop()
             continue
@@ -84,31 +88,26 @@ def _explored(machine: Any, chunk: int, graph: _Open, stack: list[list[Any]]) ->
         parent = p
         for point in [*machine.dive, child]:
             if point.kind == "idle":
-                boundary = next(f[0] for f in reversed(stack) if f[0].kind == "tick")
-                graph.idle[boundary.key] = point.idle
+                boundary = next(f[3] for f in reversed(stack) if f[0].kind == "tick")
+                graph.idle[boundary] = point.idle
                 break
-            ref = point.key if point.kind in ("choice", "tick") else point.text
-            graph.edges.setdefault(parent.key, []).append((step, ref, parent, point))
-            if point.kind in ("end", "problem") or point.key in graph.points:
+            known = None
+            if point.kind in ("choice", "tick"):
+                known = ids.get(point.key)
+                ref: Any = len(ids) if known is None else known
+            else:
+                ref = point.text
+            graph.edges.setdefault(number, []).append((step, ref, parent, point))
+            if point.kind in ("end", "problem") or known is not None:
                 break
-            graph.points[point.key] = point
+            ids[point.key] = ref
+            graph.points[ref] = point
             if point is child:
-                stack.append([point, 0, len(point.alphabet) if point.kind == "choice" else 1])
+                stack.append([point, 0, len(point.alphabet) if point.kind == "choice" else 1, ref])
             else:  # a choice the advance went past, with its first outcome
-                stack.append([point, 1, len(point.alphabet)])
-                parent, step = point, (point.node_id, point.alphabet[0])
-    yield _numbered(graph)
-
-
-def _numbered(graph: _Open) -> _Open:
-    """The graph with each point's key replaced by its number (the root's is 0): a key holds
-    the whole state, and the second pass and the tick bound look states up many times each."""
-    ids = {key: n for n, key in enumerate(graph.points)}
-    edges = {ids[key]: [(step, ids[ref] if child.kind in ("choice", "tick") else ref, parent, child)
-                        for step, ref, parent, child in found]
-             for key, found in graph.edges.items()}
-    return _Open({ids[key]: p for key, p in graph.points.items()}, edges,
-                 {ids[key]: v for key, v in graph.idle.items()})
+                stack.append([point, 1, len(point.alphabet), ref])
+                parent, number, step = point, ref, (point.node_id, point.alphabet[0])
+    yield graph
 
 
 @dataclass

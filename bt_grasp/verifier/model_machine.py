@@ -85,6 +85,7 @@ class ModelMachine:
         self.t: Ticker = ticker_for(spec, registry, limits, initial, read_keys)
         self.m: Model = self.t.m
         self.keys = KeyMaker(self.t, read_keys, limits)
+        self.prim_keys = [f"primitive:{name}" for name in self.m.prim_names]
         self.outcomes = self._distinct_outcomes(read_keys)
         self.script: list[int] = []
         self.pos = 0
@@ -178,11 +179,11 @@ class ModelMachine:
 
     def costs(self) -> dict[str, int]:
         """What the report bounds but ticks (the tick bound is ticks.py's)."""
-        t, m = self.t, self.m
+        t = self.t
         out = {"actions": t.actions, "perception": t.pcalls}
-        for name, n in zip(m.prim_names, t.prim, strict=True):
+        for name, n in zip(self.prim_keys, t.prim, strict=True):
             if n:
-                out[f"primitive:{name}"] = n
+                out[name] = n
         return out
 
     def _point(self, kind: str, **fields: Any) -> Point:
