@@ -14,11 +14,13 @@ Families (every tree decides, so a verdict is a proof, a counterexample, or "inc
   written (a counterexample: FollowPath may stay RUNNING) and with a FollowPath that answers at
   once; target < 1 s each, the verdict replayed on the Runner.
 
-Times are verify_tree()'s CPU seconds (what `bt-grasp verify` spends), measured in this run; the
-summary's own time (summary_bounds, no witness runs) is printed beside it. Writes a PNG plot
-(matplotlib, Agg).
+Times are verify_tree()'s CPU seconds (what `bt-grasp verify` spends), measured in this run: with
+`--repeat N` each case is verified N times in a row and the least time is the case's (the run
+least disturbed by other load on a shared machine; every run of a tree does the same work, its
+verdict and counts are deterministic), the most is printed beside it. The summary's own time
+(summary_bounds, no witness runs) is printed too. Writes a PNG plot (matplotlib, Agg).
 
-    python tools/perf/verify_scaling.py --plot verify_scaling.png
+    python tools/perf/verify_scaling.py --repeat 3 --plot verify_scaling.png
 """
 
 from __future__ import annotations
@@ -107,16 +109,19 @@ def measure(family: str, label: str, spec: Any, args: argparse.Namespace, rows: 
     t0 = time.process_time()
     summary_bounds(spec)
     t_bounds = time.process_time() - t0
-    cpu0 = time.process_time()
-    result = verify_tree(spec, max_runs=args.max_runs)
-    cpu = time.process_time() - cpu0
+    times = []
+    for _ in range(max(1, args.repeat)):
+        cpu0 = time.process_time()
+        result = verify_tree(spec, max_runs=args.max_runs)
+        times.append(time.process_time() - cpu0)
+    cpu, most = min(times), max(times)
     verdict = ("PROVEN" if result.proven else "counterexample" if result.counterexample
                else "incomplete" if not result.complete else "NOT PROVEN")
     row = {"family": family, "case": label, "nodes": nodes, "bounds": t_bounds, "cpu": cpu,
            "verdict": verdict, "method": result.method, "ticks": result.bounds.get("ticks"),
            "actions": result.bounds.get("actions"), "settled": result.complete}
     rows.append(row)
-    print(f"{family:8s} {label:26s} {nodes:5d} {t_bounds:9.3f} {cpu:9.3f}  {verdict:14s} "
+    print(f"{family:8s} {label:26s} {nodes:5d} {t_bounds:9.3f} {cpu:9.3f} {most:9.3f}  {verdict:14s} "
           f"{result.method:9s} ticks={row['ticks']} actions={row['actions']}", flush=True)
 
 
@@ -176,12 +181,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--families", nargs="*",
                     default=["shipped", "parallel", "chain", "nested", "random", "nav2"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="verify each case N times; its time is the least (the most is printed)")
     ap.add_argument("--plot", default="verify_scaling.png", help="PNG path ('' for none)")
     args = ap.parse_args(argv)
 
     rows: list[dict] = []
-    print("bounds s: summary_bounds() alone; cpu s: verify_tree() CPU seconds (what `bt-grasp verify` spends)")
-    print(f"{'family':8s} {'case':26s} {'nodes':>5s} {'bounds s':>9s} {'cpu s':>9s}  verdict        method")
+    print("bounds s: summary_bounds() alone; cpu s: verify_tree() CPU seconds (what `bt-grasp verify` "
+          f"spends), the least of {max(1, args.repeat)} runs; most s: the most")
+    print(f"{'family':8s} {'case':26s} {'nodes':>5s} {'bounds s':>9s} {'cpu s':>9s} {'most s':>9s}  "
+          "verdict        method")
     fam = set(args.families)
     if "shipped" in fam:
         for path in sorted((ROOT / "trees").glob("*.yaml")):
