@@ -132,6 +132,11 @@ def test_fault_remove_target_on_close(sim_stretch, stretch_profile) -> None:
     assert sim_stretch.held_object() is None
     th = thresholds_from_profile(stretch_profile)
     assert ex.telemetry.aperture_norm[ex.telemetry.phase == Phase.HOLD].max() <= th.closed_eps
+    # the removed object is parked out of reach and stays there: it does not fall without end
+    sim_stretch.lift(0.05)
+    w = sim_stretch.world
+    heights = [float(w.object_position(b)[2]) for b in w.objects]
+    assert min(heights) > -0.1, heights
 
 
 def test_fault_block_lift_and_never_finish(sim_stretch, stretch_profile) -> None:

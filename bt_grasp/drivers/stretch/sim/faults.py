@@ -77,8 +77,12 @@ class FaultsMixin:
             if body is None:
                 body = self.nearest_object(self.grasp_center())
             if body is not None and body in self.objects:
+                # parked out of reach, and static there: moved off the floor it would fall without
+                # end (and a falling body is work for every later physics step)
                 self.pb.resetBasePositionAndOrientation(body, [5.0 + body, 5.0, 0.05], [0, 0, 0, 1],
                                                         physicsClientId=self.cid)
+                self.pb.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=self.cid)
+                self.pb.changeDynamics(body, -1, mass=0.0, physicsClientId=self.cid)
 
     def end_faults(self) -> None:
         """Primitive over: physical obstructions go away (removed objects stay removed; mass and
