@@ -40,25 +40,33 @@ def test_normals_of_a_tilted_plane_are_its_normal():
     assert np.isnan(n[:, :10]).all()  # off the foreground: undefined
 
 
-def test_a_step_between_touching_boxes_is_an_edge_and_their_flat_tops_are_not():
+def test_a_step_between_touching_boxes_is_an_edge_and_their_tops_and_rims_are_not():
     K, T, shape = overhead_camera(256)
     obs = render(_two_boxes(0.02, 0.03), K, T, shape)
     P, heights, _ = heights_and_points(obs)
-    fg = heights > 0.007
-    edges = depth_edges(P, fg)
+    edges = depth_edges(P, heights > 0.007)
     inst = obs.annotations["instance"]
     from scipy import ndimage
 
     low, high = inst == 1, inst == 2
-    contact = ndimage.binary_dilation(low, iterations=2) & ndimage.binary_dilation(high, iterations=2)
-    assert edges[contact].mean() > 0.5
-    interior = ndimage.binary_erosion(low, iterations=6) | ndimage.binary_erosion(high, iterations=6)
-    assert not edges[interior].any()
+    foot = low & ndimage.binary_dilation(high, iterations=2)  # the lower top along the step
+    assert edges[foot].mean() > 0.5
+    others = (low | high) & ~ndimage.binary_dilation(high, iterations=4)
+    assert not edges[others].any()  # flat tops, and the outward rims at the table, are no edge
 
 
-@pytest.mark.parametrize("high", [0.028, 0.03])
+def test_a_lone_box_or_ball_has_no_edge():
+    """Their surfaces fold outwards only (rims, curvature): nothing to cut."""
+    K, T, shape = overhead_camera(256)
+    obs = render([Prim("box", (0.48, -0.05, 0.02), (0.08, 0.05, 0.04), RED, yaw=0.4),  # type: ignore[arg-type]
+                  Prim("sphere", (0.52, 0.08, 0.028), (0.028,), RED)], K, T, shape)  # type: ignore[arg-type]
+    P, heights, _ = heights_and_points(obs)
+    assert not depth_edges(P, heights > 0.007).any()
+
+
+@pytest.mark.parametrize("high", [0.029, 0.031])
 def test_the_edges_cut_touching_same_colour_boxes_at_a_step_too_shallow_for_a_valley(high):
-    """An 8-10 mm step: no depth jump breaks the pixel links and the colour is one, so the boxes
+    """A 9-11 mm step: no depth jump breaks the pixel links and the colour is one, so the boxes
     are one segment, and the fold at the step's foot is too shallow for a valley; the edge map
     cuts it, each box one piece."""
     K, T, shape = overhead_camera(512)
@@ -73,7 +81,7 @@ def test_the_edges_cut_touching_same_colour_boxes_at_a_step_too_shallow_for_a_va
     owners = []
     for box in (1, 2):
         ids, counts = np.unique(pieces[inst == box], return_counts=True)
-        assert counts.max() / counts.sum() > 0.99
+        assert counts.max() / counts.sum() > 0.9  # the cut runs along the lower top, a few pixels in
         owners.append(int(ids[counts.argmax()]))
     assert owners[0] != owners[1]
 

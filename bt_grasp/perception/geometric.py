@@ -57,7 +57,7 @@ class GeometricPerceiver(GroundingLocator):
         # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
         self.min_chroma_intensity = min_chroma_intensity
         self.split_valleys = split_valleys  # cut touching same-colour objects at surface folds
-        # Also cut at surface steps and creases, and never merge back pieces showing two parallel
+        # Also cut at inward surface steps and creases, and never merge back pieces showing two parallel
         # faces at two heights (normals.py); both off, for why see there.
         self.depth_edges = depth_edges
         self.face_veto = face_veto

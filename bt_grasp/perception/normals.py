@@ -9,24 +9,25 @@ which the camera intrinsics and pose already give, so the cue needs no learned m
 - Normals: the cross product of the pointmap's differences k pixels to either side, across
   and down the image (central differences at one scale); undefined where either span crosses a
   depth jump or leaves the foreground.
-- Steps: the pointmap's second difference along a line (the point here against the mean of the
-  points k pixels to either side) longer than `step` metres. A plane, tilted or not, gives 0; a
-  ball's curvature a few millimetres at this scale; a jump between two surfaces half the jump.
-- Creases: the angle between the normals k pixels to either side of a pixel, along a line,
-  above `angle` degrees, on a line where the surface is continuous (no step).
-- Faces apart: two pieces whose largest flat faces are parallel and face one way but lie at two
+- Steps: the pointmap's second difference along a line (the mean of the points k pixels to
+  either side against the point here), along the normal, above `step` metres: a plane, tilted or
+  not, gives 0; at a jump between two surfaces the lower side gives half the jump.
+- Creases: the normals k pixels to either side of a pixel differ by more than `angle` degrees.
+- Only inward folds count (the neighbours above the surface; the normals turning towards each
+  other), as where two objects meet: an object's own rims and edges fold outwards. Cutting at
+  both kinds split boxes at their rims and the basket at its walls, pieces no merge joined again.
+- Faces apart: two pieces whose main flat faces are parallel and face one way but lie at two
   heights are two objects, since a convex object shows each of its faces once (a veto on the
   merge-back of split_merge.py).
 
 Both off by default (GeometricPerceiver(depth_edges=True, face_veto=True)). The edges do cut
-touching objects apart where valleys do not, but most joined objects were already cut apart by
-valleys and merged back because one catalogue object explains their union; the edges' extra
-cuts at a single object's own steps and rims (a brick's or box's rim, the basket's walls) leave
-pieces no merge joins again, so precision falls and recall does not rise. The face veto rarely
+touching objects apart where valleys do not, but most joined objects had already been cut apart
+by valleys and were merged back because one catalogue object explains their union; the edges'
+extra cuts leave some pieces apart that belong together, and add no recall. The face veto rarely
 applies: the pieces of two joined objects seldom each show a flat face (docs/perception.md).
 
-Simplified: one scale, four image directions; the curvature of small objects (a 2 cm ball at a
-few pixels) can reach the crease angle, and a box's own rim is a crease.
+Simplified: one scale, four image directions, one threshold for every depth (a fixed step
+in metres, not in pixel footprints).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import numpy as np
 from .calibration import value
 
 # A 4 mm second difference is an 8 mm step, under the 12 mm that breaks a pixel link and the
-# 12 mm a valley needs; 40 degrees is sharper than a catalogue ball's or can's curvature at k.
+# 12 mm a valley needs; 40 degrees is far above the few degrees depth noise turns a normal.
 EDGE_STEP_M = value("EDGE_STEP_M")
 EDGE_ANGLE_DEG = value("EDGE_ANGLE_DEG")
 # Two faces more than this apart in height are two objects: above a brick's studs (2 mm).
@@ -76,29 +77,28 @@ def surface_normals(P: np.ndarray, fg: np.ndarray, k: int = 2, max_gap: float = 
 
 def depth_edges(P: np.ndarray, fg: np.ndarray, *, k: int = 2, step: float = EDGE_STEP_M, angle: float = EDGE_ANGLE_DEG,
                 normals: np.ndarray | None = None) -> np.ndarray:
-    """HxW bool: foreground pixels on a surface step (second difference > `step` m along one of four
-    image directions at `k` pixels) or a crease (normals k pixels to either side differ by more than
-    `angle` degrees, the surface continuous between them)."""
+    """HxW bool: foreground pixels where the surface folds inwards, at a step (the mean of the
+    points k pixels to either side lies more than `step` m above the surface here, along the
+    normal) or a crease (the normals k pixels to either side differ by more than `angle` degrees
+    and turn towards each other), along one of four image directions."""
     Q = np.where(fg[..., None], P, np.nan)
     n = surface_normals(P, fg, k) if normals is None else normals
+    up = np.where(np.isfinite(n), n, np.array([0.0, 0.0, 1.0]))  # across a jump: the table's normal
     cos_max = np.cos(np.deg2rad(angle))
     edge = np.zeros(fg.shape, dtype=bool)
     for du, dv in _DIRS:
         a, b = _shifted(Q, k, du, dv)
+        na, nb = _shifted(n, k, du, dv)
         with np.errstate(invalid="ignore"):
-            second = np.linalg.norm(0.5 * (a + b) - Q, axis=-1)
-            edge |= second > step
-            na, nb = _shifted(n, k, du, dv)
-            cos = np.einsum("...i,...i", na, nb)
-            edge |= (cos < cos_max) & (second <= step)
+            second = np.einsum("...i,...i", 0.5 * (a + b) - Q, up)
+            crease = (np.einsum("...i,...i", na, nb) < cos_max) & (np.einsum("...i,...i", na - nb, a - b) < 0)
+            edge |= (second > step) | (crease & (np.abs(second) <= step))
     return edge & fg
-
-
 
 
 def _main_face(mask: np.ndarray, normals: np.ndarray, P: np.ndarray, min_px: int,
                flat_deg: float) -> tuple[np.ndarray, float] | None:
-    """(unit normal, offset n·x) of the mask's largest flat face: the pixels whose normal lies
+    """(unit normal, offset n·x) of the mask's main flat face: the pixels whose normal lies
     within `flat_deg` of the mask's median normal; None with fewer than `min_px` such pixels."""
     n = normals[mask]
     ok = np.isfinite(n).all(axis=1)

@@ -160,6 +160,8 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
 
     fit(mask_in_window, window) -> 0..1 is the best catalogue fit of a mask given on the parent
     segment's bounding window (vocabulary.name_scores via features.measure).
+    apart(mask_a, mask_b, window) -> True keeps two pieces apart whatever their fit (e.g.
+    normals.faces_apart); None: fit alone decides.
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
