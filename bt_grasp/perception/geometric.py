@@ -8,7 +8,8 @@ folds and the pieces merged back where one catalogue object explains them (split
 fragments cut apart by an object lying across them re-joined -> the basket fixture found and
 given its floor (fixtures.py) -> colour, catalogue noun and size named per segment
 (vocabulary.py), and for a partly hidden one also what it could be with its rest under a nearer
-object (amodal.py) -> relations. Ids are kept stable across frames by matching segments to the
+object (amodal.py) -> relations. Optional, off: depth-edge cuts and a face veto on merges
+(normals.py). Ids are kept stable across frames by matching segments to the
 previous survey (Hungarian assignment on 3D centroid distance < track_radius).
 
 Simplified: touching same-colour objects with no fold between them (two boxes side by side at
@@ -29,6 +30,7 @@ from .colour import name_colour, scene_brightness
 from .features import best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
 from .lexicon import Vocabulary, default_vocabulary
+from .normals import depth_edges, faces_apart, surface_normals
 from .scene_graph import occlusion_counts
 from .split_merge import MERGE_KEEP, merge_by_fit, split_at_valleys, valley_map
 from .types import Measured, SceneGraph
@@ -43,7 +45,8 @@ class GeometricPerceiver(GroundingLocator):
     def __init__(self, min_height: float = 0.007, max_height: float = 0.40, jump: float = 0.012,
                  chroma_break: float = 0.10, min_area_m2: float = 2.0e-4, min_pixels: int = 20,
                  track_radius: float = 0.04, min_chroma_intensity: float = 40.0,
-                 split_valleys: bool = True, vocabulary: Vocabulary | None = None) -> None:
+                 split_valleys: bool = True, depth_edges: bool = False, face_veto: bool = False,
+                 vocabulary: Vocabulary | None = None) -> None:
         self.min_height = min_height  # foreground threshold above the table (depth noise margin)
         self.max_height = max_height  # ignore anything higher (arm, people) above the table
         self.jump = jump  # 3D distance that breaks a pixel link, plus 3 pixel footprints
@@ -54,6 +57,10 @@ class GeometricPerceiver(GroundingLocator):
         # Below this R+G+B sum chromaticity is too noisy to break links on (raise for noisy cameras).
         self.min_chroma_intensity = min_chroma_intensity
         self.split_valleys = split_valleys  # cut touching same-colour objects at surface folds
+        # Also cut at inward surface steps and creases, and never merge back pieces showing two parallel
+        # faces at two heights (normals.py); both off, for why see there.
+        self.depth_edges = depth_edges
+        self.face_veto = face_veto
         # The objects it can name (lexicon.py): categories, sizes, colours. None: the shipped default.
         self.vocabulary = vocabulary or default_vocabulary()
         self.last_scene: SceneGraph | None = None
@@ -115,7 +122,10 @@ class GeometricPerceiver(GroundingLocator):
         """Cut segments along surface valleys, then merge pieces back where one catalogue object
         explains them together (split_merge.py)."""
         fg = labels > 0
-        pieces = split_at_valleys(labels, fg, valley_map(heights, fg), self.min_pixels)
+        cuts = valley_map(heights, fg)
+        if self.depth_edges:
+            cuts |= depth_edges(P, fg)
+        pieces = split_at_valleys(labels, fg, cuts, self.min_pixels)
         if pieces.max() == labels.max():
             return labels
         occ: dict[int, set[int]] = {}
@@ -134,7 +144,14 @@ class GeometricPerceiver(GroundingLocator):
             return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent],
                                       vocab=self.vocabulary)
 
-        return merge_by_fit(pieces, labels, fit)
+        apart = None
+        if self.face_veto:
+            nrm = surface_normals(P, fg)
+
+            def apart(ma: np.ndarray, mb: np.ndarray, win: tuple[slice, slice]) -> bool:
+                return faces_apart(ma, mb, nrm[win], P[win])
+
+        return merge_by_fit(pieces, labels, fit, apart=apart)
 
     def _merge_fragments(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
                          obs: Observation) -> np.ndarray:

@@ -126,7 +126,8 @@ def adjacent_pairs(labels: np.ndarray, reach: int = 2) -> set[tuple[int, int]]:
     return pairs
 
 
-def _merge_within(sub: np.ndarray, ids: list[int], fit: Callable[[np.ndarray], float], keep: float) -> None:
+def _merge_within(sub: np.ndarray, ids: list[int], fit: Callable[[np.ndarray], float], keep: float,
+                  apart: Callable[[np.ndarray, np.ndarray], bool] | None = None) -> None:
     """Greedy best-first merging of the pieces `ids` of one window, in place."""
     cache: dict[frozenset[int], float] = {}
 
@@ -141,7 +142,7 @@ def _merge_within(sub: np.ndarray, ids: list[int], fit: Callable[[np.ndarray], f
         for a, b in adjacent_pairs(sub):
             sa, sb = score(groups[a]), score(groups[b])
             gain = score(groups[a] | groups[b]) / max(max(sa, sb), 1e-6)
-            if gain >= keep and (best is None or gain > best[0]):
+            if gain >= keep and (best is None or gain > best[0]) and not (apart and apart(sub == a, sub == b)):
                 best = (gain, a, b)
         if best is None:
             return
@@ -152,12 +153,15 @@ def _merge_within(sub: np.ndarray, ids: list[int], fit: Callable[[np.ndarray], f
 
 
 def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarray, tuple[slice, slice]], float],
-                 keep: float = MERGE_KEEP) -> np.ndarray:
+                 keep: float = MERGE_KEEP,
+                 apart: Callable[[np.ndarray, np.ndarray, tuple[slice, slice]], bool] | None = None) -> np.ndarray:
     """Greedily merge touching pieces of one parent segment while a catalogue object explains the
     union at least `keep` × as well as the better piece alone; best merge first.
 
     fit(mask_in_window, window) -> 0..1 is the best catalogue fit of a mask given on the parent
     segment's bounding window (vocabulary.name_scores via features.measure).
+    apart(mask_a, mask_b, window) -> True keeps two pieces apart whatever their fit (e.g.
+    normals.faces_apart); None: fit alone decides.
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -175,7 +179,10 @@ def merge_by_fit(pieces: np.ndarray, parent: np.ndarray, fit: Callable[[np.ndarr
         def fit_in(mask: np.ndarray, win: tuple[slice, slice] = win) -> float:
             return fit(mask, win)
 
-        _merge_within(sub, ids, fit_in, keep)
+        def apart_in(ma: np.ndarray, mb: np.ndarray, win: tuple[slice, slice] = win) -> bool:
+            return apart is not None and apart(ma, mb, win)
+
+        _merge_within(sub, ids, fit_in, keep, apart_in if apart is not None else None)
         region = parent[win] == k + 1
         labels[win][region] = sub[region]
     return _compact(labels)
