@@ -237,7 +237,7 @@ class ControlMixin:
         """Leave the current spot in a straight line to (pos, orn), the first DEPART_M at
         CONTACT.depart_mps and the rest at free transit (params.py says why).
 
-        Slowly, the whole line keeps the gripper's current orientation: a line takes its end
+        With a slow depart the whole line keeps the current orientation: a line takes its end
         orientation at its first IK point, so turning to `orn` there would swing the fingers
         through what they are among (the wrist turns up to a half turn at Bullet's 100 rad/s cap,
         and a large turn can flip IK to another arm branch); the next move, from above, turns."""
