@@ -72,3 +72,39 @@ def test_one_flight_across_two_primitive_calls_is_one_launch(arm):
     thrown = arm.launches()
     assert len(thrown) == 1 and thrown[0]["primitive"] == "open_gripper"
     assert 7.0 < thrown[0]["speed"] <= 8.0  # sampled at 30 Hz: gravity has slowed it a little
+
+
+def test_a_grasp_leaves_the_spot_it_starts_among_slowly_and_without_turning(arm):
+    """A grasp starting where the last one ended (open_gripper leaves the fingers among the
+    objects) rises its first DEPART_M at contact.py's depart_mps, keeping the gripper's
+    orientation, and only then turns to the new grasp's and speeds up: a finger dragged up fast
+    or swung through a neighbour throws it."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+    from bt_grasp.drivers.pybullet_arm.params import DEPART_M
+
+    cube_at = np.array([0.5, 0.12, 0.015])
+    arm.reset_scene([BOX, CUBE], [tuple(CENTRE), tuple(cube_at)], target="blue cube")
+    run_to_end(arm.start("grasp", pose=GraspPose(CENTRE, DOWN, 0.08), width=0.08, force=60.0))
+    run_to_end(arm.start("open_gripper"))
+    z0, orn0 = arm.tcp_pose()[0][2], arm.tcp_pose()[1]
+    turned = np.array(pb.getQuaternionFromEuler([np.pi, 0.0, np.pi / 2]))
+    set_contact(depart_mps=0.15)
+    try:
+        motion = arm.start("grasp", pose=GraspPose(cube_at, turned, 0.05), width=0.05, force=40.0)
+        samples = []  # (sim clock, tcp z, |cos| of the turn from the start orientation)
+        while motion.poll() is None:
+            p, o = arm.tcp_pose()
+            samples.append((arm.clock, float(p[2]), abs(float(np.dot(o, orn0)))))
+            if p[2] > z0 + DEPART_M + 0.04:
+                motion.cancel()
+                break
+    finally:
+        reset_contact()
+    slow = [s for s in samples if s[1] < z0 + DEPART_M - 0.005]
+    speeds = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(slow, slow[1:], strict=False)]
+    assert len(slow) > 5 and max(speeds) < 0.15 * 1.2
+    assert min(s[2] for s in slow) > 0.999  # not turned while among the objects
+    fast = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(samples, samples[1:], strict=False)
+            if a[1] > z0 + DEPART_M + 0.005]
+    assert fast and max(fast) > 0.4  # free transit once clear
+    assert arm.launches() == []

@@ -25,7 +25,14 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    default is 100): no IK jump can spin a joint faster;
 - ik wraps:        IK wraps each joint into [-pi, pi), so a joint crossing +-pi spins a full turn
                    (shipped: the turn nearest the seed; contact.py ik_near_seed);
-- before: ik wraps + yaw turn: the motion shipped until both were measured and switched on;
+- before: ik wraps + yaw turn: the motion shipped until both were measured and switched on
+                   (with the fast depart below);
+- before: fast depart: a grasp or push that starts among objects (after open_gripper where the
+                   last grasp closed) rises at free transit, 0.8 m/s, turning to its new yaw at
+                   the first IK point (shipped: the first 6 cm at 0.15 m/s, the whole rise keeping
+                   the gripper's orientation; contact.py depart_mps); `depart 0.3` at 0.3 m/s;
+- turn in transit: the transit to the pre-grasp turns the gripper evenly along the line
+                   (shipped: at its first IK point; contact.py turn_in_transit);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -36,7 +43,8 @@ bt_grasp/bench/metrics.group_metrics. --out keeps every record (JSONL) and resum
 
 Measured (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than the
 shipped model; most launches were the held object in the carry, spun by the wrist at Bullet's
-100 rad/s cap when IK targets jump, which the two motion switches now on remove.
+100 rad/s cap when IK targets jump, which the two motion switches now on remove; most of the rest
+were the rise out of the objects after a failed grasp, which the slow depart removes.
 
     python tools/perf/contact_models.py [--seeds 0] [--episodes 12] [--perception sim geometric]
         [--image-size 256] [--candidates "soft pads" anchor] [--out results.jsonl]
@@ -59,6 +67,8 @@ from bt_grasp.threads import use_one_thread  # noqa: E402
 
 use_one_thread()  # before numpy is imported: one core means one thread
 
+from bt_grasp.drivers.pybullet_arm.params import DEPART_MPS, FREE_TRANSIT_MPS  # noqa: E402
+
 
 @dataclass(frozen=True)
 class ContactModel:
@@ -76,6 +86,8 @@ class ContactModel:
     carry_keeps_yaw: bool = True         # place carries with the grasp's yaw (contact.py)
     arm_max_velocity: float | None = None  # maxJointVelocity of the six arm joints (rad/s)
     ik_near_seed: bool = True            # IK joint turns nearest the seed (contact.py)
+    depart_mps: float = DEPART_MPS       # the first DEPART_M of leaving a spot upwards (contact.py)
+    turn_in_transit: bool = False        # the transit to the pre-grasp turns along the line (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -95,6 +107,9 @@ GEAR = ContactModel(gear=True)
 YAW_TURN = ContactModel(carry_keeps_yaw=False)
 ARM_VCAP = ContactModel(arm_max_velocity=3.14)
 IK_WRAPS = ContactModel(ik_near_seed=False)
+FAST_DEPART = ContactModel(depart_mps=FREE_TRANSIT_MPS)
+DEPART_03 = ContactModel(depart_mps=0.3)
+TURN = ContactModel(turn_in_transit=True)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -108,7 +123,10 @@ CANDIDATES: dict[str, ContactModel] = {
     "yaw turn": YAW_TURN,
     "arm vcap 3.14": ARM_VCAP,
     "ik wraps": IK_WRAPS,
-    "before: ik wraps + yaw turn": IK_WRAPS + YAW_TURN,
+    "before: ik wraps + yaw turn": IK_WRAPS + YAW_TURN + FAST_DEPART,
+    "before: fast depart": FAST_DEPART,
+    "depart 0.3": DEPART_03,
+    "turn in transit": TURN,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -136,7 +154,8 @@ def apply(driver: Any, model: ContactModel) -> None:
         set_contact(finger_speed_mps=model.finger_speed_mps)
     if model.force_range_n is not None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
-    set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed)
+    set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed, depart_mps=model.depart_mps,
+                turn_in_transit=model.turn_in_transit)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

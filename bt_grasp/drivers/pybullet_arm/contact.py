@@ -18,6 +18,22 @@ crosses +-pi along a line (the base turns during the carry and the wrist turns b
 yaw), the next IK point's target would be a full turn away and the joint would spin it at
 100 rad/s. With it each joint takes the 2pi-equivalent nearest the seed inside its limits.
 Both off is the former behaviour, kept for comparison (tools/perf/contact_models.py, "before").
+
+`depart_mps`: how fast a grasp or push leaves its starting spot upwards for the first DEPART_M
+(params.py), the rest at free transit. A grasp that found nothing ends with open_gripper where it
+closed, fingers among the neighbours; the next grasp or push starts by rising from there, and a
+finger dragged up at free transit (0.8 m/s, 3.3 mm per physics step) through a neighbour it
+touches lifts it into the finger, whose penetration the solver removes by velocity. A real arm
+backs out of clutter slowly along the approach axis for the same reason (it cannot see what the
+fingers touch); here at the descent's own speed, and the whole rise keeps the gripper's
+orientation (control.py, _depart): turning to the next grasp's yaw at the rise's first IK point
+would swing the fingers through the neighbours, sometimes with an IK flip to another arm branch.
+
+`turn_in_transit`: the transit to the pre-grasp (or above a push) turns the gripper evenly along
+the line instead of at its first IK point, so the wrist turns at a bounded rate and IK, seeded
+from the previous point, stays on the arm's branch. depart_mps at FREE_TRANSIT_MPS (0.8) is the
+former rise ("before: fast depart").
+
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -28,6 +44,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from bt_grasp.drivers.pybullet_arm.gripper import FINGER_SPEED_MPS
+from bt_grasp.drivers.pybullet_arm.params import DEPART_MPS
 from bt_grasp.drivers.pybullet_arm.speed import set_switches
 
 
@@ -38,6 +55,8 @@ class ContactOptions:
     force_max_n: float = math.inf
     carry_keeps_yaw: bool = True                # place carries with the grasp's yaw, not DOWN
     ik_near_seed: bool = True                   # IK returns each joint's turn nearest the seed
+    depart_mps: float = DEPART_MPS              # the first DEPART_M of leaving a spot upwards
+    turn_in_transit: bool = False               # the transit to the pre-grasp turns along the line
 
 
 CONTACT = ContactOptions()

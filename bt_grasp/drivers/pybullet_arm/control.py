@@ -22,6 +22,8 @@ from bt_grasp.drivers.pybullet_arm.gripper import FINGER_TRAVEL_M, STROKE_M
 from bt_grasp.drivers.pybullet_arm.launches import CHECK_EVERY
 from bt_grasp.drivers.pybullet_arm.params import (
     ARM_FORCES,
+    DEPART_M,
+    FREE_TRANSIT_MPS,
     NEVER_FINISH_CAP_S,
     REST_EVERY,
 )
@@ -34,6 +36,20 @@ def clamp(x: float, lo: float, hi: float) -> float:
     """float(np.clip(x, lo, hi)) for one float, signed zeros and NaN alike, without numpy's
     per-call overhead (this runs several times per physics step)."""
     return min(max(x, lo), hi)
+
+
+def slerp(q0: np.ndarray, q1: np.ndarray, t: float) -> np.ndarray:
+    """The unit quaternion a fraction t of the shorter way from q0 to q1 (x, y, z, w)."""
+    q0 = np.asarray(q0, float) / np.linalg.norm(q0)
+    q1 = np.asarray(q1, float) / np.linalg.norm(q1)
+    dot = float(np.dot(q0, q1))
+    if dot < 0.0:
+        q1, dot = -q1, -dot
+    if dot > 0.9995:  # nearly equal: a normalised straight blend
+        q = q0 + t * (q1 - q0)
+        return q / np.linalg.norm(q)
+    theta = math.acos(dot)
+    return (math.sin((1 - t) * theta) * q0 + math.sin(t * theta) * q1) / math.sin(theta)
 
 
 class _Abort(Exception):
@@ -179,14 +195,16 @@ class ControlMixin:
         return self.ik.solve(np.asarray(pos, float), np.asarray(orn, float), seed_q=seed_q, iters=iters)
 
     def _move_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase,
-                   stop_after_m: float | None = None) -> Steps:
+                   stop_after_m: float | None = None, turn: bool = False) -> Steps:
         """Straight line of the tcp to (pos, orn); joint targets interpolated between 1 cm IK points.
 
+        The orientation is `orn` from the first IK point on, unless `turn`: then it turns from the
+        current one to `orn` evenly along the line (contact.py, turn_in_transit).
         stop_after_m (block_lift): the arm stops progressing after that distance but the command
         runs its nominal time, as when a lift is blocked.
         """
         self._phase = phase
-        start, _ = self.tcp_pose()
+        start, orn0 = self.tcp_pose()
         dist = float(np.linalg.norm(pos - start))
         n_way = max(1, math.ceil(dist / 0.01))
         q_prev = self.q_cmd.copy()
@@ -199,7 +217,7 @@ class ControlMixin:
             if stop_after_m is not None and travelled > stop_after_m:
                 frozen = True
             if not frozen:
-                q_next, _, _ = self._solve(p, orn, seed_q=q_prev, iters=6)
+                q_next, _, _ = self._solve(p, slerp(orn0, orn, k / n_way) if turn else orn, seed_q=q_prev, iters=6)
             else:
                 q_next = q_prev
             for s in range(1, steps_per_way + 1):
@@ -214,6 +232,24 @@ class ControlMixin:
                 break
             self._tick()
             yield
+
+    def _depart(self, pos: np.ndarray, orn: np.ndarray, phase: Phase) -> Steps:
+        """Leave the current spot in a straight line to (pos, orn), the first DEPART_M at
+        CONTACT.depart_mps and the rest at free transit (params.py says why).
+
+        With a slow depart the whole line keeps the current orientation: a line takes its end
+        orientation at its first IK point, so turning to `orn` there would swing the fingers
+        through what they are among (the wrist turns up to a half turn at Bullet's 100 rad/s cap,
+        and a large turn can flip IK to another arm branch); the next move, from above, turns."""
+        start, now = self.tcp_pose()
+        dist = float(np.linalg.norm(pos - start))
+        if CONTACT.depart_mps >= FREE_TRANSIT_MPS or dist < 1e-6:
+            yield from self._move_line(pos, orn, FREE_TRANSIT_MPS, phase)
+            return
+        slow = min(DEPART_M, dist)
+        yield from self._move_line(start + (pos - start) * slow / dist, now, CONTACT.depart_mps, phase)
+        if dist > DEPART_M:
+            yield from self._move_line(pos, now, FREE_TRANSIT_MPS, phase)
 
     def _faulted(self, tel: Telemetry, faults: list[Fault]) -> Telemetry:
         """Telemetry as the injected telemetry faults (NaN, latency) make it look."""

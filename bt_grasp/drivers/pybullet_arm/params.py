@@ -22,6 +22,13 @@ NEVER_FINISH_CAP_S = 30.0
 # step, so free transit at 0.8 rather than 0.4 m/s is ~15 % of an episode's wall time.
 FREE_TRANSIT_MPS = 0.8
 CARRY_TRANSIT_MPS = 0.4
+# Leaving a spot upwards (a grasp or push starting where the last grasp ended, often after
+# open_gripper among the objects): the fingers may still touch or sit in neighbours, and a finger
+# dragged up at 0.8 m/s (3.3 mm per step) throws them. The first DEPART_M go at contact.py's
+# depart_mps; DEPART_M is a finger's length plus a margin, after which the fingertips are above
+# whatever they were among. DEPART_MPS is the descent's own speed (grasp: 0.15 m/s).
+DEPART_M = 0.06
+DEPART_MPS = 0.15
 REST_EVERY = 24   # steps between at-rest checks (0.1 s)
 REST_CHECKS = 3   # consecutive at-rest checks before an object is put to sleep (0.3 s)
 BASKET_HALF_FRAC = 0.5  # the scaled traybox is 0.3 m square

@@ -40,6 +40,7 @@ class PrimitivesMixin:
     _body_name: Any
     _collisions: Any
     _command_fingers: Any
+    _depart: Any
     _finger_state: Any
     _grasp_checks: Any
     _grasp_plan: Any
@@ -87,10 +88,10 @@ class PrimitivesMixin:
             self.gap_cmd = gap_open
             self._command_fingers(gap_open, force)
             above = self.tcp_pose()[0]
-            if above[2] < pre[2] + 0.05:  # leave the current spot upwards first
-                yield from self._move_line(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
-                                           FREE_TRANSIT_MPS, Phase.APPROACH)
-            yield from self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+            if above[2] < pre[2] + 0.05:  # leave the current spot upwards first (slowly: contact.py)
+                yield from self._depart(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
+                                        Phase.APPROACH)
+            yield from self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH, turn=CONTACT.turn_in_transit)
             yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
             yield from self._close(force, kinds, target_body, info)
             self._phase = Phase.SETTLE
@@ -239,8 +240,8 @@ class PrimitivesMixin:
             self._command_fingers(0.0, self.grip_force)
             cur = self.tcp_pose()[0]
             if cur[2] < above[2]:
-                yield from self._move_line(np.array([cur[0], cur[1], above[2]]), orn, FREE_TRANSIT_MPS, Phase.APPROACH)
-            yield from self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH)
+                yield from self._depart(np.array([cur[0], cur[1], above[2]]), orn, Phase.APPROACH)
+            yield from self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH, turn=CONTACT.turn_in_transit)
             yield from self._move_line(p0, orn, 0.15, Phase.APPROACH)
             yield from self._move_line(p1, orn, 0.1, Phase.APPROACH)
             yield from self._move_line(p1 + np.array([0, 0, 0.12]), orn, 0.2, Phase.APPROACH)
