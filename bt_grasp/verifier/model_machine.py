@@ -299,9 +299,10 @@ class ModelMachine:
         try:
             return self._finish(tick)
         finally:
-            # the choices made, replayed or new, stand for the nodes the advance ticked: with
-            # the advance itself a count of work that follows CPU time closely on every tree
-            self.work += 1 + self.pos - self.start_pos
+            # the advance and the choices of its tick up to where it stopped, those a branch
+            # resumed past included: the count replaying the tick made, so that when the search
+            # asks the summary (summary_proof.py) does not depend on how it saves that replay
+            self.work += 1 + self.pos
 
     def _finish(self, tick: Callable[[], None]) -> Point:
         self.advances += 1

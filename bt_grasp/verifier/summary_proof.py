@@ -22,16 +22,15 @@ from bt_grasp.verifier.summary_witness import run_costs
 
 __all__ = ["QUICK_WORK", "UPPER_WORK", "from_summary", "summary_first"]
 
-# Work of the search (ModelMachine.work: advances plus the choices made in them, 20-45 CPU us
-# each since a branch resumes where it was asked rather than replaying its tick) before the
-# summary is consulted, about two CPU seconds: the summary costs 0.1-0.4 s (its witness search),
-# so it only pays off for trees the search cannot settle soon. Counted, not timed: which of the
-# two answers, and so whether bounds are exact or upper bounds, must not depend on how fast or
-# busy the machine is.
-QUICK_WORK = 70_000
+# Work of the search (ModelMachine.work: advances plus the choices of their ticks, 5-20 CPU us
+# each) before the summary is consulted, one to two CPU seconds: the summary costs 0.1-0.4 s (its
+# witness search), so it only pays off for trees the search cannot settle soon. Counted, not
+# timed: which of the two answers, and so whether bounds are exact or upper bounds, must not
+# depend on how fast or busy the machine is.
+QUICK_WORK = 100_000
 # Work the search is given, once the summary has proven that every run decides but not reached
-# every bound, to find the exact bounds before the summary's upper bounds answer (about 0.5 s)
-UPPER_WORK = 18_000
+# every bound, to find the exact bounds before the summary's upper bounds answer (about 0.3 s)
+UPPER_WORK = 25_000
 _PARALLELS = ("parallel", "btcpp_parallel")
 
 
