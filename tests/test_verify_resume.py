@@ -55,10 +55,13 @@ def _graph(spec, open_actions: bool, resumes: bool, monkeypatch) -> tuple[dict |
     return {"points": set(graph.points), "edges": edges, "idle": graph.idle}, ticked[0]
 
 
-@pytest.mark.parametrize("name", ["clutter", "fetch_and_place", "remove_all", "open_loop"])
-def test_shipped_trees_meet_the_same_points_and_edges_either_way(name, monkeypatch):
+# clutter.yaml with the action count kept takes 18,500 advances twice: its open variant (the one
+# verify runs on it) stands for it, the generated trees cover both
+@pytest.mark.parametrize("name, variants", [("clutter", (True,)), ("fetch_and_place", (False, True)),
+                                            ("remove_all", (False, True)), ("open_loop", (False, True))])
+def test_shipped_trees_meet_the_same_points_and_edges_either_way(name, variants, monkeypatch):
     spec = load_tree(next(TREES.rglob(f"{name}.yaml")))
-    for open_actions in (False, True):
+    for open_actions in variants:
         replayed, replay_ticks = _graph(spec, open_actions, False, monkeypatch)
         resumed, resume_ticks = _graph(spec, open_actions, True, monkeypatch)
         assert resumed == replayed
