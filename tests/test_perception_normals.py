@@ -40,12 +40,17 @@ def test_normals_of_a_tilted_plane_are_its_normal():
     assert np.isnan(n[:, :10]).all()  # off the foreground: undefined
 
 
-def test_a_step_between_touching_boxes_is_an_edge_and_their_tops_and_rims_are_not():
+def _two_boxes_seen(low: float, high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two touching boxes of tops `low` and `high` at 256 px: pointmap, heights, instance ids."""
     K, T, shape = overhead_camera(256)
-    obs = render(_two_boxes(0.02, 0.03), K, T, shape)
+    obs = render(_two_boxes(low, high), K, T, shape)
     P, heights, _ = heights_and_points(obs)
+    return P, heights, obs.annotations["instance"]
+
+
+def test_a_step_between_touching_boxes_is_an_edge_and_their_tops_and_rims_are_not():
+    P, heights, inst = _two_boxes_seen(0.02, 0.03)
     edges = depth_edges(P, heights > 0.007)
-    inst = obs.annotations["instance"]
     from scipy import ndimage
 
     low, high = inst == 1, inst == 2
@@ -96,19 +101,14 @@ def test_boxes_of_one_height_make_one_flat_top_without_edges():
 
 
 def test_parallel_faces_at_two_heights_are_two_objects_and_one_face_is_one():
-    K, T, shape = overhead_camera(256)
-    obs = render(_two_boxes(0.02, 0.035), K, T, shape)
-    P, heights, _ = heights_and_points(obs)
+    P, heights, inst = _two_boxes_seen(0.02, 0.035)
     n = surface_normals(P, heights > 0.007)
-    inst = obs.annotations["instance"]
     low, high = inst == 1, inst == 2
     assert faces_apart(low, high, n, P)
     v = np.nonzero(low.any(axis=1))[0]
     top_half = low & (np.arange(low.shape[0])[:, None] < v.mean())
     assert not faces_apart(top_half, low & ~top_half, n, P)  # two halves of one face
-    level = render(_two_boxes(0.03, 0.03), K, T, shape)
-    P2, h2, _ = heights_and_points(level)
-    inst2 = level.annotations["instance"]
+    P2, h2, inst2 = _two_boxes_seen(0.03, 0.03)
     assert not faces_apart(inst2 == 1, inst2 == 2, surface_normals(P2, h2 > 0.007), P2)
 
 
