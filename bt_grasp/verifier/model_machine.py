@@ -100,7 +100,6 @@ class ModelMachine:
         self.bumps: list[tuple[str, int]] = []
         self.t.choose = self.choose
         self.entry: Resume | None = None  # the asking node whose tick is in progress
-        self.start_pos = 0  # the script position the advance began at
         self.raw = list(self.t.dispatch)
         if self.resumes:
             for i, kind in enumerate(self.m.kind):
@@ -161,10 +160,14 @@ class ModelMachine:
         """Node i's tick, recording first where a choice it asks would resume (the state saved
         costs less than re-ticking what came before it in the tick)."""
         def entered(node: int) -> None:
-            self.entry = Resume(node, False, (self.save(), tuple(self.t.scopes)), self.pos,
-                                tuple(self.steps), self.pending, self.compared_in_tick)
+            self.entry = self._here(node, False)
             tick(node)
         return entered
+
+    def _here(self, node: int, after: bool) -> Resume:
+        """The run as it is now, to resume `node` from (see Resume)."""
+        return Resume(node, after, (self.save(), tuple(self.t.scopes)), self.pos, tuple(self.steps),
+                      self.pending, self.compared_in_tick)
 
     def _resume_here(self, node_id: str) -> Resume | None:
         """Where a branch of the choice being asked resumes (see Resume)."""
@@ -172,8 +175,7 @@ class ModelMachine:
             return None
         i = self.m.index[node_id.split("#", 1)[0]]
         if self.m.kind[i] == K.TIMEOUT and self.t.b[i] == AFTER:
-            return Resume(i, True, (self.save(), tuple(self.t.scopes)), self.pos, tuple(self.steps),
-                          self.pending, self.compared_in_tick)
+            return self._here(i, True)
         assert self.entry is not None and self.entry.node == i, f"{node_id} asked outside its tick"
         return self.entry
 
@@ -263,9 +265,9 @@ class ModelMachine:
         """Restore `snap` (a tick boundary), make the choices in `script`, run to the next point
         (the choices passed on the way, with `stop_at` set, are left in `self.dive`)."""
         self.restore(snap)
-        self.script, self.start_pos, self.pending = list(script), 0, ()
+        self.script, self.pending = list(script), ()
         self.snap, self.steps, self.compared_in_tick = snap, [], False
-        return self._run(self.t.tick_once)
+        return self._run(self.t.tick_once, 0)
 
     def branch(self, choice: Point, answer: int) -> Point:
         """The advance from a choice point taking its `answer` (an index into its alphabet):
@@ -277,7 +279,7 @@ class ModelMachine:
         state, scopes = at.state
         self.restore(state)
         self.t.scopes = list(scopes)
-        self.script, self.start_pos, self.pending = [*choice.script, answer], at.pos, at.pending
+        self.script, self.pending = [*choice.script, answer], at.pending
         self.snap, self.steps, self.compared_in_tick = snap, list(at.steps), at.compared
         t, node = self.t, at.node
         if at.after:
@@ -290,11 +292,11 @@ class ModelMachine:
             def rest() -> None:
                 self.raw[node](node)
                 t.resume_above(node)
-        return self._run(rest)
+        return self._run(rest, at.pos)
 
-    def _run(self, tick: Callable[[], None]) -> Point:
-        """Run (the rest of) a tick to the next point."""
-        self.pos = self.start_pos
+    def _run(self, tick: Callable[[], None], pos: int) -> Point:
+        """Run (the rest of) a tick to the next point, its choices from script position `pos` on."""
+        self.pos = pos
         self.dive, self.dive_keys, self.bumps = [], set(), []
         try:
             return self._finish(tick)

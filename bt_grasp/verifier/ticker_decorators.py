@@ -120,15 +120,13 @@ class DecoratorsMixin(TickerState):
 
     def _t_budget(self, i: int) -> None:
         c = self.m.kids[i][0]
+        # a choice the search stops at leaves the scope pushed: every advance restores `scopes`
         self.scopes.append((self.m.scope[i], self.m.param[i]))
-        try:
-            self.dispatch[c](c)
-        finally:
-            self.scopes.pop()
-        self.finish(i, self.st[c])
+        self.dispatch[c](c)
+        self._budget_after(i)
 
     def _budget_after(self, i: int) -> None:
-        """Resumed with the budget's scope on `scopes` (pushed when its tick began)."""
+        """The rest of the budget's tick, its scope still on `scopes` (pushed as it began)."""
         self.scopes.pop()
         self.finish(i, self.st[self.m.kids[i][0]])
 
