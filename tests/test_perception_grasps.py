@@ -46,6 +46,17 @@ def test_isolated_box_grasps_span_its_width_and_are_top_down():
     assert any(abs(w - 0.03) < 0.006 for w in widths)
 
 
+def test_thin_flat_object_gets_top_down_grasps_kept_off_the_table():
+    """A domino lying flat (1 cm tall): the grasp goes as low as the table test allows, not lower."""
+    obs, loc = _locate([Prim("box", (0.5, 0.0, 0.005), (0.076, 0.038, 0.0095), RED)], "red domino")
+    grasps = plan_grasps(obs, loc)
+    assert grasps and all(g.metadata["approach"] == "top_down" for g in grasps)
+    g = GripperModel()
+    lowest = min(p.position[2] for p in grasps)
+    assert lowest - g.margin >= g.table_clearance  # its inflated fingertips stay off the table
+    assert lowest < 0.0095  # the fingers reach below the top face, onto the sides
+
+
 def test_box_squeezed_between_neighbours_has_no_grasp_across_the_blocked_axis():
     prims = [Prim("box", (0.5, 0.0, 0.02), (0.05, 0.03, 0.04), RED),
              Prim("box", (0.5, 0.04, 0.025), (0.08, 0.045, 0.05), BLUE),

@@ -244,6 +244,9 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     d_max = max(min(0.5 * own_h, g.finger_length - 0.01), 0.008)
     depths = sorted({round(d, 4) for d in (d_max, 0.6 * d_max, 0.35 * d_max) if d >= 0.008} | {d_max},
                     reverse=True)
+    # The lowest fingertip height the table test below accepts (its boxes are inflated by the
+    # margin), plus 1 mm: a lower floor would reject every grasp on an object under ~15 mm tall.
+    tip_floor = g.table_clearance + g.margin + 0.001
     centre = obj[:, :2].mean(axis=0)
     scene = np.asarray(scene_points, dtype=np.float64)
     scene = scene[np.all(np.isfinite(scene), axis=1)]
@@ -269,7 +272,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
             + g.finger_thickness + g.palm_depth + abs(np.sin(tilt)) * reach + 0.01
         near = np.linalg.norm(scene_all[:, :2] - centre, axis=1) < r_xy
         for depth in depths:
-            pos[:, 2] = table_z + max(top - depth, g.table_clearance + 0.002)
+            pos[:, 2] = table_z + max(top - depth, tip_floor)
             free = _collision_free(pos, Rs, widths, g, scene_all[near], others[near], plane)
             for n in np.flatnonzero(free):
                 k = pick[n]
