@@ -117,24 +117,24 @@ def _turned(orn: np.ndarray, yaw: float) -> np.ndarray:
 
 def test_a_grasp_half_a_turn_away_is_taken_the_nearer_way_round(arm):
     """Mirror-image fingers: a grasp turned a half turn is the same grasp, so with symmetric_yaw the
-    plan takes the one nearer the gripper's orientation (the wrist turns at most a quarter turn)
-    and keeps the approach axis; without it the plan is the pose asked for."""
+    plan (shipped) takes the one nearer the gripper's orientation (the wrist turns at most a
+    quarter turn) and keeps the approach axis; without it the plan is the pose asked for."""
     from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
 
     arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
     now = arm.tcp_pose()[1]
     asked = _turned(now, np.radians(160))
+    plan = arm._grasp_plan(GraspPose(CENTRE, asked, 0.08), 0.08, [])
     try:
-        set_contact(symmetric_yaw=True)
-        plan = arm._grasp_plan(GraspPose(CENTRE, asked, 0.08), 0.08, [])
+        set_contact(symmetric_yaw=False)
+        as_asked = arm._grasp_plan(GraspPose(CENTRE, asked, 0.08), 0.08, [])
     finally:
         reset_contact()
     R = np.array(pb.getMatrixFromQuaternion(plan["orn"])).reshape(3, 3)
     Ra = np.array(pb.getMatrixFromQuaternion(asked)).reshape(3, 3)
     assert abs(float(np.dot(plan["orn"], now))) > np.cos(np.radians(45))  # within a quarter turn
     assert np.allclose(R[:, 2], Ra[:, 2], atol=1e-6) and np.allclose(R[:, 0], -Ra[:, 0], atol=1e-6)
-    shipped = arm._grasp_plan(GraspPose(CENTRE, asked, 0.08), 0.08, [])
-    assert np.allclose(shipped["orn"], asked / np.linalg.norm(asked))
+    assert np.allclose(as_asked["orn"], asked / np.linalg.norm(asked))
 
 
 def test_joint_targets_turn_no_faster_than_the_joint_speed(arm):
@@ -145,7 +145,7 @@ def test_joint_targets_turn_no_faster_than_the_joint_speed(arm):
     def fastest_target(limit: float) -> float:
         arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
         pose = GraspPose(CENTRE + np.array([0.0, 0.15, 0.0]), _turned(arm.tcp_pose()[1], np.radians(150)), 0.05)
-        set_contact(joint_speed_rps=limit)
+        set_contact(joint_speed_rps=limit, symmetric_yaw=False)  # the 150 deg turn, not -30 deg
         try:
             motion = arm.start("grasp", pose=pose, width=0.05, force=40.0)
             q, t, fastest = arm.q_cmd.copy(), arm.clock, 0.0

@@ -34,7 +34,7 @@ the line instead of at its first IK point, so the wrist turns at a bounded rate 
 from the previous point, stays on the arm's branch. depart_mps at FREE_TRANSIT_MPS (0.8) is the
 former rise ("before: fast depart").
 
-`symmetric_yaw`: the two fingers are mirror images, so a grasp or a push turned a half turn about
+`symmetric_yaw` (on): the two fingers are mirror images, so a grasp or a push turned a half turn about
 its approach axis is the same grasp or push. With it the driver takes, of the two, the one nearer
 the gripper's current orientation, so the wrist never turns more than a quarter turn between two
 primitives. Without it the wrist may turn up to a half turn at the transit's first IK point, which
@@ -77,7 +77,7 @@ class ContactOptions:
     ik_near_seed: bool = True                   # IK returns each joint's turn nearest the seed
     depart_mps: float = DEPART_MPS              # the first DEPART_M of leaving a spot upwards
     turn_in_transit: bool = False               # the transit to the pre-grasp turns along the line
-    symmetric_yaw: bool = False                 # grasp/push yaw: of yaw and yaw + pi the nearer one
+    symmetric_yaw: bool = True                  # grasp/push yaw: of yaw and yaw + pi the nearer one
     joint_speed_rps: float = math.inf           # joint targets move at most this fast (rad/s)
     release_z_m: float = 0.25                   # place opens at this tcp height (below 0.25: guarded)
 

@@ -283,13 +283,14 @@ class ControlMixin:
 
     def _facing(self, orn: np.ndarray) -> np.ndarray:
         """`orn`, or `orn` turned a half turn about its approach axis if that is nearer the
-        gripper's current orientation (contact.py, symmetric_yaw; the fingers are mirror images)."""
+        gripper's current orientation (contact.py, symmetric_yaw; the fingers are mirror images).
+        A tie (both a quarter turn away, within ~0.2 deg) keeps `orn`: either turn is as large."""
         orn = np.asarray(orn, float)
         if not CONTACT.symmetric_yaw:
             return orn
         turned = np.array(pb.multiplyTransforms((0, 0, 0), orn, (0, 0, 0), (0, 0, 1, 0))[1])
         now = self.tcp_pose()[1]
-        return turned if abs(float(np.dot(turned, now))) > abs(float(np.dot(orn, now))) + 1e-9 else orn
+        return turned if abs(float(np.dot(turned, now))) > abs(float(np.dot(orn, now))) + 1e-3 else orn
 
     def _depart(self, pos: np.ndarray, orn: np.ndarray, phase: Phase) -> Steps:
         """Leave the current spot in a straight line to (pos, orn), the first DEPART_M at
