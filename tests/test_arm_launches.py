@@ -108,3 +108,81 @@ def test_a_grasp_leaves_the_spot_it_starts_among_slowly_and_without_turning(arm)
             if a[1] > z0 + DEPART_M + 0.005]
     assert fast and max(fast) > 0.4  # free transit once clear
     assert arm.launches() == []
+
+
+def _turned(orn: np.ndarray, yaw: float) -> np.ndarray:
+    """`orn` turned by `yaw` about its own z (approach) axis."""
+    return np.array(pb.multiplyTransforms((0, 0, 0), orn, (0, 0, 0), pb.getQuaternionFromEuler([0, 0, yaw]))[1])
+
+
+def test_a_grasp_half_a_turn_away_is_taken_the_nearer_way_round(arm):
+    """Mirror-image fingers: a grasp turned a half turn is the same grasp, so with symmetric_yaw the
+    plan (shipped) takes the one nearer the gripper's orientation (the wrist turns at most a
+    quarter turn) and keeps the approach axis; without it the plan is the pose asked for."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+
+    arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+    now = arm.tcp_pose()[1]
+    asked = _turned(now, np.radians(160))
+    plan = arm._grasp_plan(GraspPose(CENTRE, asked, 0.08), 0.08, [])
+    try:
+        set_contact(symmetric_yaw=False)
+        as_asked = arm._grasp_plan(GraspPose(CENTRE, asked, 0.08), 0.08, [])
+    finally:
+        reset_contact()
+    R = np.array(pb.getMatrixFromQuaternion(plan["orn"])).reshape(3, 3)
+    Ra = np.array(pb.getMatrixFromQuaternion(asked)).reshape(3, 3)
+    assert abs(float(np.dot(plan["orn"], now))) > np.cos(np.radians(45))  # within a quarter turn
+    assert np.allclose(R[:, 2], Ra[:, 2], atol=1e-6) and np.allclose(R[:, 0], -Ra[:, 0], atol=1e-6)
+    assert np.allclose(as_asked["orn"], asked / np.linalg.norm(asked))
+
+
+def test_joint_targets_turn_no_faster_than_the_joint_speed(arm):
+    """A transit that turns the wrist at its first IK point: with joint_speed_rps the joint targets
+    take as long as the limit needs; without it they jump there in the tcp speed's few steps."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+
+    def fastest_target(limit: float) -> float:
+        arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+        pose = GraspPose(CENTRE + np.array([0.0, 0.15, 0.0]), _turned(arm.tcp_pose()[1], np.radians(150)), 0.05)
+        set_contact(joint_speed_rps=limit, symmetric_yaw=False)  # the 150 deg turn, not -30 deg
+        try:
+            motion = arm.start("grasp", pose=pose, width=0.05, force=40.0)
+            q, t, fastest = arm.q_cmd.copy(), arm.clock, 0.0
+            while motion.poll() is None and arm.clock < 1.5:
+                if arm.clock > t:
+                    fastest = max(fastest, float(np.max(np.abs(arm.q_cmd - q))) / (arm.clock - t))
+                q, t = arm.q_cmd.copy(), arm.clock
+            motion.cancel()
+        finally:
+            reset_contact()
+        return fastest
+
+    assert fastest_target(3.14) <= 3.14 * 1.01
+    assert fastest_target(float("inf")) > 6.0
+
+
+def test_a_guarded_place_lowers_until_the_held_object_rests_then_opens(arm):
+    """With release_z_m below the carry height, place lowers into the basket as a guarded move: the
+    wrist load sensor stops it where the held object stands on the floor (well above the release
+    floor for a tall object held high), and the object is delivered without being thrown."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+    from bt_grasp.drivers.pybullet_arm.primitives import RELEASE_FLOOR_Z
+
+    tall = ObjectSpec("green bar", "box", "green", "large", "box", (0.04, 0.04, 0.12), (0.1, 0.9, 0.1, 1), 0.2)
+    arm.reset_scene([tall], [(0.5, 0.0, 0.06)], target="green bar")
+    run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
+                         force=60.0))
+    run_to_end(arm.start("lift", dz=0.15))
+    assert arm.held_object() == "green bar"
+    set_contact(release_z_m=0.0)
+    try:
+        motion = arm.start("place")
+        lowest = np.inf
+        while motion.poll() is None:
+            lowest = min(lowest, float(arm.tcp_pose()[0][2]))
+        done = motion.poll()
+    finally:
+        reset_contact()
+    assert done.info["in_basket"] and arm.launches() == []
+    assert RELEASE_FLOOR_Z + 0.03 < lowest < 0.15  # the bar's foot stopped it, 9 cm below the tcp

@@ -26,13 +26,24 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
 - ik wraps:        IK wraps each joint into [-pi, pi), so a joint crossing +-pi spins a full turn
                    (shipped: the turn nearest the seed; contact.py ik_near_seed);
 - before: ik wraps + yaw turn: the motion shipped until both were measured and switched on
-                   (with the fast depart below);
+                   (with the fast depart and the asked yaw below);
 - before: fast depart: a grasp or push that starts among objects (after open_gripper where the
                    last grasp closed) rises at free transit, 0.8 m/s, turning to its new yaw at
                    the first IK point (shipped: the first 6 cm at 0.15 m/s, the whole rise keeping
-                   the gripper's orientation; contact.py depart_mps); `depart 0.3` at 0.3 m/s;
+                   the gripper's orientation; contact.py depart_mps), with the asked yaw;
+                   `depart 0.3` at 0.3 m/s;
 - turn in transit: the transit to the pre-grasp turns the gripper evenly along the line
                    (shipped: at its first IK point; contact.py turn_in_transit);
+- before: asked yaw: a grasp or push turns the gripper to the yaw it is asked for (shipped: of that
+                   yaw and the yaw a half turn away, the same grasp for mirror-image fingers, the
+                   one nearer the gripper's current orientation; contact.py symmetric_yaw);
+- joint speed 3.14: the joint targets of a line move at most 3.14 rad/s (a UR5e's 180 deg/s),
+                   a step needing more takes longer (shipped: the tcp speed alone; contact.py
+                   joint_speed_rps); unlike `arm vcap 3.14` the targets, not the motors, are limited;
+- guarded release: `place` lowers into the basket at 0.1 m/s until the wrist load sensor feels
+                   the held object rest on something (or the fingertips are 1 cm above the floor)
+                   and opens there (shipped: opens at a tcp height of 0.25 m; contact.py
+                   release_z_m);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -54,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -88,6 +100,9 @@ class ContactModel:
     ik_near_seed: bool = True            # IK joint turns nearest the seed (contact.py)
     depart_mps: float = DEPART_MPS       # the first DEPART_M of leaving a spot upwards (contact.py)
     turn_in_transit: bool = False        # the transit to the pre-grasp turns along the line (contact.py)
+    symmetric_yaw: bool = True           # grasp/push yaw: the nearer of yaw, yaw + pi (contact.py)
+    joint_speed_rps: float = math.inf    # joint targets move at most this fast (contact.py)
+    release_z_m: float = 0.25            # place opens at this tcp height, guarded below (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -110,6 +125,9 @@ IK_WRAPS = ContactModel(ik_near_seed=False)
 FAST_DEPART = ContactModel(depart_mps=FREE_TRANSIT_MPS)
 DEPART_03 = ContactModel(depart_mps=0.3)
 TURN = ContactModel(turn_in_transit=True)
+ASKED_YAW = ContactModel(symmetric_yaw=False)
+JOINT_SPEED = ContactModel(joint_speed_rps=3.14)
+GUARDED = ContactModel(release_z_m=0.0)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -123,10 +141,15 @@ CANDIDATES: dict[str, ContactModel] = {
     "yaw turn": YAW_TURN,
     "arm vcap 3.14": ARM_VCAP,
     "ik wraps": IK_WRAPS,
-    "before: ik wraps + yaw turn": IK_WRAPS + YAW_TURN + FAST_DEPART,
-    "before: fast depart": FAST_DEPART,
+    "before: ik wraps + yaw turn": IK_WRAPS + YAW_TURN + FAST_DEPART + ASKED_YAW,
+    "before: fast depart": FAST_DEPART + ASKED_YAW,
     "depart 0.3": DEPART_03,
     "turn in transit": TURN,
+    "before: asked yaw": ASKED_YAW,
+    "joint speed 3.14": JOINT_SPEED,
+    "before: asked yaw + joint speed 3.14": ASKED_YAW + JOINT_SPEED,
+    "guarded release": GUARDED,
+    "joint speed 3.14 + guarded release": JOINT_SPEED + GUARDED,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -155,7 +178,8 @@ def apply(driver: Any, model: ContactModel) -> None:
     if model.force_range_n is not None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
     set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed, depart_mps=model.depart_mps,
-                turn_in_transit=model.turn_in_transit)
+                turn_in_transit=model.turn_in_transit, symmetric_yaw=model.symmetric_yaw,
+                joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

@@ -27,6 +27,7 @@ class FeasibilityMixin:
     """Where a primitive would go and whether it can: reach, table clearance, collisions."""
 
     # Provided by the host class PyBulletArm (driver.py) and its other mixins.
+    _facing: Any
     _finger_state: Any
     _ghost_palm: Any
     _held_body: Any
@@ -146,6 +147,7 @@ class FeasibilityMixin:
                 R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
                 direction = np.asarray(f.params.get("direction", R[:, 0]), float)
                 pos = pos + direction / np.linalg.norm(direction) * float(f.params.get("offset_m", 0.05))
+        orn = self._facing(orn)  # after the offset fault, which is along the asked-for pose's axes
         R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
         approach = R[:, 2]
         tip_z = pos[2] + approach[2] * TCP_FROM_TIP_M

@@ -34,6 +34,26 @@ the line instead of at its first IK point, so the wrist turns at a bounded rate 
 from the previous point, stays on the arm's branch. depart_mps at FREE_TRANSIT_MPS (0.8) is the
 former rise ("before: fast depart").
 
+`symmetric_yaw` (on): the two fingers are mirror images, so a grasp or a push turned a half turn about
+its approach axis is the same grasp or push. With it the driver takes, of the two, the one nearer
+the gripper's current orientation, so the wrist never turns more than a quarter turn between two
+primitives. Without it the wrist may turn up to a half turn at the transit's first IK point, which
+swings the fingers through the neighbours they are among at the joint cap, and a half-turn target
+can send IK to another arm branch, sweeping the whole arm through the workspace.
+
+`joint_speed_rps`: the most any arm joint turns per second. A line's joint targets move from one
+IK point to the next in the time the tcp speed gives; where the joints would have to turn faster
+(a turn at the first IK point, an IK point on another branch), the step takes longer instead. A
+UR5e's joints are limited to 180 deg/s (pi rad/s); infinity is the former timing, where only
+Bullet's 100 rad/s joint cap bounds them.
+
+`release_z_m`: the tcp height `place` opens the gripper at. Shipped, 0.25 m: the held object falls
+some 20 cm into the basket, reaching ~2 m/s, onto the basket's sloped near wall or the objects
+delivered before it (all are released over one spot), and a glancing impact turns that into a
+sideways throw. Below 0.25 the gripper lowers at GUARDED_MPS (params.py) as a guarded move: it
+stops where the wrist load sensor feels what it holds rest on something (a real arm's "move until
+contact"), else at the release floor (primitives.py), and opens there.
+
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -57,6 +77,9 @@ class ContactOptions:
     ik_near_seed: bool = True                   # IK returns each joint's turn nearest the seed
     depart_mps: float = DEPART_MPS              # the first DEPART_M of leaving a spot upwards
     turn_in_transit: bool = False               # the transit to the pre-grasp turns along the line
+    symmetric_yaw: bool = True                  # grasp/push yaw: of yaw and yaw + pi the nearer one
+    joint_speed_rps: float = math.inf           # joint targets move at most this fast (rad/s)
+    release_z_m: float = 0.25                   # place opens at this tcp height (below 0.25: guarded)
 
 
 CONTACT = ContactOptions()

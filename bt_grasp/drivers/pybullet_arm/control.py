@@ -24,6 +24,10 @@ from bt_grasp.drivers.pybullet_arm.params import (
     ARM_FORCES,
     DEPART_M,
     FREE_TRANSIT_MPS,
+    GUARD_BACKOFF_M,
+    GUARD_N,
+    GUARD_REST_STEPS,
+    GUARD_STEPS,
     NEVER_FINISH_CAP_S,
     REST_EVERY,
 )
@@ -195,13 +199,15 @@ class ControlMixin:
         return self.ik.solve(np.asarray(pos, float), np.asarray(orn, float), seed_q=seed_q, iters=iters)
 
     def _move_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase,
-                   stop_after_m: float | None = None, turn: bool = False) -> Steps:
+                   stop_after_m: float | None = None, turn: bool = False,
+                   until: Callable[[], bool] | None = None) -> Steps:
         """Straight line of the tcp to (pos, orn); joint targets interpolated between 1 cm IK points.
 
         The orientation is `orn` from the first IK point on, unless `turn`: then it turns from the
         current one to `orn` evenly along the line (contact.py, turn_in_transit).
         stop_after_m (block_lift): the arm stops progressing after that distance but the command
         runs its nominal time, as when a lift is blocked.
+        until (a guarded move): checked after every step; once true the arm stops where it is.
         """
         self._phase = phase
         start, orn0 = self.tcp_pose()
@@ -209,6 +215,7 @@ class ControlMixin:
         n_way = max(1, math.ceil(dist / 0.01))
         q_prev = self.q_cmd.copy()
         steps_per_way = max(1, round(dist / n_way / speed / scene.TIMESTEP))
+        max_turn = CONTACT.joint_speed_rps * scene.TIMESTEP  # rad per step (inf: the tcp speed alone)
         travelled = 0.0
         frozen = False
         for k in range(1, n_way + 1):
@@ -220,11 +227,16 @@ class ControlMixin:
                 q_next, _, _ = self._solve(p, slerp(orn0, orn, k / n_way) if turn else orn, seed_q=q_prev, iters=6)
             else:
                 q_next = q_prev
-            for s in range(1, steps_per_way + 1):
-                self.q_cmd = q_prev + (q_next - q_prev) * s / steps_per_way
+            n_steps = max(steps_per_way, math.ceil(float(np.max(np.abs(q_next - q_prev))) / max_turn))
+            for s in range(1, n_steps + 1):
+                self.q_cmd = q_prev + (q_next - q_prev) * s / n_steps
                 self._hold_arm(self.q_cmd)
                 self._tick()
                 yield
+                if until is not None and until():
+                    self.q_cmd = self._q()
+                    self._hold_arm(self.q_cmd)
+                    return
             q_prev = q_next
         # converge at the end point
         for _ in range(120):
@@ -232,6 +244,53 @@ class ControlMixin:
                 break
             self._tick()
             yield
+
+    def _guarded_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase) -> Steps:
+        """A guarded move: the line to (pos, orn), stopped where the wrist has carried GUARD_N
+        newtons less than at rest before it for GUARD_STEPS steps in a row, i.e. where what the
+        gripper holds or touches rests on something. The arm then backs off to the joint targets
+        of the step the load first fell and GUARD_BACKOFF_M further: the joints lag their targets,
+        so holding the targets of the step it stopped at would keep pressing ~50 N on what it met.
+        The rest load is the median over GUARD_REST_STEPS steps held still first (the end of the
+        previous move still rings in the reading)."""
+        self._phase = phase
+        loads = []
+        for _ in range(GUARD_REST_STEPS):
+            self._tick()
+            loads.append(self.wrist.read())
+            yield
+        base = float(np.median(loads))
+        run = 0
+        touched = self.q_cmd
+
+        def dropped() -> bool:
+            nonlocal run, touched
+            if self.wrist.read() < base - GUARD_N:
+                touched = self.q_cmd if run == 0 else touched
+                run += 1
+            else:
+                run = 0
+            return run >= GUARD_STEPS
+
+        start = self.tcp_pose()[0]
+        yield from self._move_line(pos, orn, speed, phase, until=dropped)
+        if run >= GUARD_STEPS:  # back off to where it was first felt, and GUARD_BACKOFF_M more
+            self.q_cmd = touched.copy()
+            self._hold_arm(self.q_cmd)
+            here = self.tcp_pose()[0]
+            away = (start - here) / max(float(np.linalg.norm(start - here)), 1e-9)
+            yield from self._move_line(here + away * GUARD_BACKOFF_M, orn, speed, phase)
+
+    def _facing(self, orn: np.ndarray) -> np.ndarray:
+        """`orn`, or `orn` turned a half turn about its approach axis if that is nearer the
+        gripper's current orientation (contact.py, symmetric_yaw; the fingers are mirror images).
+        A tie (both a quarter turn away, within ~0.2 deg) keeps `orn`: either turn is as large."""
+        orn = np.asarray(orn, float)
+        if not CONTACT.symmetric_yaw:
+            return orn
+        turned = np.array(pb.multiplyTransforms((0, 0, 0), orn, (0, 0, 0), (0, 0, 1, 0))[1])
+        now = self.tcp_pose()[1]
+        return turned if abs(float(np.dot(turned, now))) > abs(float(np.dot(orn, now))) + 1e-3 else orn
 
     def _depart(self, pos: np.ndarray, orn: np.ndarray, phase: Phase) -> Steps:
         """Leave the current spot in a straight line to (pos, orn), the first DEPART_M at

@@ -29,6 +29,17 @@ CARRY_TRANSIT_MPS = 0.4
 # whatever they were among. DEPART_MPS is the descent's own speed (grasp: 0.15 m/s).
 DEPART_M = 0.06
 DEPART_MPS = 0.15
+# Guarded moves (place's lowering into the basket, contact.py release_z_m): the arm stops once the
+# wrist load has fallen GUARD_N below its rest value for GUARD_STEPS steps in a row. Meeting
+# something at GUARDED_MPS drops it by ~100 N within a step; GUARD_N and the steps keep the dip of
+# the move's own start (the gripper accelerating downwards weighs ~3 N less for a step or two)
+# from stopping it. The rest value is the median of GUARD_REST_STEPS steps held still before the
+# move (the end of the previous move rings for ~10 steps).
+GUARD_N = 5.0
+GUARD_STEPS = 3
+GUARD_REST_STEPS = 24
+GUARD_BACKOFF_M = 0.003
+GUARDED_MPS = 0.1
 REST_EVERY = 24   # steps between at-rest checks (0.1 s)
 REST_CHECKS = 3   # consecutive at-rest checks before an object is put to sleep (0.3 s)
 BASKET_HALF_FRAC = 0.5  # the scaled traybox is 0.3 m square

@@ -27,10 +27,15 @@ from bt_grasp.drivers.pybullet_arm.params import (
     CARRY_TRANSIT_MPS,
     DOWN,
     FREE_TRANSIT_MPS,
+    GUARDED_MPS,
     SAFE_Z,
     TABLE_CLEARANCE_M,
 )
 from bt_grasp.watchdog.telemetry import Phase, Telemetry
+
+# The lowest tcp height a place lowers to: the fingertips 1 cm above the basket's floor (its top at
+# 7.5 mm), whatever contact.py's release_z_m asks.
+RELEASE_FLOOR_Z = 0.0075 + 0.01 + TCP_FROM_TIP_M
 
 
 class PrimitivesMixin:
@@ -41,9 +46,11 @@ class PrimitivesMixin:
     _collisions: Any
     _command_fingers: Any
     _depart: Any
+    _facing: Any
     _finger_state: Any
     _grasp_checks: Any
     _grasp_plan: Any
+    _guarded_line: Any
     _move_line: Any
     _stall_forever: Any
     _tick: Any
@@ -180,6 +187,9 @@ class PrimitivesMixin:
             carry = orn if CONTACT.carry_keeps_yaw else DOWN
             yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), carry, CARRY_TRANSIT_MPS, Phase.APPROACH)
             yield from self._move_line(above, carry, 0.2, Phase.APPROACH)
+            low = max(CONTACT.release_z_m, RELEASE_FLOOR_Z)
+            if low < above[2]:  # lower into the basket until what is held rests on something
+                yield from self._guarded_line(np.array([bx, by, low]), carry, GUARDED_MPS, Phase.APPROACH)
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
@@ -216,7 +226,7 @@ class PrimitivesMixin:
         end = np.asarray(end, float)[:2]
         d = end - start
         yaw = math.atan2(d[1], d[0]) + math.pi / 2  # closing axis across the push: the fingers' flat sides lead
-        orn = np.array(pb.getQuaternionFromEuler([math.pi, 0.0, -yaw]))
+        orn = self._facing(np.array(pb.getQuaternionFromEuler([math.pi, 0.0, -yaw])))
         h = max(float(height), TABLE_CLEARANCE_M - 0.0 + TCP_FROM_TIP_M)
         p0 = np.array([start[0], start[1], h])
         p1 = np.array([end[0], end[1], h])
