@@ -35,7 +35,12 @@ class Observation:
 
 @dataclass
 class GraspPose:
-    """A 6-DoF grasp in the base frame: fingertip centre position and gripper orientation.
+    """A 6-DoF grasp in the base frame: the grasp point and the gripper orientation.
+
+    position is the grasp point between the finger pads, where the driver puts its grasp frame
+    (the simulated arm's TCP); the fingertips may reach beyond it along the approach (the arm's by
+    15 mm, TCP_FROM_TIP_M; the Stretch's pads by ~2.5 cm), and a driver raises the position so the
+    tips stay off the table. A planner has to model the fingers to where they really end.
 
     orientation is a quaternion (x, y, z, w) of the gripper frame whose z axis is the approach
     direction and x axis the closing direction; width is the planned opening in metres.

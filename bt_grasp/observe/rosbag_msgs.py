@@ -20,7 +20,7 @@ from bt_grasp.observe.extras import need
 
 BASE_FRAME = "base_link"
 CAMERA_FRAME = "camera_color_optical_frame"
-TCP_FRAME = "tcp"  # the gripper's fingertip centre (GraspPose.position), where the arm reports it
+TCP_FRAME = "tcp"  # the gripper's grasp point (GraspPose.position), where the arm reports it
 
 TOPICS = {
     "rgb": "/camera/color/image_raw",

@@ -10,8 +10,8 @@ finger boxes and a palm box, swept back along the approach (so the approach path
 plus the table. Top-down grasps (yaw only) are tried first; tilted approaches (rotated about the
 closing axis) only when every top-down candidate collides.
 
-GraspPose convention: position = midpoint between the fingertips, orientation quaternion (x, y,
-z, w) of the gripper frame whose z axis is the approach direction and x the closing direction.
+GraspPose convention: position = the grasp point between the finger pads, orientation quaternion
+(x, y, z, w) of the gripper frame whose z axis is the approach direction and x the closing direction.
 """
 
 from __future__ import annotations
