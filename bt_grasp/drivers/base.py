@@ -40,7 +40,8 @@ class GraspPose:
     position is the grasp point between the finger pads, where the driver puts its grasp frame
     (the simulated arm's TCP); the fingertips may reach beyond it along the approach (the arm's by
     15 mm, TCP_FROM_TIP_M; the Stretch's pads by ~2.5 cm), and a driver raises the position so the
-    tips stay off the table. A planner has to model the fingers to where they really end.
+    tips stay off the table. The shipped planner (perception/grasps.py) ends its finger model at
+    the grasp point, and the driver's own check sees the rest.
 
     orientation is a quaternion (x, y, z, w) of the gripper frame whose z axis is the approach
     direction and x axis the closing direction; width is the planned opening in metres.

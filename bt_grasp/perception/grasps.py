@@ -12,6 +12,10 @@ closing axis) only when every top-down candidate collides.
 
 GraspPose convention: position = the grasp point between the finger pads, orientation quaternion
 (x, y, z, w) of the gripper frame whose z axis is the approach direction and x the closing direction.
+
+Simplified: the finger boxes end at the grasp point, though a driver's fingertips may reach
+beyond it (the arm's by 15 mm); the driver's own collision check covers that part. Modelling the
+tips here made the planner choose shallower grasps near lower neighbours, which held less often.
 """
 
 from __future__ import annotations
