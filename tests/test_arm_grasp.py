@@ -48,6 +48,18 @@ def test_top_down_grasp_lifts_box_and_telemetry_shows_hold(arm):
     assert 60 <= rate <= 120
 
 
+def test_a_grasps_hold_leaves_the_watchdog_a_second_window(arm):
+    """One shift of the object in the grip breaks a settle window; the hold must have room for
+    another, or the attempt ends with no stable signature (TIMEOUT) with the object in hand."""
+    from bt_grasp.world import make_services
+
+    th = make_services(load_profile("ur5e_robotiq"))["thresholds"]
+    _box_scene(arm)
+    tel = _grasp(arm).telemetry
+    t = tel.t[tel.phase == Phase.HOLD]
+    assert t[-1] - t[0] >= 2 * th.settle_window_s
+
+
 def test_empty_grasp_closes_to_stop_with_no_effort(arm):
     arm.clear_faults()
     arm.reset_scene([], [])

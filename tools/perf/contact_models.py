@@ -9,7 +9,9 @@ is generated and settled with the shipped settings, physics_settings.hook_reset)
 candidate starts from the identical scene. A candidate is data (ContactModel):
 
 - soft pads:       contactStiffness 3e4, contactDamping 1e3 on the finger links (Franka's pads in
-                   pybullet_data): effective ERP ~0.11, so a penetration is pushed out gently;
+                   pybullet_data), so a penetration is pushed out gently (shipped: rigid;
+                   contact.py pad_stiffness_n_m, set when the world is built, so this one is
+                   applied before the reset);
 - anchor:          frictionAnchor on the finger links (static friction anchored at first contact);
 - vcap 3:          maxJointVelocity 3 m/s on every object (Bullet clamps the free base too): a
                    penetration correction cannot throw faster; falls under ~0.45 m are not touched;
@@ -44,6 +46,20 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    the held object rest on something (or the fingertips are 1 cm above the floor)
                    and opens there (shipped: opens at a tcp height of 0.25 m; contact.py
                    release_z_m);
+- contact erp 0.02: contactERP 0.02 (pybullet's default 0.08), the share of a contact's
+                   penetration the solver removes per step: a penetration is pushed out 4x slower;
+- slop 2 mm:       contactSlop 0.002 (default 1e-5): the first 2 mm of a penetration are not pushed
+                   out at all;
+- grip 40 N:       grip forces capped at 40 N (the tree asks 60; the watchdog's firm hold reads
+                   above 30), a lower squeeze on everything held;
+- soft close 20:   the fingers close at 20 N (a Robotiq's least force) until both are blocked, the
+                   grip then rising to the asked force over the settle's first 0.15 s (contact.py
+                   close_force_n): an object wedged out of the closing fingers is pushed less hard;
+- finger lead 10:  a closing finger's position target at most 10 mm past the finger (contact.py
+                   finger_lead_m; shipped: the reference runs on to the closed stop, up to 4 cm
+                   past a blocked finger): a finger that loses its counterpart closes at up to
+                   0.48 m/s, not 1.4 m/s, so it cannot throw what it pushes; `finger lead 3` at
+                   3 mm (0.14 m/s);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -55,7 +71,10 @@ bt_grasp/bench/metrics.group_metrics. --out keeps every record (JSONL) and resum
 Measured (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than the
 shipped model; most launches were the held object in the carry, spun by the wrist at Bullet's
 100 rad/s cap when IK targets jump, which the two motion switches now on remove; most of the rest
-were the rise out of the objects after a failed grasp, which the slow depart removes.
+were the rise out of the objects after a failed grasp, which the slow depart removes. Of the rest,
+grasps squeezing an object out at close and settle, soft finger pads threw the fewest on dev but
+on fresh test scenes left more delivered objects unconfirmed, so they stay off; the closing-force,
+finger-lead, ERP, slop and grip-force candidates did not throw clearly less, and some grasped less.
 
     python tools/perf/contact_models.py [--seeds 0] [--episodes 12] [--perception sim geometric]
         [--image-size 256] [--candidates "soft pads" anchor] [--out results.jsonl]
@@ -86,8 +105,8 @@ from bt_grasp.drivers.pybullet_arm.params import DEPART_MPS, FREE_TRANSIT_MPS  #
 class ContactModel:
     """Contact settings applied after an episode's reset; every field's default is shipped."""
 
-    pad_stiffness: float | None = None   # contactStiffness of the finger links (with pad_damping)
-    pad_damping: float | None = None
+    pad_stiffness: float = math.inf      # contactStiffness of the finger links (inf: rigid; contact.py)
+    pad_damping: float = 1e3
     friction_anchor: bool = False        # frictionAnchor on the finger links
     object_max_velocity: float | None = None  # maxJointVelocity of every object (m/s)
     finger_speed_mps: float | None = None     # per finger (drivers/pybullet_arm/contact.py)
@@ -103,6 +122,10 @@ class ContactModel:
     symmetric_yaw: bool = True           # grasp/push yaw: the nearer of yaw, yaw + pi (contact.py)
     joint_speed_rps: float = math.inf    # joint targets move at most this fast (contact.py)
     release_z_m: float = 0.25            # place opens at this tcp height, guarded below (contact.py)
+    contact_erp: float | None = None     # engine contactERP (penetration share removed per step)
+    contact_slop: float | None = None    # engine contactSlop (m of penetration left alone)
+    close_force_n: float = math.inf      # grip force while closing, ramped up in the settle (contact.py)
+    finger_lead_m: float = math.inf      # a closing finger's target at most this past it (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -112,7 +135,7 @@ class ContactModel:
 
 
 SHIPPED = ContactModel()
-SOFT_PADS = ContactModel(pad_stiffness=3e4, pad_damping=1e3)
+SOFT_PADS = ContactModel(pad_stiffness=3e4)
 ANCHOR = ContactModel(friction_anchor=True)
 VCAP = ContactModel(object_max_velocity=3.0)
 ROBOTIQ = ContactModel(finger_speed_mps=0.05, force_range_n=(20.0, 235.0))
@@ -128,6 +151,12 @@ TURN = ContactModel(turn_in_transit=True)
 ASKED_YAW = ContactModel(symmetric_yaw=False)
 JOINT_SPEED = ContactModel(joint_speed_rps=3.14)
 GUARDED = ContactModel(release_z_m=0.0)
+CONTACT_ERP = ContactModel(contact_erp=0.02)
+SLOP = ContactModel(contact_slop=0.002)
+GRIP_40 = ContactModel(force_range_n=(0.0, 40.0))
+SOFT_CLOSE = ContactModel(close_force_n=20.0)
+FINGER_LEAD = ContactModel(finger_lead_m=0.003)
+FINGER_LEAD_10 = ContactModel(finger_lead_m=0.01)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -150,6 +179,12 @@ CANDIDATES: dict[str, ContactModel] = {
     "before: asked yaw + joint speed 3.14": ASKED_YAW + JOINT_SPEED,
     "guarded release": GUARDED,
     "joint speed 3.14 + guarded release": JOINT_SPEED + GUARDED,
+    "contact erp 0.02": CONTACT_ERP,
+    "slop 2 mm": SLOP,
+    "grip 40 N": GRIP_40,
+    "soft close 20": SOFT_CLOSE,
+    "finger lead 3": FINGER_LEAD,
+    "finger lead 10": FINGER_LEAD_10,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -163,13 +198,8 @@ def apply(driver: Any, model: ContactModel) -> None:
     from bt_grasp.drivers.pybullet_arm.contact import set_contact
 
     c = driver.client
-    pads: dict[str, Any] = {}
-    if model.pad_stiffness is not None:
-        pads.update(contactStiffness=model.pad_stiffness, contactDamping=model.pad_damping)
-    if model.friction_anchor:
-        pads["frictionAnchor"] = 1
-    for j in driver.finger_j if pads else ():
-        pb.changeDynamics(driver.robot, j, physicsClientId=c, **pads)
+    for j in driver.finger_j if model.friction_anchor else ():  # the pads' stiffness: before_reset
+        pb.changeDynamics(driver.robot, j, frictionAnchor=1, physicsClientId=c)
     if model.object_max_velocity is not None:
         for body in driver.bodies:
             pb.changeDynamics(body, -1, maxJointVelocity=model.object_max_velocity, physicsClientId=c)
@@ -179,7 +209,8 @@ def apply(driver: Any, model: ContactModel) -> None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
     set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed, depart_mps=model.depart_mps,
                 turn_in_transit=model.turn_in_transit, symmetric_yaw=model.symmetric_yaw,
-                joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m)
+                joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m,
+                close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}
@@ -187,6 +218,9 @@ def apply(driver: Any, model: ContactModel) -> None:
         engine["numSolverIterations"] = model.solver_iterations
     if model.residual_threshold is not None:
         engine["solverResidualThreshold"] = model.residual_threshold
+    for key, value in (("contactERP", model.contact_erp), ("contactSlop", model.contact_slop)):
+        if value is not None:
+            engine[key] = value
     if engine:
         pb.setPhysicsEngineParameter(physicsClientId=c, **engine)
     if model.gear:  # the two prismatic fingers open with positive positions: ratio -1 keeps them equal
@@ -196,13 +230,15 @@ def apply(driver: Any, model: ContactModel) -> None:
         pb.changeConstraint(gear, gearRatio=-1, erp=0.1, maxForce=50, physicsClientId=c)
 
 
-def before_reset() -> None:
-    """The shipped driver switches for the reset. The engine needs nothing: the reset's
-    resetSimulation restores Bullet's defaults and scene.configure the shipped ones, and the
-    finger and object dynamics belong to bodies the reset rebuilds."""
-    from bt_grasp.drivers.pybullet_arm.contact import reset_contact
+def before_reset(model: ContactModel = SHIPPED) -> None:
+    """The shipped driver switches for the reset, but `model`'s finger pads (set as the reset builds
+    the robot; the fingers are open and clear of the objects until the episode starts). The engine
+    needs nothing: the reset's resetSimulation restores Bullet's defaults and scene.configure the
+    shipped ones, and the other finger and object dynamics belong to bodies the reset rebuilds."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
 
     reset_contact()
+    set_contact(pad_stiffness_n_m=model.pad_stiffness, pad_damping=model.pad_damping)
 
 
 def _load(out: Path | None) -> list[dict[str, Any]]:
@@ -223,7 +259,7 @@ def run(tasks: list[Any], names: list[str], out: Path | None = None,
     done = {(r["contact_model"], r["key"]) for r in records}
     current = {"model": SHIPPED}
     _, driver = _world_for(tasks[0])
-    hook_reset(driver, before_reset, lambda: apply(driver, current["model"]))
+    hook_reset(driver, lambda: before_reset(current["model"]), lambda: apply(driver, current["model"]))
     try:
         for i, task in enumerate(tasks, 1):
             for name in names:

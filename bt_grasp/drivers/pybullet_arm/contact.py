@@ -54,6 +54,35 @@ sideways throw. Below 0.25 the gripper lowers at GUARDED_MPS (params.py) as a gu
 stops where the wrist load sensor feels what it holds rest on something (a real arm's "move until
 contact"), else at the release floor (primitives.py), and opens there.
 
+`close_force_n`: the grip force while the fingers close, below the asked force. An object a finger
+meets off-centre or on a sloped face is wedged out of the closing fingers by the motor force, so
+the fingers close at this force until both are blocked and the grip then rises to the asked force
+over the settle's first `grip_ramp_s`, when both pads hold the object. The watchdog reads effort
+at the end of the settle, by then at the asked force. Infinity is the shipped close, at the asked
+force throughout.
+
+`finger_lead_m`: how far past its own position a closing finger's position target may be. Each
+finger is a position motor whose velocity target is positionGain x (target - position) / dt, its
+force capped at the grip force. The finger reference runs on to the closed stop while the fingers
+are blocked, so a blocked finger's target ends up to 4 cm away: a velocity target of ~1.4 m/s
+held back only by the object. If the object's other contact slips (a cube held on an edge, a
+finger a few millimetres into it), that finger accelerates at the full grip force towards that
+speed and throws the object out of the grip. With a lead the target stays this far ahead of the
+finger, so a blocked finger still pushes at the full grip force (its velocity, 0, is under the
+target), but a finger that loses its counterpart closes at no more than positionGain x lead / dt
+(10 mm: 0.48 m/s). Opening is not limited. Too small a lead loses grasps: at 3 mm (0.14 m/s) the
+solver leaves the two blocked fingers' forces a few newtons apart, and the pair walks sideways
+with the object until it slips out. Infinity is the shipped control.
+
+`pad_stiffness_n_m` / `pad_damping` (off; soft pads: 3e4 N/m, 1e3 N s/m, Franka's finger pads
+in pybullet_data): the finger links' contact stiffness and damping. Rigid, a finger a few millimetres
+into an object is pushed out at the solver's contact ERP and the grip force jumps between the two
+contacts, so an object held on an edge or squeezed against a neighbour can be shot out; the soft
+pads give at ~2 mm under a 60 N grip (effective ERP ~0.11 with damping), so the same penetration
+is a spring, not a velocity kick. Set when the world is built (world.py); infinity, shipped, is
+a rigid pad ("soft pads" in tools/perf/contact_models.py). Off: they threw fewer on dev, but in
+the closed loop on fresh scenes fewer deliveries were seen in the basket.
+
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -80,6 +109,11 @@ class ContactOptions:
     symmetric_yaw: bool = True                  # grasp/push yaw: of yaw and yaw + pi the nearer one
     joint_speed_rps: float = math.inf           # joint targets move at most this fast (rad/s)
     release_z_m: float = 0.25                   # place opens at this tcp height (below 0.25: guarded)
+    close_force_n: float = math.inf             # grip force while closing (then ramped to the asked one)
+    grip_ramp_s: float = 0.15                   # settle time over which the grip rises to the asked force
+    finger_lead_m: float = math.inf             # a closing finger's target at most this past its position
+    pad_stiffness_n_m: float = math.inf         # finger links' contactStiffness (3e4: soft pads)
+    pad_damping: float = 1e3                    # finger links' contactDamping (with a stiffness)
 
 
 CONTACT = ContactOptions()

@@ -118,8 +118,13 @@ class ControlMixin:
 
     def _apply_fingers(self) -> None:
         q = clamp(self.gap_ref / 2, 0.0, FINGER_TRAVEL_M)
-        for j in self.finger_j:
-            pb.setJointMotorControl2(self.robot, j, pb.POSITION_CONTROL, targetPosition=q,
+        targets = [q] * len(self.finger_j)
+        lead = CONTACT.finger_lead_m
+        if lead < math.inf:  # contact.py: a closing finger's target at most `lead` past where it is
+            now = pb.getJointStates(self.robot, self.finger_j, physicsClientId=self.client)
+            targets = [max(q, min(s[0] - lead, FINGER_TRAVEL_M)) for s in now]
+        for j, target in zip(self.finger_j, targets, strict=True):
+            pb.setJointMotorControl2(self.robot, j, pb.POSITION_CONTROL, targetPosition=target,
                                      force=self.grip_force, positionGain=0.2, physicsClientId=self.client)
 
     def _advance_fingers(self) -> None:

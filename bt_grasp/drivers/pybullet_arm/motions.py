@@ -11,7 +11,7 @@ Safe state. A motion ends early when it is cancelled (`cancel(fault)`, fault "ha
 "timeout"), reaches its own deadline (`timeout=`, fault "timeout") or is stopped (`stop()`, fault
 "stopped"). It is then left, without stepping the physics any further, as:
 - the arm held where it is: the joint position targets are the joints' current positions;
-- the fingers stopped where they are: if they are squeezing something (at rest, their position
+- the fingers stopped where they are: if they are squeezing something (not closing, their position
   reference inside the current gap) the reference stays where it is, so a gripped object stays
   gripped with the force it has now; otherwise the reference becomes the current gap, so they
   neither close nor open any further. The finger command (`gap_cmd`) is set to that reference,
@@ -28,17 +28,19 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-import numpy as np
 import pybullet as pb
 
 from bt_grasp.drivers.base import Execution, Fault
 from bt_grasp.drivers.motion import HALTED, Motion, MotionHalted, SteppedMotion
 from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.control import Planned, Steps, _Abort
-from bt_grasp.drivers.pybullet_arm.recorder import STALL_VELOCITY
 
 STREAMED = ("grasp", "lift", "place", "open_gripper", "push")
-SQUEEZE_MARGIN_M = 0.001  # a finger reference this far inside the gap, at rest, is squeezing something
+SQUEEZE_MARGIN_M = 0.001  # a finger reference this far inside the gap, not closing, is squeezing something
+# Fingers closing faster than this share of their free speed are still travelling, not squeezing.
+# Not "at rest": an object shifting in a firm grip moves the fingers too.
+CLOSING_SHARE = 0.25
 
 
 def steps_per_period(control_period_s: float) -> int:
@@ -151,8 +153,9 @@ class MotionsMixin:
         self._hold_arm(q)
         states = pb.getJointStates(self.robot, self.finger_j, physicsClientId=self.client)
         gap = float(sum(s[0] for s in states))
-        still = float(np.mean([abs(s[1]) for s in states])) < STALL_VELOCITY
-        if not (still and self.gap_ref < gap - SQUEEZE_MARGIN_M):
+        # the gap's rate, not each finger's: a gripped pair can drift sideways together (soft pads)
+        closing = sum(s[1] for s in states) / 2 < -CLOSING_SHARE * CONTACT.finger_speed_mps
+        if closing or self.gap_ref >= gap - SQUEEZE_MARGIN_M:
             self.gap_ref = gap
         self.gap_cmd = self.gap_ref
         self._apply_fingers()

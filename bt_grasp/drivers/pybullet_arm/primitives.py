@@ -36,6 +36,10 @@ from bt_grasp.watchdog.telemetry import Phase, Telemetry
 # The lowest tcp height a place lowers to: the fingertips 1 cm above the basket's floor (its top at
 # 7.5 mm), whatever contact.py's release_z_m asks.
 RELEASE_FLOOR_Z = 0.0075 + 0.01 + TCP_FROM_TIP_M
+# A grasp's HOLD spans two of the Watchdog's settle windows (0.125 s): an object that shifts once
+# in the grip (a ball rolling to its seat) breaks one window, and the hold is still judged on the
+# next instead of the attempt ending with no stable signature (TIMEOUT).
+GRASP_HOLD_S = 0.3
 
 
 class PrimitivesMixin:
@@ -102,10 +106,10 @@ class PrimitivesMixin:
             yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
             yield from self._close(force, kinds, target_body, info)
             self._phase = Phase.SETTLE
-            yield from self._wait(0.3)
+            yield from self._settle(force, 0.3)
             yield from self._lift_phase(0.015, orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.05)
             self._phase = Phase.HOLD
-            yield from self._wait(0.2)
+            yield from self._wait(GRASP_HOLD_S)
             info["held"] = self.held_object()
 
         return Planned(Phase.APPROACH, body, info)
@@ -121,7 +125,7 @@ class PrimitivesMixin:
             info["blocked_at_m"] = at
             self._gap_floor = at  # jammed part-way: the fingers stop there and stop pushing (no grip)
         self.gap_cmd = 0.0
-        self._command_fingers(0.0, force)
+        self._command_fingers(0.0, min(force, CONTACT.close_force_n))  # contact.py: close_force_n
         removed = False
         still = 0
         n = 0
@@ -139,6 +143,17 @@ class PrimitivesMixin:
             still = still + 1 if vel < 0.002 and n > 24 else 0
             if still >= 12:
                 break
+
+    def _settle(self, force: float, seconds: float) -> Steps:
+        """SETTLE after a close: the grip rises from the closing force to `force` over
+        CONTACT.grip_ramp_s (at once when the close was at `force`), then holds."""
+        start = self.grip_force
+        n_ramp = max(1, round(CONTACT.grip_ramp_s / scene.TIMESTEP))
+        for i in range(max(1, round(seconds / scene.TIMESTEP))):
+            if start < force:
+                self.grip_force = start + (force - start) * min(1.0, (i + 1) / n_ramp)
+            self._tick()
+            yield
 
     def _lift_phase(self, dz: float, orn: np.ndarray, block: Fault | None, phase: Phase, speed: float) -> Steps:
         p, _ = self.tcp_pose()

@@ -3,6 +3,7 @@ objects put to sleep, and the camera frame with the robot hidden."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import pybullet as pb
 
 from bt_grasp.drivers.base import Observation
 from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.episodes import EpisodeSpec
 from bt_grasp.drivers.pybullet_arm.gripper import (
     FINGER_FRICTION,
@@ -60,9 +62,12 @@ class WorldMixin:
                                  flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
         self.arm_j, self.finger_j, self.tcp_link = joint_indices(c, self.robot)
         self.wrist = WristLoadSensor(c, self.robot)  # telemetry `load`: see wrist.py
+        pads: dict[str, float] = {}
+        if CONTACT.pad_stiffness_n_m < math.inf:  # soft finger pads (contact.py)
+            pads = {"contactStiffness": CONTACT.pad_stiffness_n_m, "contactDamping": CONTACT.pad_damping}
         for j in self.finger_j:
             pb.changeDynamics(self.robot, j, lateralFriction=FINGER_FRICTION, spinningFriction=0.01,
-                              jointLowerLimit=0.0, jointUpperLimit=FINGER_TRAVEL_M, physicsClientId=c)
+                              jointLowerLimit=0.0, jointUpperLimit=FINGER_TRAVEL_M, physicsClientId=c, **pads)
         self.ghost = pb.loadURDF(str(ghost_urdf_path()), (0, 0, -5), useFixedBase=True, physicsClientId=c)
         for link in range(-1, pb.getNumJoints(self.ghost, physicsClientId=c)):
             pb.setCollisionFilterGroupMask(self.ghost, link, 0, 0, physicsClientId=c)
