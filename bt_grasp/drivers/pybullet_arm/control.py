@@ -181,8 +181,11 @@ class ControlMixin:
         if self._deadline is not None and self.clock >= self._deadline - 1e-9:
             raise _Abort("timeout")
 
-    def _wait(self, seconds: float) -> Steps:
-        for _ in range(max(1, round(seconds / scene.TIMESTEP))):
+    def _wait(self, seconds: float, before_step: Callable[[int], None] | None = None) -> Steps:
+        """Hold still for `seconds`; before_step(i), if given, runs before step i (e.g. a ramp)."""
+        for i in range(max(1, round(seconds / scene.TIMESTEP))):
+            if before_step is not None:
+                before_step(i)
             self._tick()
             yield
 

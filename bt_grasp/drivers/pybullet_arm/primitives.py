@@ -148,12 +148,15 @@ class PrimitivesMixin:
         """SETTLE after a close: the grip rises from the closing force to `force` over
         CONTACT.grip_ramp_s (at once when the close was at `force`), then holds."""
         start = self.grip_force
+        if start >= force:
+            yield from self._wait(seconds)
+            return
         n_ramp = max(1, round(CONTACT.grip_ramp_s / scene.TIMESTEP))
-        for i in range(max(1, round(seconds / scene.TIMESTEP))):
-            if start < force:
-                self.grip_force = start + (force - start) * min(1.0, (i + 1) / n_ramp)
-            self._tick()
-            yield
+
+        def ramp(i: int) -> None:
+            self.grip_force = start + (force - start) * min(1.0, (i + 1) / n_ramp)
+
+        yield from self._wait(seconds, before_step=ramp)
 
     def _lift_phase(self, dz: float, orn: np.ndarray, block: Fault | None, phase: Phase, speed: float) -> Steps:
         p, _ = self.tcp_pose()
