@@ -140,7 +140,8 @@ class GeometricPerceiver(GroundingLocator):
             occluded = any(occ.get(m, set()) - members for m in members)
             parent = int(np.bincount(labels[win][mask]).argmax())
             if parent not in colours:  # pieces of one segment share its colour (no colour break)
-                colours[parent] = name_colour(obs.rgb[labels == parent])[0]
+                # The parent lies inside its window: compare there, not over the whole image.
+                colours[parent] = name_colour(obs.rgb[win][labels[win] == parent])[0]
             return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent],
                                       vocab=self.vocabulary)
 
