@@ -15,7 +15,7 @@ import numpy as np
 
 from bt_grasp.drivers.base import Observation
 
-from .features import measure
+from .features import ShapeMemo, measure
 from .geometry import Plane, backproject, fit_table_plane, frame_pointmap
 from .lexicon import Vocabulary
 from .scene_graph import build_relations, occlusion_counts
@@ -38,14 +38,15 @@ def table_plane(P: np.ndarray, exclude: np.ndarray | None = None) -> Plane:
 
 def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.ndarray, namer: Namer,
              min_pixels: int = 1, brightness: float = 1.0, amodal: bool = False,
-             vocab: Vocabulary | None = None) -> SceneGraph:
+             vocab: Vocabulary | None = None, memo: ShapeMemo | None = None) -> SceneGraph:
     """Measure every label, name it with `namer(id, measured) -> (name, description, attrs)`,
     relate the objects and return the graph. Stores the table plane in each object's attributes,
     and `occluded` (the object is partially_occluded_by another) for grounding. `brightness` is
     the scene's light for colour naming (colour.scene_brightness); `amodal`: also fit what partly
     hidden segments could be with their rest out of sight (features.measure), for a backend that
     names by measured fits. `vocab`: the words objects are named in, kept with the graph so
-    grounding reads texts in the same words (None: the shipped default).
+    grounding reads texts in the same words (None: the shipped default). `memo`: geometry
+    already measured on this frame (features.ShapeMemo).
     """
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -64,7 +65,7 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
         if mask[win].sum() < min_pixels:
             continue
         meas = measure(mask, P, heights, obs.rgb, win, occluded=oid in occluded, brightness=brightness,
-                       amodal=amodal, vocab=vocab)
+                       amodal=amodal, vocab=vocab, memo=memo)
         name, desc, attrs = namer(oid, meas)
         attrs = {**meas.attributes(), **attrs}
         point2d = attrs.pop("point2d")

@@ -9,7 +9,7 @@ from the fitted plane).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,7 +28,6 @@ EDGE_SCALE = value("EDGE_SCALE")
 LYING_CYLINDER_SHARE = value("LYING_CYLINDER_SHARE")
 MIN_CYLINDER_R = 0.015  # the thinnest catalogue can is 4 cm across
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
-
 
 
 def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
@@ -265,9 +264,53 @@ def extents_along(pts: np.ndarray, axes: np.ndarray) -> list[float]:
     return sorted((float(e) for e in hi - lo), reverse=True)
 
 
+class _Shape(NamedTuple):
+    """What measure derives from a segment's pixels alone (not from its colour or occlusion)."""
+
+    bottom: float
+    top: float
+    rect: tuple[np.ndarray, float, float, float, float]  # min_area_rect of the outline
+    flat_top: float
+    support: tuple[float, float]  # support_heights
+    planes: tuple[float, list[list[float]], list[float]]  # planar_faces
+    p_cyl: float
+    sphere: tuple[float, float]  # fit_sphere
+    obb: list[float]
+
+
+# Segment geometry by pixel set, for one frame's pointmap and heights. Why: a survey measures
+# the same pixels several times (a piece while splitting, again while re-joining fragments, and
+# as a final segment), with another colour or occlusion flag but the same points.
+ShapeMemo = dict[tuple[Any, ...], Any]
+
+
+def _mask_key(mask: np.ndarray, v0: int, u0: int) -> tuple[Any, ...]:
+    """The mask's pixel set in image coordinates, whatever window it was cut from."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    tight = mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    return v0 + int(rows[0]), u0 + int(cols[0]), tight.shape, np.packbits(tight).tobytes()
+
+
+def _shape(mask: np.ndarray, m: np.ndarray, P: np.ndarray, heights: np.ndarray, pts: np.ndarray,
+           h: np.ndarray) -> _Shape:
+    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
+
+    bottom, top = (float(x) for x in np.quantile(h, [0.05, 0.95]))
+    # The outline's hull only needs the outline: boundary pixels of large segments (speed).
+    rim = m & ~ndimage.binary_erosion(m) if len(pts) > 400 else m
+    rect = min_area_rect(P[rim][:, :2])
+    flat_top = float(np.mean(h > top - 0.004))
+    tilted = flat_top < 0.5 and top - bottom > 0.02
+    return _Shape(bottom, top, rect, flat_top, support_heights(mask, heights),
+                  planar_faces(pts, rectangles=tilted),  # face rectangles matter for leaning objects
+                  cross_curvature(pts, rect[1], rect[3]), fit_sphere(pts),
+                  principal_extents(pts) if tilted else [])  # read for leaning segments only
+
+
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
             window: tuple[slice, slice] | None = None, occluded: bool = False, brightness: float = 1.0,
-            colour: str | None = None, amodal: bool = False, vocab: Vocabulary | None = None) -> Measured:
+            colour: str | None = None, amodal: bool = False, vocab: Vocabulary | None = None,
+            memo: ShapeMemo | None = None) -> Measured:
     """Geometry, colour, shape and vocabulary names of one segment.
 
     P: HxWx3 base-frame pointmap (NaN unknown); heights: HxW height above the table plane;
@@ -276,10 +319,9 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     brightness: the scene's light for colour naming (colour.scene_brightness);
     colour: the palette name when already known (skips colour naming);
     amodal: for an occluded segment, measure how far it could continue out of sight (amodal.py);
-    vocab: the words to name it in (lexicon.py; None: the shipped default).
+    vocab: the words to name it in (lexicon.py; None: the shipped default);
+    memo: geometry already measured on this frame's P and heights (ShapeMemo), filled as it goes.
     """
-    from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
-
     hgt, wid = mask.shape
     v0 = u0 = 0
     whole = (mask, P, heights)  # the room an occluded object could take is searched beyond its window
@@ -300,37 +342,39 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
         return Measured(pixels, point2d, colour, round(cconf, 3), category="irregular", shape="irregular",
                         size="small", centroid_base=[float("nan")] * 3, top_height=0.0, bottom_height=0.0,
                         extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0, flat_top=0.0, graspable=False)
-    bottom, top = (float(x) for x in np.quantile(h, [0.05, 0.95]))
-    # The outline's hull only needs the outline: boundary pixels of large segments (speed).
-    rim = m & ~ndimage.binary_erosion(m) if len(pts) > 400 else m
-    centre, yaw, length, width, hull_area = min_area_rect(P[rim][:, :2])
+    memo = {} if memo is None else memo
+    key = _mask_key(mask, v0, u0)
+    if key not in memo:
+        memo[key] = _shape(mask, m, P, heights, pts, h)
+    g: _Shape = memo[key]
+    bottom, top, (centre, yaw, length, width, hull_area) = g.bottom, g.top, g.rect
     rect_area = length * width
     roundness = hull_area / rect_area if rect_area > 0 else 0.0
-    flat_top = float(np.mean(h > top - 0.004))
+    flat_top = g.flat_top
     shape = classify_shape(length, width, top, roundness, flat_top)
-    sup_lo, sup_hi = support_heights(mask, heights)
+    sup_lo, sup_hi = g.support
     sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
     p_round, p_flat = shape_beliefs(roundness, flat_top)
     if occluded:  # a cut outline's fill says little about roundness; its own free edge says more
-        edge = edge_roundness(mask, heights, P)
+        if ("edge", key) not in memo:
+            memo["edge", key] = edge_roundness(mask, heights, P)
+        edge = memo["edge", key]
         if edge is None:
             p_round = 0.5 + 0.4 * (p_round - 0.5)
         else:
             p_round = min(max(belief(edge, 0.0, EDGE_SCALE), 0.1), 0.9)
     tilted = flat_top < 0.5 and top - bottom > 0.02
-    planar, faces, face_frame = planar_faces(pts, rectangles=tilted)  # face rectangles matter for leaning objects
-    p_cyl = cross_curvature(pts, yaw, width)
+    planar, faces, face_frame = g.planes
     p_planar = belief(planar, 0.93, 0.02)
-    radius, rms = fit_sphere(pts)
+    radius, rms = g.sphere
     p_sphere = belief(rms, 0.0009, -0.0002) if 0.012 < radius < 0.06 else 0.0
     if p_sphere > 0.5:  # a ball's own height is its diameter, even on a support the ring missed
         sup_hi = max(sup_hi, min(top - 2.0 * radius, bottom))  # (a ball on a hidden post)
     m_fit: dict[str, Any] = {"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
              "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
-             "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": p_cyl,
-             "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded), "face_frame": face_frame,
-             "obb": principal_extents(pts) if tilted else [],  # read for leaning segments only
-             "tilted": float(tilted)}
+             "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": g.p_cyl,
+             "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded),
+             "face_frame": face_frame, "obb": g.obb, "tilted": float(tilted)}
     scores = name_scores(m_fit, colour, vocab)
     hidden = None
     if occluded and amodal:  # what it could be with the rest out of sight: evidence for grounding only
@@ -345,12 +389,13 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                     graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25), name_scores=scores,
                     seen_colour=colour, footprint_centre=[float(centre[0]), float(centre[1])],
                     support_height=round(sup_lo, 4), sphere_fit=[round(radius, 4), round(rms, 5)],
-                    planar_share=round(planar, 3), lying_cylinder=round(p_cyl, 3), amodal_scores=hidden)
+                    planar_share=round(planar, 3), lying_cylinder=round(g.p_cyl, 3), amodal_scores=hidden)
 
 
 def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
                        occluded: bool, colour: str, window: tuple[slice, slice] | None = None,
-                       vocab: Vocabulary | None = None) -> float:
+                       vocab: Vocabulary | None = None, memo: ShapeMemo | None = None) -> float:
     """How well the best vocabulary entry explains this mask (0..1): the test for joining pieces."""
-    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour, vocab=vocab).name_scores
+    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour, vocab=vocab,
+                 memo=memo).name_scores
     return max(best_name(ns)[2], 0.0)

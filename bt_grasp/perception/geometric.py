@@ -27,7 +27,7 @@ from bt_grasp.drivers.base import Observation
 
 from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .colour import name_colour, scene_brightness
-from .features import best_catalogue_fit
+from .features import ShapeMemo, best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
 from .lexicon import Vocabulary, default_vocabulary
 from .normals import depth_edges, faces_apart, surface_normals
@@ -67,8 +67,11 @@ class GeometricPerceiver(GroundingLocator):
         self._next_id = 1
 
     # -- segmentation -------------------------------------------------------------------------
-    def segment(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(labels HxW 0 = background, pointmap, heights): instance segmentation from RGB-D."""
+    def segment(self, obs: Observation, memo: ShapeMemo | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(labels HxW 0 = background, pointmap, heights): instance segmentation from RGB-D.
+
+        memo: filled with the geometry of the masks measured on the way (features.ShapeMemo).
+        """
         from scipy.sparse import coo_matrix  # here, not at import: scipy loads slowly, only surveys use it
         from scipy.sparse.csgraph import connected_components
 
@@ -113,12 +116,13 @@ class GeometricPerceiver(GroundingLocator):
         new[keep] = np.arange(1, int(keep.sum()) + 1)
         labels = np.zeros((h, w), dtype=np.int32)
         labels[fg] = new[comp]
+        memo = {} if memo is None else memo
         if self.split_valleys:
-            labels = self._split_and_merge(labels, P, heights, obs)
-        return self._merge_fragments(labels, P, heights, obs), P, heights
+            labels = self._split_and_merge(labels, P, heights, obs, memo)
+        return self._merge_fragments(labels, P, heights, obs, memo), P, heights
 
     def _split_and_merge(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
-                         obs: Observation) -> np.ndarray:
+                         obs: Observation, memo: ShapeMemo) -> np.ndarray:
         """Cut segments along surface valleys, then merge pieces back where one catalogue object
         explains them together (split_merge.py)."""
         fg = labels > 0
@@ -142,8 +146,10 @@ class GeometricPerceiver(GroundingLocator):
             if parent not in colours:  # pieces of one segment share its colour (no colour break)
                 # The parent lies inside its window: compare there, not over the whole image.
                 colours[parent] = name_colour(obs.rgb[win][labels[win] == parent])[0]
-            return best_catalogue_fit(mask, P[win], heights[win], obs.rgb[win], occluded, colours[parent],
-                                      vocab=self.vocabulary)
+            whole = np.zeros(labels.shape, dtype=bool)  # in image coordinates, to share the memo
+            whole[win] = mask
+            return best_catalogue_fit(whole, P, heights, obs.rgb, occluded, colours[parent], win,
+                                      vocab=self.vocabulary, memo=memo)
 
         apart = None
         if self.face_veto:
@@ -155,7 +161,7 @@ class GeometricPerceiver(GroundingLocator):
         return merge_by_fit(pieces, labels, fit, apart=apart)
 
     def _merge_fragments(self, labels: np.ndarray, P: np.ndarray, heights: np.ndarray,
-                         obs: Observation) -> np.ndarray:
+                         obs: Observation, memo: ShapeMemo) -> np.ndarray:
         """Re-join pieces of one object that an object lying on it cut apart in the image.
 
         Two segments merge when they have the same chromaticity, the same top height (±6 mm),
@@ -208,7 +214,7 @@ class GeometricPerceiver(GroundingLocator):
                 mask = np.isin(labels, list(group))
                 box = ndimage.find_objects(mask.astype(np.int8))[0]
                 fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box,
-                                                 self.vocabulary)
+                                                 self.vocabulary, memo)
             return fits[group]
 
         members = {i: frozenset([i]) for i in range(n + 1)}
@@ -259,7 +265,8 @@ class GeometricPerceiver(GroundingLocator):
     # -- Perceiver ----------------------------------------------------------------------------
     def survey(self, obs: Observation) -> SceneGraph:
         """Segment, name and relate the objects in one RGB-D frame (annotations are ignored)."""
-        labels, P, heights = self.segment(obs)
+        memo: ShapeMemo = {}
+        labels, P, heights = self.segment(obs, memo)
         labels = self._track(labels, P)
         d = obs.depth[obs.depth > 0]
         rid = find_receptacle(labels, P, float(np.max(d)) / float(obs.K[0, 0]) if d.size else 0.0)
@@ -281,7 +288,7 @@ class GeometricPerceiver(GroundingLocator):
 
         light = scene_brightness(obs.rgb[(labels == rid) & (heights < self.min_height)]) if rid else 1.0
         scene = assemble(obs, labels, P, heights, namer, min_pixels=self.min_pixels, brightness=light,
-                         amodal=True, vocab=self.vocabulary)
+                         amodal=True, vocab=self.vocabulary, memo=memo)
         self.last_scene = scene
         return scene
 
