@@ -41,7 +41,13 @@ def valley_map(heights: np.ndarray, fg: np.ndarray, scales: tuple[int, ...] = VA
     (balls, box edges) a negative value; the foot of a taller neighbour or the crease between
     two touching objects a positive one.
     """
-    h = np.where(fg, heights, np.nan)
+    out = np.zeros(fg.shape, dtype=bool)
+    rows, cols = np.flatnonzero(fg.any(axis=1)), np.flatnonzero(fg.any(axis=0))
+    if len(rows) == 0:
+        return out
+    # Only the foreground's bounding box: beyond it the heights are NaN, as is the padding.
+    win = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+    h = np.where(fg[win], heights[win], np.nan)
     H, W = h.shape
     best = np.zeros((H, W))
     pad = max(scales)
@@ -51,8 +57,9 @@ def valley_map(heights: np.ndarray, fg: np.ndarray, scales: tuple[int, ...] = VA
             a = hp[pad - k * dv:pad - k * dv + H, pad - k * du:pad - k * du + W]
             b = hp[pad + k * dv:pad + k * dv + H, pad + k * du:pad + k * du + W]
             depth = 0.5 * (a + b) - h
-            best = np.fmax(best, np.nan_to_num(depth, nan=0.0))
-    return fg & (best > min_depth)
+            np.fmax(best, depth, out=best)  # fmax skips NaN (no neighbour): best stays >= 0 there
+    out[win] = fg[win] & (best > min_depth)
+    return out
 
 
 def split_at_valleys(labels: np.ndarray, fg: np.ndarray, valley: np.ndarray, min_pixels: int) -> np.ndarray:
