@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .geometry import finite_rows
+
 CELL_M = 0.003  # grid cell of the room map
 MAX_ROOM_M = 0.16  # no catalogue object is longer than 15 cm
 COVER_SHARE = 0.5  # a grid row across the strip continues the object when this share can hide it
@@ -33,7 +35,7 @@ def footprint_room(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, top: fl
     win = (slice(max(rows[0] - WINDOW_PX, 0), min(rows[-1] + WINDOW_PX + 1, H)),
            slice(max(cols[0] - WINDOW_PX, 0), min(cols[-1] + WINDOW_PX + 1, W)))
     m, p, h = mask[win], P[win], heights[win]
-    ok = np.isfinite(h) & np.isfinite(p).all(axis=-1)
+    ok = np.isfinite(h) & finite_rows(p)
     cover = ok & ~m & (h > top - COVER_BELOW_TOP_M)
     axes = np.array([[np.cos(yaw), np.sin(yaw)], [-np.sin(yaw), np.cos(yaw)]])
     seen = (p[m & ok][:, :2] - centre) @ axes.T

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .features import min_area_rect
+from .geometry import finite_rows
 
 RECEPTACLE_NAME = "basket"
 MIN_LONG_M = 0.20  # longer than any catalogue object: a fixture, not something to grasp
@@ -37,7 +38,7 @@ def find_receptacle(labels: np.ndarray, P: np.ndarray, pixel_m: float) -> int:
         if span < MIN_LONG_M:  # even its image box's diagonal is too short
             continue
         pts = P[win][labels[win] == lab]
-        pts = pts[np.isfinite(pts).all(axis=1)]
+        pts = pts[finite_rows(pts)]
         if len(pts) < 50:
             continue
         sub = pts[:: max(1, len(pts) // 2000), :2]

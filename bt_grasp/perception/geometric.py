@@ -29,6 +29,7 @@ from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .colour import name_colour, scene_brightness
 from .features import ShapeMemo, best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
+from .geometry import finite_rows
 from .lexicon import Vocabulary, default_vocabulary
 from .normals import depth_edges, faces_apart, surface_normals
 from .scene_graph import occlusion_counts
@@ -184,7 +185,7 @@ class GeometricPerceiver(GroundingLocator):
         mc = np.stack([np.bincount(lab, weights=chrom[:, k], minlength=n + 1) for k in range(3)], 1)
         mc /= np.maximum(cnt, 1)[:, None]  # type: ignore[misc]  # numpy's stub: bincount with weights is float
         pts = P.reshape(-1, 3)[fgm]
-        ok = np.isfinite(pts).all(1)
+        ok = finite_rows(pts)
         cxy = np.stack([np.bincount(lab[ok], weights=pts[ok, k], minlength=n + 1) for k in range(2)], 1)
         cxy /= np.maximum(np.bincount(lab[ok], minlength=n + 1), 1)[:, None]  # type: ignore[misc]  # (as above)
         hv = np.nan_to_num(heights.reshape(-1)[fgm])
@@ -235,7 +236,7 @@ class GeometricPerceiver(GroundingLocator):
         flat = labels.reshape(-1)
         fg = np.flatnonzero(flat > 0)
         pts = P.reshape(-1, 3)[fg]
-        okp = fg[np.isfinite(pts).all(axis=1)]  # labelled pixels with a point, in image order
+        okp = fg[finite_rows(pts)]  # labelled pixels with a point, in image order
         cnt = np.bincount(flat[okp], minlength=int(labels.max()) + 1).astype(float)
         sums = np.stack([np.bincount(flat[okp], weights=P.reshape(-1, 3)[okp, k], minlength=len(cnt))
                          for k in range(3)], axis=1)
