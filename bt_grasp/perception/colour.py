@@ -45,9 +45,11 @@ def rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
     c = np.asarray(rgb, dtype=np.float64)
     if c.size and c.max() > 1.0:
         c = c / 255.0
-    mx, mn = c.max(axis=1), c.min(axis=1)
-    delta = mx - mn
     r, g, b = c[:, 0], c[:, 1], c[:, 2]
+    # Elementwise over the channels: the same values as c.max(axis=1), without numpy's slow
+    # reduction over a last axis of 3.
+    mx, mn = np.maximum(np.maximum(r, g), b), np.minimum(np.minimum(r, g), b)
+    delta = mx - mn
     with np.errstate(divide="ignore", invalid="ignore"):
         h = np.where(mx == r, ((g - b) / delta) % 6, np.where(mx == g, (b - r) / delta + 2, (r - g) / delta + 4))
         s = np.where(mx > 0, delta / mx, 0.0)
@@ -89,8 +91,9 @@ def name_colour(pixels: np.ndarray, brightness: float = 1.0) -> tuple[str, float
         return "grey", conf * 0.7
     w = s[chroma]
     ang = np.deg2rad(h[chroma])
-    mean_h = float(np.rad2deg(np.arctan2((w * np.sin(ang)).sum(), (w * np.cos(ang)).sum())) % 360.0)
-    spread = float(np.hypot((w * np.sin(ang)).sum(), (w * np.cos(ang)).sum()) / max(w.sum(), 1e-9))
+    ys, xs = (w * np.sin(ang)).sum(), (w * np.cos(ang)).sum()
+    mean_h = float(np.rad2deg(np.arctan2(ys, xs)) % 360.0)
+    spread = float(np.hypot(ys, xs) / max(w.sum(), 1e-9))
     s_med = float(np.median(s[chroma]))
     name = hue_name(mean_h)
     if name == "red" and s_med < 0.62 and v80 > PINK_V80 * brightness:
