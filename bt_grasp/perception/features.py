@@ -16,7 +16,7 @@ import numpy as np
 from .amodal import footprint_room
 from .calibration import value
 from .colour import name_colour
-from .geometry import cross3
+from .geometry import cross3, row_norms
 from .lexicon import Vocabulary
 from .outline import edge_roundness
 from .types import Measured
@@ -153,7 +153,7 @@ def fit_sphere(pts: np.ndarray, max_points: int = 400) -> tuple[float, float]:
     if r2 <= 0:
         return 0.0, float("inf")
     r = float(np.sqrt(r2))
-    rms = float(np.sqrt(np.mean((np.linalg.norm(pts - c, axis=1) - r) ** 2)))
+    rms = float(np.sqrt(np.mean((row_norms(pts - c) - r) ** 2)))
     return r, rms
 
 
@@ -183,7 +183,7 @@ def planar_faces(pts: np.ndarray, tol: float = 0.002, iterations: int = 60, max_
         idx = rest[rng.integers(0, len(rest), size=(iterations, 3))]
         a, b, c = sub[idx[:, 0]], sub[idx[:, 1]], sub[idx[:, 2]]
         n = cross3(b - a, c - a)
-        norm = np.linalg.norm(n, axis=1)
+        norm = row_norms(n)
         ok = norm > 1e-9
         if not ok.any():
             break

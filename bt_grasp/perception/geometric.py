@@ -29,7 +29,7 @@ from .assemble import GroundingLocator, assemble, describe, heights_and_points
 from .colour import name_colour, scene_brightness
 from .features import ShapeMemo, best_catalogue_fit
 from .fixtures import RECEPTACLE_NAME, add_floor, find_receptacle, outline
-from .geometry import finite_rows
+from .geometry import finite_rows, row_norms
 from .lexicon import Vocabulary, default_vocabulary
 from .normals import depth_edges, faces_apart, surface_normals
 from .scene_graph import occlusion_counts
@@ -96,10 +96,14 @@ class GeometricPerceiver(GroundingLocator):
             b = a + step
             keep = fgf[b]
             a, b = a[keep], b[keep]
-            dist = np.linalg.norm(Pf[a] - Pf[b], axis=1)
+            dist = row_norms(Pf[a] - Pf[b])
             tol = self.jump + 3.0 * np.minimum(depthf[a], depthf[b]) / f
-            ia, ib = rgbf[a].sum(1) + 1.0, rgbf[b].sum(1) + 1.0
-            dchrom = np.abs(rgbf[a] / ia[:, None] - rgbf[b] / ib[:, None]).sum(1)
+            # Sums over the 3 channels written out: the values of sum(1), without numpy's slow
+            # reduction over a short last axis.
+            ra, rb = rgbf[a], rgbf[b]
+            ia, ib = ra[:, 0] + ra[:, 1] + ra[:, 2] + 1.0, rb[:, 0] + rb[:, 1] + rb[:, 2] + 1.0
+            e = np.abs(ra / ia[:, None] - rb / ib[:, None])
+            dchrom = e[:, 0] + e[:, 1] + e[:, 2]
             bright = (ia > self.min_chroma_intensity) & (ib > self.min_chroma_intensity)
             link = (dist < tol) & ~(bright & (dchrom > self.chroma_break))
             link &= np.maximum(ia, ib) / np.minimum(ia, ib) < 4.0
@@ -230,7 +234,7 @@ class GeometricPerceiver(GroundingLocator):
     # -- id tracking --------------------------------------------------------------------------
     def _track(self, labels: np.ndarray, P: np.ndarray) -> np.ndarray:
         """Relabel segments with ids from the previous survey when they match it (stable ids)."""
-        segs = [int(i) for i in np.unique(labels) if i > 0]
+        segs = [int(i) for i in np.flatnonzero(np.bincount(labels.ravel())) if i > 0]  # np.unique sorts
         if not segs:
             return labels
         flat = labels.reshape(-1)

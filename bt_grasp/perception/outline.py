@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .geometry import row_norms
+
 CUT_M = 0.005  # an outside neighbour this much higher hides the segment there: a cut, not an edge
 TOL_M = 0.0015  # an edge point within this of the circle or line lies on it
 RADII_M = (0.012, 0.045)  # the catalogue's round things, from a small ball to a large can
@@ -37,11 +39,15 @@ def _circle_share(xy: np.ndarray, rng: np.random.Generator, tries: int) -> float
     if not ok.any():
         return 0.0
     centre = np.linalg.solve(rows[ok], rhs[ok][:, :, None])[:, :, 0]
-    radius = np.linalg.norm(a[ok] - centre, axis=1)
+    radius = row_norms(a[ok] - centre)
     fits = (radius >= RADII_M[0]) & (radius <= RADII_M[1])
     if not fits.any():
         return 0.0
-    d = np.linalg.norm(xy[None, :, :] - centre[fits][:, None, :], axis=2)
+    # |xy - centre| per (circle, point), by components: numpy's reduction over an axis of 2 was
+    # most of this function's time, and x² + y² summed in that order is what it computed.
+    cf = centre[fits]
+    dx, dy = xy[None, :, 0] - cf[:, 0, None], xy[None, :, 1] - cf[:, 1, None]
+    d = np.sqrt(dx * dx + dy * dy)
     return float((np.abs(d - radius[fits][:, None]) < TOL_M).mean(axis=1).max())
 
 
@@ -54,12 +60,14 @@ def _lines_share(xy: np.ndarray, rng: np.random.Generator, tries: int, lines: in
             break
         a, b = xy[rest[rng.integers(0, len(rest), tries)]], xy[rest[rng.integers(0, len(rest), tries)]]
         d = b - a
-        length = np.linalg.norm(d, axis=1)
+        length = row_norms(d)
         ok = length > 1e-6
         if not ok.any():
             break
         normal = np.stack([-d[ok, 1], d[ok, 0]], axis=1) / length[ok, None]
-        on = np.abs(((xy[rest][None, :, :] - a[ok][:, None, :]) * normal[:, None, :]).sum(axis=2)) < TOL_M
+        p, q = xy[rest], a[ok]  # signed distances by components, as in _circle_share
+        on = np.abs((p[None, :, 0] - q[:, 0, None]) * normal[:, 0, None]
+                    + (p[None, :, 1] - q[:, 1, None]) * normal[:, 1, None]) < TOL_M
         covered[rest[on[int(np.argmax(on.sum(axis=1)))]]] = True
     return float(covered.mean())
 
