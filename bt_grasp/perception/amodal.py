@@ -49,7 +49,7 @@ def footprint_room(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, top: fl
     grid = np.zeros((n[0], n[1]), dtype=bool)
     for pts in (seen, hid):
         idx = np.floor((pts - reach) / CELL_M).astype(int)
-        keep = (idx >= 0).all(axis=1) & (idx[:, 0] < n[0]) & (idx[:, 1] < n[1])
+        keep = (idx[:, 0] >= 0) & (idx[:, 1] >= 0) & (idx[:, 0] < n[0]) & (idx[:, 1] < n[1])
         grid[idx[keep, 0], idx[keep, 1]] = True
     first = np.floor((lo - reach) / CELL_M).astype(int)
     last = np.floor((hi - reach) / CELL_M).astype(int)
