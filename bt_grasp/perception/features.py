@@ -16,7 +16,7 @@ import numpy as np
 from .amodal import footprint_room
 from .calibration import value
 from .colour import name_colour
-from .geometry import cross3, row_norms
+from .geometry import cross3, min_area_rect, row_norms
 from .lexicon import Vocabulary
 from .outline import edge_roundness
 from .types import Measured
@@ -28,45 +28,6 @@ EDGE_SCALE = value("EDGE_SCALE")
 LYING_CYLINDER_SHARE = value("LYING_CYLINDER_SHARE")
 MIN_CYLINDER_R = 0.015  # the thinnest catalogue can is 4 cm across
 GRASPABLE_WIDTH = 0.08  # narrowest footprint side an 85 mm gripper can still close across (+noise)
-
-
-def min_area_rect(xy: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
-    """(centre, yaw, length, width, hull_area) of the minimum-area rectangle around 2D points.
-
-    Rotating calipers over the convex hull's edge directions; length ≥ width, yaw of the long side.
-    """
-    from scipy.spatial import ConvexHull, QhullError  # here, not at import: scipy loads slowly
-
-    if len(xy) < 3:
-        c = xy.mean(axis=0) if len(xy) else np.zeros(2)
-        return c, 0.0, 0.0, 0.0, 0.0
-    if len(xy) > 400:  # dedupe on a 1 mm grid: same hull within 1 mm, far fewer points for qhull
-        xy = np.round(xy, 3)
-        cell = np.round(xy * 1000.0).astype(np.int64)
-        # One integer key per cell: a 1-D unique is ~10x faster than np.unique(axis=0).
-        _, first = np.unique((cell[:, 0] << 32) + cell[:, 1], return_index=True)
-        xy = xy[first]
-    try:
-        hull = ConvexHull(xy)
-    except QhullError:
-        c = xy.mean(axis=0)
-        return c, 0.0, 0.0, 0.0, 0.0
-    hp = xy[hull.vertices]
-    edges = np.diff(np.vstack([hp, hp[:1]]), axis=0)
-    ang = np.arctan2(edges[:, 1], edges[:, 0])
-    ca, sa = np.cos(ang), np.sin(ang)
-    # Project hull points onto each edge frame.
-    u = hp[:, 0][None, :] * ca[:, None] + hp[:, 1][None, :] * sa[:, None]
-    v = -hp[:, 0][None, :] * sa[:, None] + hp[:, 1][None, :] * ca[:, None]
-    du, dv = u.max(1) - u.min(1), v.max(1) - v.min(1)
-    k = int(np.argmin(du * dv))
-    cu, cv = (u[k].max() + u[k].min()) / 2, (v[k].max() + v[k].min()) / 2
-    centre = np.array([cu * ca[k] - cv * sa[k], cu * sa[k] + cv * ca[k]])
-    length, width, yaw = du[k], dv[k], ang[k]
-    if width > length:
-        length, width, yaw = width, length, yaw + np.pi / 2
-    yaw = (yaw + np.pi / 2) % np.pi - np.pi / 2
-    return centre, float(yaw), float(length), float(width), float(hull.volume)
 
 
 def classify_shape(length: float, width: float, height: float, roundness: float, flat_top: float) -> str:
@@ -270,12 +231,14 @@ class _Shape(NamedTuple):
     bottom: float
     top: float
     rect: tuple[np.ndarray, float, float, float, float]  # min_area_rect of the outline
+    roundness: float  # hull / rectangle area
     flat_top: float
     support: tuple[float, float]  # support_heights
     planes: tuple[float, list[list[float]], list[float]]  # planar_faces
     p_cyl: float
     sphere: tuple[float, float]  # fit_sphere
     obb: list[float]
+    centroid: list[float]
 
 
 # Segment geometry by pixel set, for one frame's pointmap and heights. Why: a survey measures
@@ -291,20 +254,67 @@ def _mask_key(mask: np.ndarray, v0: int, u0: int) -> tuple[Any, ...]:
     return v0 + int(rows[0]), u0 + int(cols[0]), tight.shape, np.packbits(tight).tobytes()
 
 
-def _shape(mask: np.ndarray, m: np.ndarray, P: np.ndarray, heights: np.ndarray, pts: np.ndarray,
-           h: np.ndarray) -> _Shape:
+def _shape(mask: np.ndarray, m: np.ndarray, P: np.ndarray, heights: np.ndarray, pts: np.ndarray) -> _Shape:
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
+    h = heights[m]
     bottom, top = (float(x) for x in np.quantile(h, [0.05, 0.95]))
     # The outline's hull only needs the outline: boundary pixels of large segments (speed).
     rim = m & ~ndimage.binary_erosion(m) if len(pts) > 400 else m
     rect = min_area_rect(P[rim][:, :2])
+    rect_area = rect[2] * rect[3]
     flat_top = float(np.mean(h > top - 0.004))
     tilted = flat_top < 0.5 and top - bottom > 0.02
-    return _Shape(bottom, top, rect, flat_top, support_heights(mask, heights),
+    return _Shape(bottom, top, rect, rect[4] / rect_area if rect_area > 0 else 0.0, flat_top,
+                  support_heights(mask, heights),
                   planar_faces(pts, rectangles=tilted),  # face rectangles matter for leaning objects
                   cross_curvature(pts, rect[1], rect[3]), fit_sphere(pts),
-                  principal_extents(pts) if tilted else [])  # read for leaning segments only
+                  principal_extents(pts) if tilted else [],  # read for leaning segments only
+                  [float(x) for x in pts.mean(axis=0)])
+
+
+def _cues(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, v0: int, u0: int, occluded: bool,
+          memo: ShapeMemo) -> tuple[_Shape, dict[str, Any]] | None:
+    """(shape, the measurements name_scores reads) of a mask cut at (v0, u0); None under 3 points."""
+    m = mask & np.isfinite(heights)
+    pts = P[m]
+    if len(pts) < 3:
+        return None
+    key = _mask_key(mask, v0, u0)
+    if key not in memo:
+        memo[key] = _shape(mask, m, P, heights, pts)
+    g: _Shape = memo[key]
+    bottom, top, (_, _, length, width, _) = g.bottom, g.top, g.rect
+    sup_lo, sup_hi = g.support
+    sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
+    p_round, p_flat = shape_beliefs(g.roundness, g.flat_top)
+    if occluded:  # a cut outline's fill says little about roundness; its own free edge says more
+        if ("edge", key) not in memo:
+            memo["edge", key] = edge_roundness(mask, heights, P)
+        edge = memo["edge", key]
+        if edge is None:
+            p_round = 0.5 + 0.4 * (p_round - 0.5)
+        else:
+            p_round = min(max(belief(edge, 0.0, EDGE_SCALE), 0.1), 0.9)
+    tilted = g.flat_top < 0.5 and top - bottom > 0.02
+    planar, faces, face_frame = g.planes
+    radius, rms = g.sphere
+    p_sphere = belief(rms, 0.0009, -0.0002) if 0.012 < radius < 0.06 else 0.0
+    if p_sphere > 0.5:  # a ball's own height is its diameter, even on a support the ring missed
+        sup_hi = max(sup_hi, min(top - 2.0 * radius, bottom))  # (a ball on a hidden post)
+    return g, {"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
+               "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round, "p_flat": p_flat,
+               "p_sphere": p_sphere, "p_planar": belief(planar, 0.93, 0.02), "faces": faces, "p_cyl": g.p_cyl,
+               "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded),
+               "face_frame": face_frame, "obb": g.obb, "tilted": float(tilted)}
+
+
+def _crop(window: tuple[slice, slice] | None, shape: tuple[int, ...]) -> tuple[tuple[slice, slice], int, int]:
+    """(padded window, its top row, its left column); the whole image for None."""
+    if window is None:
+        return (slice(None), slice(None)), 0, 0
+    window = _pad(window, shape, 6)
+    return window, window[0].start or 0, window[1].start or 0
 
 
 def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
@@ -323,79 +333,46 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
     memo: geometry already measured on this frame's P and heights (ShapeMemo), filled as it goes.
     """
     hgt, wid = mask.shape
-    v0 = u0 = 0
     whole = (mask, P, heights)  # the room an occluded object could take is searched beyond its window
-    if window is not None:
-        window = _pad(window, mask.shape, 6)
-        mask, P, heights, rgb = mask[window], P[window], heights[window], rgb[window]
-        v0, u0 = window[0].start or 0, window[1].start or 0
-    m = mask & np.isfinite(heights)
-    pts = P[m]
-    h = heights[m]
+    win, v0, u0 = _crop(window, mask.shape)
+    mask, P, heights, rgb = mask[win], P[win], heights[win], rgb[win]
     u, v = interior_point(mask)
     u, v = u + u0, v + v0
     pixels, point2d = int(mask.sum()), (u / max(wid - 1, 1), v / max(hgt - 1, 1))
     cconf = 1.0
     if colour is None:
         colour, cconf = name_colour(rgb[mask], brightness)
-    if len(pts) < 3:
+    cues = _cues(mask, P, heights, v0, u0, occluded, {} if memo is None else memo)
+    if cues is None:
         return Measured(pixels, point2d, colour, round(cconf, 3), category="irregular", shape="irregular",
                         size="small", centroid_base=[float("nan")] * 3, top_height=0.0, bottom_height=0.0,
                         extent=[0.0, 0.0, 0.0], yaw=0.0, roundness=0.0, flat_top=0.0, graspable=False)
-    memo = {} if memo is None else memo
-    key = _mask_key(mask, v0, u0)
-    if key not in memo:
-        memo[key] = _shape(mask, m, P, heights, pts, h)
-    g: _Shape = memo[key]
-    bottom, top, (centre, yaw, length, width, hull_area) = g.bottom, g.top, g.rect
-    rect_area = length * width
-    roundness = hull_area / rect_area if rect_area > 0 else 0.0
-    flat_top = g.flat_top
-    shape = classify_shape(length, width, top, roundness, flat_top)
-    sup_lo, sup_hi = g.support
-    sup_hi = max(min(sup_hi, bottom), sup_lo)  # the support cannot be above the lowest visible part
-    p_round, p_flat = shape_beliefs(roundness, flat_top)
-    if occluded:  # a cut outline's fill says little about roundness; its own free edge says more
-        if ("edge", key) not in memo:
-            memo["edge", key] = edge_roundness(mask, heights, P)
-        edge = memo["edge", key]
-        if edge is None:
-            p_round = 0.5 + 0.4 * (p_round - 0.5)
-        else:
-            p_round = min(max(belief(edge, 0.0, EDGE_SCALE), 0.1), 0.9)
-    tilted = flat_top < 0.5 and top - bottom > 0.02
-    planar, faces, face_frame = g.planes
-    p_planar = belief(planar, 0.93, 0.02)
-    radius, rms = g.sphere
-    p_sphere = belief(rms, 0.0009, -0.0002) if 0.012 < radius < 0.06 else 0.0
-    if p_sphere > 0.5:  # a ball's own height is its diameter, even on a support the ring missed
-        sup_hi = max(sup_hi, min(top - 2.0 * radius, bottom))  # (a ball on a hidden post)
-    m_fit: dict[str, Any] = {"long": length, "short": width, "height_lo": max(top - bottom, 0.3 * top),
-             "height_firm": top - sup_hi, "height_hi": top - sup_lo, "p_round": p_round,
-             "p_flat": p_flat, "p_sphere": p_sphere, "p_planar": p_planar, "faces": faces, "p_cyl": g.p_cyl,
-             "sphere_r": radius if p_sphere > 0.5 else 0.0, "occluded": float(occluded),
-             "face_frame": face_frame, "obb": g.obb, "tilted": float(tilted)}
+    g, m_fit = cues
+    bottom, top, (centre, yaw, length, width, _) = g.bottom, g.top, g.rect
     scores = name_scores(m_fit, colour, vocab)
     hidden = None
     if occluded and amodal:  # what it could be with the rest out of sight: evidence for grounding only
         room = footprint_room(*whole, top, centre, yaw)
         hidden = name_scores({**m_fit, "room_long": room[0], "room_short": room[1]}, colour, vocab)
     noun, size, _ = best_name(scores)
+    radius, rms = g.sphere
     # The colour word is the vocabulary's (a brown-looking duck is "purple"); the camera's is kept.
     return Measured(pixels, point2d, catalogue_colour(noun, colour, vocab), round(cconf, 3), category=noun,
-                    shape=shape, size=size, centroid_base=[float(x) for x in pts.mean(axis=0)],
-                    top_height=top, bottom_height=bottom, extent=[length, width, top], yaw=yaw,
-                    roundness=round(roundness, 3), flat_top=round(flat_top, 3),
-                    graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25), name_scores=scores,
-                    seen_colour=colour, footprint_centre=[float(centre[0]), float(centre[1])],
-                    support_height=round(sup_lo, 4), sphere_fit=[round(radius, 4), round(rms, 5)],
-                    planar_share=round(planar, 3), lying_cylinder=round(g.p_cyl, 3), amodal_scores=hidden)
+                    shape=classify_shape(length, width, top, g.roundness, g.flat_top), size=size,
+                    centroid_base=list(g.centroid), top_height=top, bottom_height=bottom,
+                    extent=[length, width, top], yaw=yaw, roundness=round(g.roundness, 3),
+                    flat_top=round(g.flat_top, 3), graspable=bool(width <= GRASPABLE_WIDTH and length <= 0.25),
+                    name_scores=scores, seen_colour=colour, footprint_centre=[float(centre[0]), float(centre[1])],
+                    support_height=round(g.support[0], 4), sphere_fit=[round(radius, 4), round(rms, 5)],
+                    planar_share=round(g.planes[0], 3), lying_cylinder=round(g.p_cyl, 3), amodal_scores=hidden)
 
 
 def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
                        occluded: bool, colour: str, window: tuple[slice, slice] | None = None,
                        vocab: Vocabulary | None = None, memo: ShapeMemo | None = None) -> float:
-    """How well the best vocabulary entry explains this mask (0..1): the test for joining pieces."""
-    ns = measure(mask, P, heights, rgb, window=window, occluded=occluded, colour=colour, vocab=vocab,
-                 memo=memo).name_scores
-    return max(best_name(ns)[2], 0.0)
+    """How well the best vocabulary entry explains this mask (0..1): the test for joining pieces.
+
+    measure's name_scores, without the rest of its record (rgb: unused, the colour is given)."""
+    win, v0, u0 = _crop(window, mask.shape)
+    cues = _cues(mask[win], P[win], heights[win], v0, u0, occluded, {} if memo is None else memo)
+    return 0.0 if cues is None else max(best_name(name_scores(cues[1], colour, vocab))[2], 0.0)

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .features import min_area_rect
-from .geometry import finite_rows
+from .geometry import finite_rows, min_area_rect
 
 RECEPTACLE_NAME = "basket"
 MIN_LONG_M = 0.20  # longer than any catalogue object: a fixture, not something to grasp
