@@ -54,7 +54,8 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
     pts: dict[int, np.ndarray] = {}
     hts: dict[int, np.ndarray] = {}
     rng = np.random.default_rng(0)
-    occluded = {a for (a, _b), n in occlusion_counts(labels, obs.depth).items() if n >= 3}
+    counts = occlusion_counts(labels, obs.depth)
+    occluded = {a for (a, _b), n in counts.items() if n >= 3}
     windows = ndimage.find_objects(labels)
     for k, win in enumerate(windows):
         if win is None:
@@ -77,8 +78,10 @@ def assemble(obs: Observation, labels: np.ndarray, P: np.ndarray, heights: np.nd
             sel = rng.choice(len(p), MAX_REL_POINTS, replace=False)
             p, h = p[sel], h[sel]
         pts[oid], hts[oid] = p, h
-    kept = np.isin(labels, [o.id for o in objects])
-    rel = build_relations(objects, np.where(kept, labels, 0), obs.depth, pts, hts)
+    # The pairs of kept labels count the same pixels with the dropped labels blanked or not.
+    kept = {o.id for o in objects}
+    rel = build_relations(objects, labels, obs.depth, pts, hts,
+                          counts={ab: n for ab, n in counts.items() if ab[0] in kept and ab[1] in kept})
     hidden = {a for a, r, _ in rel if r == "partially_occluded_by"}
     for o in objects:  # grounding judges a partly hidden segment's catalogue fits less strictly
         o.attributes["occluded"] = o.id in hidden

@@ -184,8 +184,8 @@ class GeometricPerceiver(GroundingLocator):
         fgm = flat > 0
         lab = flat[fgm]
         cnt = np.bincount(lab, minlength=n + 1).astype(float)
-        rgb = obs.rgb.reshape(-1, 3).astype(float)[fgm]
-        chrom = rgb / (rgb.sum(1, keepdims=True) + 1.0)
+        rgb = obs.rgb.reshape(-1, 3)[fgm].astype(float)  # the foreground only, then to float
+        chrom = rgb / (rgb[:, :1] + rgb[:, 1:2] + rgb[:, 2:] + 1.0)  # integer sums: exact in any order
         mc = np.stack([np.bincount(lab, weights=chrom[:, k], minlength=n + 1) for k in range(3)], 1)
         mc /= np.maximum(cnt, 1)[:, None]  # type: ignore[misc]  # numpy's stub: bincount with weights is float
         pts = P.reshape(-1, 3)[fgm]

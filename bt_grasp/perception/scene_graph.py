@@ -76,11 +76,13 @@ def _apart(box_a: tuple[np.ndarray, np.ndarray], box_b: tuple[np.ndarray, np.nda
 
 def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.ndarray,
                     points: dict[int, np.ndarray], heights: dict[int, np.ndarray],
-                    min_occlusion_px: int | None = None) -> list[tuple[int, str, int]]:
+                    min_occlusion_px: int | None = None,
+                    counts: dict[tuple[int, int], int] | None = None) -> list[tuple[int, str, int]]:
     """All relations between `objects`.
 
     labels: HxW object ids (0 = none); points: id -> Nx3 base-frame points (may be subsampled);
-    heights: id -> N heights above the table for the same points.
+    heights: id -> N heights above the table for the same points; counts: occlusion_counts(labels,
+    depth) when already counted (labels is then read for its size only).
     """
     from scipy.spatial import cKDTree  # here, not at import: scipy loads slowly, only surveys use it
 
@@ -117,7 +119,8 @@ def build_relations(objects: list[SceneObject], labels: np.ndarray, depth: np.nd
                 rel.append((a, "on_top_of", b))
     h = labels.shape[0]
     min_px = min_occlusion_px if min_occlusion_px is not None else max(3, h // 128)
-    occluded = {k for k, n in occlusion_counts(labels, depth).items() if n >= min_px}
+    counts = occlusion_counts(labels, depth) if counts is None else counts
+    occluded = {k for k, n in counts.items() if n >= min_px}
     occluded |= {(b, a) for a, b in on_top}
     rel.extend((a, "partially_occluded_by", b) for a, b in sorted(occluded) if a in trees3 and b in trees3)
     for i, a in enumerate(ids):
