@@ -255,6 +255,7 @@ def _mask_key(mask: np.ndarray, v0: int, u0: int) -> tuple[Any, ...]:
 
 
 def _shape(mask: np.ndarray, m: np.ndarray, P: np.ndarray, heights: np.ndarray, pts: np.ndarray) -> _Shape:
+    """_Shape of a cropped mask; m: its pixels with a height, pts: their points."""
     from scipy import ndimage  # here, not at import: scipy loads slowly, only surveys use it
 
     h = heights[m]
@@ -277,12 +278,11 @@ def _cues(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, v0: int, u0: int
           memo: ShapeMemo) -> tuple[_Shape, dict[str, Any]] | None:
     """(shape, the measurements name_scores reads) of a mask cut at (v0, u0); None under 3 points."""
     m = mask & np.isfinite(heights)
-    pts = P[m]
-    if len(pts) < 3:
+    if np.count_nonzero(m) < 3:
         return None
     key = _mask_key(mask, v0, u0)
     if key not in memo:
-        memo[key] = _shape(mask, m, P, heights, pts)
+        memo[key] = _shape(mask, m, P, heights, P[m])
     g: _Shape = memo[key]
     bottom, top, (_, _, length, width, _) = g.bottom, g.top, g.rect
     sup_lo, sup_hi = g.support

@@ -68,7 +68,8 @@ class GeometricPerceiver(GroundingLocator):
         self._next_id = 1
 
     # -- segmentation -------------------------------------------------------------------------
-    def segment(self, obs: Observation, memo: ShapeMemo | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def segment(self, obs: Observation,
+                memo: ShapeMemo | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(labels HxW 0 = background, pointmap, heights): instance segmentation from RGB-D.
 
         memo: filled with the geometry of the masks measured on the way (features.ShapeMemo).

@@ -43,8 +43,8 @@ def _circle_share(xy: np.ndarray, rng: np.random.Generator, tries: int) -> float
     fits = (radius >= RADII_M[0]) & (radius <= RADII_M[1])
     if not fits.any():
         return 0.0
-    # |xy - centre| per (circle, point), by components: numpy's reduction over an axis of 2 was
-    # most of this function's time, and x² + y² summed in that order is what it computed.
+    # |xy - centre| per (circle, point), by components: numpy reduces a last axis of 2 slowly,
+    # and x² + y² summed in that order is the value linalg.norm gives.
     cf = centre[fits]
     dx, dy = xy[None, :, 0] - cf[:, 0, None], xy[None, :, 1] - cf[:, 1, None]
     d = np.sqrt(dx * dx + dy * dy)
