@@ -60,6 +60,9 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    past a blocked finger): a finger that loses its counterpart closes at up to
                    0.48 m/s, not 1.4 m/s, so it cannot throw what it pushes; `finger lead 3` at
                    3 mm (0.14 m/s);
+- rigid objects:   objects, table and basket as rigid bodies (maximal coordinates) with split
+                   impulse (contact.py rigid_objects; shipped: one-link multibodies, whose
+                   penetrations are removed by velocity); set as the reset builds the world;
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -126,6 +129,7 @@ class ContactModel:
     contact_slop: float | None = None    # engine contactSlop (m of penetration left alone)
     close_force_n: float = math.inf      # grip force while closing, ramped up in the settle (contact.py)
     finger_lead_m: float = math.inf      # a closing finger's target at most this past it (contact.py)
+    rigid_objects: bool = False          # objects as rigid bodies with split impulse (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -157,6 +161,7 @@ GRIP_40 = ContactModel(force_range_n=(0.0, 40.0))
 SOFT_CLOSE = ContactModel(close_force_n=20.0)
 FINGER_LEAD = ContactModel(finger_lead_m=0.003)
 FINGER_LEAD_10 = ContactModel(finger_lead_m=0.01)
+RIGID = ContactModel(rigid_objects=True)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -185,6 +190,8 @@ CANDIDATES: dict[str, ContactModel] = {
     "soft close 20": SOFT_CLOSE,
     "finger lead 3": FINGER_LEAD,
     "finger lead 10": FINGER_LEAD_10,
+    "rigid objects": RIGID,
+    "rigid objects + soft pads": RIGID + SOFT_PADS,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
     "soft pads + anchor + vcap 3 + robotiq": SOFT_PADS + ANCHOR + VCAP + ROBOTIQ,
@@ -238,7 +245,8 @@ def before_reset(model: ContactModel = SHIPPED) -> None:
     from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
 
     reset_contact()
-    set_contact(pad_stiffness_n_m=model.pad_stiffness, pad_damping=model.pad_damping)
+    set_contact(pad_stiffness_n_m=model.pad_stiffness, pad_damping=model.pad_damping,
+                rigid_objects=model.rigid_objects)
 
 
 def _load(out: Path | None) -> list[dict[str, Any]]:

@@ -83,6 +83,14 @@ is a spring, not a velocity kick. Set when the world is built (world.py); infini
 a rigid pad ("soft pads" in tools/perf/contact_models.py). Off: they threw fewer on dev, but in
 the closed loop on fresh scenes fewer deliveries were seen in the basket.
 
+`rigid_objects` (off): objects, table and basket as rigid bodies (maximal coordinates) rather than
+one-link multibodies, with Bullet's split impulse for every penetration between them. Split
+impulse moves penetrating rigid bodies apart in a separate position pass, so the velocity they
+keep is the contact's, not ERP x depth / dt; Bullet implements it only between rigid bodies, so a
+finger (a multibody link) still pushes out by velocity. Set when the world is built and the
+objects spawned; scenes are generated as multibodies, so every switch setting starts from the
+same poses ("rigid objects" in tools/perf/contact_models.py).
+
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -114,6 +122,7 @@ class ContactOptions:
     finger_lead_m: float = math.inf             # a closing finger's target at most this past its position
     pad_stiffness_n_m: float = math.inf         # finger links' contactStiffness (3e4: soft pads)
     pad_damping: float = 1e3                    # finger links' contactDamping (with a stiffness)
+    rigid_objects: bool = False                 # objects, table, basket as rigid bodies + split impulse
 
 
 CONTACT = ContactOptions()

@@ -25,6 +25,7 @@ from bt_grasp.drivers.base import Fault, Observation
 from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.camera import Camera, Lighting
 from bt_grasp.drivers.pybullet_arm.checks import FeasibilityMixin
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.control import ControlMixin
 from bt_grasp.drivers.pybullet_arm.episodes import (
     close_generator,
@@ -86,7 +87,7 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
                                      camera=self.camera.resized(256))
         self._build_world()
         for spec, (pos, orn) in zip(self.spec.objects, self.spec.poses, strict=True):
-            self.bodies[scene.spawn(self.client, spec, pos, orn)] = spec
+            self.bodies[scene.spawn(self.client, spec, pos, orn, maximal=CONTACT.rigid_objects)] = spec
         for _ in range(48):  # let re-created contacts settle (deterministic, no telemetry)
             pb.stepSimulation(physicsClientId=self.client)
         if OPTIONS.sleep_resting:  # the generator settled them: at rest now means asleep now

@@ -44,12 +44,14 @@ def configure(client: int) -> None:
 
 
 def add_table(client: int, rgba: tuple[float, float, float, float] = (0.72, 0.62, 0.48, 1.0),
-              texture: str | None = None) -> int:
-    """The table; `texture` (a pybullet_data image path) is tinted by `rgba` when rendered."""
+              texture: str | None = None, maximal: bool = False) -> int:
+    """The table; `texture` (a pybullet_data image path) is tinted by `rgba` when rendered;
+    `maximal`: a rigid body, not a multibody (see spawn)."""
     half = [s / 2 for s in TABLE_SIZE]
     col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=client)
     vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=list(rgba), physicsClientId=client)
-    body = pb.createMultiBody(0, col, vis, [TABLE_CENTRE[0], TABLE_CENTRE[1], -half[2]], physicsClientId=client)
+    body = pb.createMultiBody(0, col, vis, [TABLE_CENTRE[0], TABLE_CENTRE[1], -half[2]],
+                              useMaximalCoordinates=maximal, physicsClientId=client)
     pb.changeDynamics(body, -1, lateralFriction=0.8, physicsClientId=client)
     if texture:
         tex = pb.loadTexture(str(Path(pybullet_data.getDataPath()) / texture), physicsClientId=client)
@@ -57,9 +59,9 @@ def add_table(client: int, rgba: tuple[float, float, float, float] = (0.72, 0.62
     return body
 
 
-def add_basket(client: int) -> int:
+def add_basket(client: int, maximal: bool = False) -> int:
     return pb.loadURDF("tray/traybox.urdf", BASKET_POS, useFixedBase=True, globalScaling=BASKET_SCALE,
-                       physicsClientId=client)
+                       useMaximalCoordinates=maximal, physicsClientId=client)
 
 
 def add_walls(client: int, height: float = 0.25) -> list[int]:
@@ -82,21 +84,27 @@ def _mesh_path(spec: ObjectSpec) -> str:
 
 
 def spawn(client: int, spec: ObjectSpec, pos: Sequence[float] | np.ndarray,
-          orn: Sequence[float] | np.ndarray = (0, 0, 0, 1)) -> int:
-    """Create the body for `spec`; box/cylinder/sphere are procedural, mesh is a pybullet_data file."""
+          orn: Sequence[float] | np.ndarray = (0, 0, 0, 1), maximal: bool = False) -> int:
+    """Create the body for `spec`; box/cylinder/sphere are procedural, mesh is a pybullet_data file.
+
+    maximal: a rigid body (maximal coordinates) instead of a one-link multibody. Bullet's split
+    impulse, which removes a penetration without adding velocity, works only between rigid
+    bodies; between multibodies the penetration becomes velocity (contact.py, rigid_objects)."""
     pos, orn = [float(v) for v in pos], [float(v) for v in orn]
     rgba = list(spec.rgba)
     if spec.shape == "mesh":
         path = _mesh_path(spec)
         scale = float(spec.dims[0]) if spec.dims else 1.0
         if path.endswith(".urdf"):
-            body = pb.loadURDF(path, pos, orn, globalScaling=scale, physicsClientId=client)
+            body = pb.loadURDF(path, pos, orn, globalScaling=scale, useMaximalCoordinates=maximal,
+                               physicsClientId=client)
         else:
             col = pb.createCollisionShape(pb.GEOM_MESH, fileName=path, meshScale=[scale] * 3,
                                           physicsClientId=client)
             vis = pb.createVisualShape(pb.GEOM_MESH, fileName=path, meshScale=[scale] * 3,
                                        rgbaColor=rgba, physicsClientId=client)
-            body = pb.createMultiBody(spec.mass, col, vis, pos, orn, physicsClientId=client)
+            body = pb.createMultiBody(spec.mass, col, vis, pos, orn, useMaximalCoordinates=maximal,
+                                      physicsClientId=client)
         pb.changeVisualShape(body, -1, rgbaColor=rgba, physicsClientId=client)
     else:
         kw_c: dict[str, Any]
@@ -116,7 +124,8 @@ def spawn(client: int, spec: ObjectSpec, pos: Sequence[float] | np.ndarray,
             raise ValueError(f"unknown shape {spec.shape!r} for {spec.name!r}")
         col = pb.createCollisionShape(gtype, physicsClientId=client, **kw_c)
         vis = pb.createVisualShape(gtype, rgbaColor=rgba, physicsClientId=client, **kw_v)
-        body = pb.createMultiBody(spec.mass, col, vis, pos, orn, physicsClientId=client)
+        body = pb.createMultiBody(spec.mass, col, vis, pos, orn, useMaximalCoordinates=maximal,
+                                  physicsClientId=client)
     rolling = 0.002 if spec.shape in ("sphere", "cylinder", "mesh") else 0.0
     pb.changeDynamics(body, -1, mass=spec.mass, lateralFriction=spec.friction, rollingFriction=rolling,
                       spinningFriction=0.002, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING,

@@ -54,8 +54,12 @@ class WorldMixin:
         self._last_frame = None
         pb.resetSimulation(physicsClientId=c)
         scene.configure(c)
-        self.table_id = scene.add_table(c, self.camera.lighting.table_rgba, self.camera.lighting.table_texture)
-        self.basket_id = scene.add_basket(c)
+        rigid = CONTACT.rigid_objects
+        if rigid:  # split impulse for every penetration between rigid bodies (contact.py)
+            pb.setPhysicsEngineParameter(useSplitImpulse=1, splitImpulsePenetrationThreshold=0.0, physicsClientId=c)
+        self.table_id = scene.add_table(c, self.camera.lighting.table_rgba, self.camera.lighting.table_texture,
+                                        maximal=rigid)
+        self.basket_id = scene.add_basket(c, maximal=rigid)
         # headless, the arm's visual meshes are never drawn (observe() hides the robot): skip them
         lean = OPTIONS.lean_robot and not self.gui
         self.robot = pb.loadURDF(str(arm_urdf_path(visual=not lean)), (0, 0, 0), useFixedBase=True,
@@ -126,7 +130,7 @@ class WorldMixin:
         self._build_world()
         orientations = orientations or [(0, 0, 0, 1)] * len(objects)
         for spec, pos, orn in zip(objects, positions, orientations, strict=True):
-            self.bodies[scene.spawn(self.client, spec, pos, orn)] = spec
+            self.bodies[scene.spawn(self.client, spec, pos, orn, maximal=CONTACT.rigid_objects)] = spec
         for _ in range(int(settle_s / scene.TIMESTEP)):
             pb.stepSimulation(physicsClientId=self.client)
         poses = [tuple(tuple(v) for v in pb.getBasePositionAndOrientation(b, physicsClientId=self.client))
