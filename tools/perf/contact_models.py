@@ -77,7 +77,9 @@ shipped model; most launches were the held object in the carry, spun by the wris
 were the rise out of the objects after a failed grasp, which the slow depart removes. Of the rest,
 grasps squeezing an object out at close and settle, soft finger pads threw the fewest on dev but
 on fresh test scenes left more delivered objects unconfirmed, so they stay off; the closing-force,
-finger-lead, ERP, slop and grip-force candidates did not throw clearly less, and some grasped less.
+finger-lead, ERP, slop and grip-force candidates did not throw clearly less, and some grasped less;
+rigid objects threw as many (split impulse never acts on a finger's contact) and delivered fewer,
+with physics 2.3 times cheaper.
 
     python tools/perf/contact_models.py [--seeds 0] [--episodes 12] [--perception sim geometric]
         [--image-size 256] [--candidates "soft pads" anchor] [--out results.jsonl]

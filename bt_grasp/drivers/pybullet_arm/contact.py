@@ -89,7 +89,8 @@ impulse moves penetrating rigid bodies apart in a separate position pass, so the
 keep is the contact's, not ERP x depth / dt; Bullet implements it only between rigid bodies, so a
 finger (a multibody link) still pushes out by velocity. Set when the world is built and the
 objects spawned; scenes are generated as multibodies, so every switch setting starts from the
-same poses ("rigid objects" in tools/perf/contact_models.py).
+same poses ("rigid objects" in tools/perf/contact_models.py). Off: it threw as many as the shipped
+multibodies and delivered fewer, though its physics costs less than half.
 
 Measured figures: docs/benchmark.md, "Contact model".
 """
