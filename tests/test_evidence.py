@@ -226,6 +226,21 @@ def test_arrivals_outside_the_place_region_do_not_count():
     assert _run(VerifyDelivery, Driver(after))[0] == "unknown"
 
 
+def test_the_target_landing_across_the_rim_is_unknown():
+    """Of what arrived, columns 45-47 lie within 5 cm outside the basket's region (x < 0.24 m) and
+    48-51 inside it: the object rests on the rim, not in the basket."""
+    after = frame({(20, 30, 45, 52): 0.03}, clock=1)
+    outcome, _, ctx = _run(VerifyDelivery, Driver(after))
+    assert outcome == "unknown" and "rim" in ctx.blackboard.get("check.reason")
+
+
+def test_a_target_in_the_basket_beside_the_rim_is_delivered():
+    """A sliver outside the region (one column of ten) is the edge of an object lying inside."""
+    after = frame({(20, 30, 47, 57): 0.03}, clock=1)
+    outcome, _, ctx = _run(VerifyDelivery, Driver(after))
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
 def test_a_driver_without_a_region_gives_unknown():
     after = frame({(20, 30, 50, 60): 0.03}, clock=1)
     assert _run(VerifyDelivery, Driver(after, region=None))[0] == "unknown"

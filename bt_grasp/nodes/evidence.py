@@ -47,7 +47,8 @@ class CheckHeld(Leaf):
 
 class VerifyDelivery(Leaf):
     """delivered: the place where the target was located has emptied, inside the place region
-    new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared,
+    new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared
+    (with not a third or more of it just outside the region: an object lying across the rim),
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals), and a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in); not_delivered: the
@@ -95,6 +96,10 @@ class VerifyDelivery(Leaf):
             return self._answer("unknown", f"{arrived * 1e4:.1f} cm² arrived in the {place}, but only "
                                            f"{matching * 1e4:.1f} cm² of it has the target's colour "
                                            f"(need {need * 1e4:.1f} cm²)")
+        rim = straddling(frame, obs, before.mask, region, matching)
+        if rim is not None:
+            return self._answer("unknown", f"{matching * 1e4:.1f} cm² of its colour arrived in the {place} "
+                                           f"and {rim * 1e4:.1f} cm² just outside it: it may lie on the rim")
         score = float(getattr(before, "score", 1.0))
         if score < CONFIDENT_SCORE:
             return self._answer("not_delivered", f"the {before.name} was delivered, but it fits the goal only "
@@ -160,6 +165,23 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
 
 
+def straddling(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
+               region: tuple[np.ndarray, np.ndarray], inside: float) -> float | None:
+    """Area (m²) of the target's colour that arrived within RIM_BAND_M outside the region, when it
+    is over RIM_SHARE of what arrived inside; else None.
+
+    Why: an object that landed across the receptacle's rim shows part of itself inside the region
+    and part just outside it; it is not in the receptacle, and a drop that knocked it there is no
+    delivery. Matter of the target's colour arriving next to the receptacle has no other cause
+    than the target itself (or a neighbour of its colour knocked there, equally no delivery)."""
+    lo, hi = (np.asarray(r, float) for r in region)
+    wide = (lo - np.array([RIM_BAND_M, RIM_BAND_M, 0.0]), hi + np.array([RIM_BAND_M, RIM_BAND_M, 0.0]))
+    around = arrivals(before_obs, after_obs, target_mask, wide)[1] - inside
+    return around if around > RIM_SHARE * inside else None
+
+
+RIM_BAND_M = 0.05  # about half a catalogue object: how far past the rim a straddling object shows
+RIM_SHARE = 0.5  # outside over inside: a third or more of it outside the rim
 ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's area seen at the pick
 ARRIVED_RISE_M = 0.008  # a pixel whose surface rose this much holds something new
 COLOUR_GAP = 0.15  # L1 chromaticity distance from the target's colour of a pixel that counts as it
