@@ -48,7 +48,7 @@ class CheckHeld(Leaf):
 class VerifyDelivery(Leaf):
     """delivered: the place where the target was located has emptied, inside the place region
     new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared
-    (with not a third or more of it just outside the region: an object lying across the rim),
+    (with at most half as much of its colour just outside the region: else it lies across the rim),
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals), and a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in); not_delivered: the
@@ -181,7 +181,7 @@ def straddling(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
 
 
 RIM_BAND_M = 0.05  # about half a catalogue object: how far past the rim a straddling object shows
-RIM_SHARE = 0.5  # outside over inside: a third or more of it outside the rim
+RIM_SHARE = 0.5  # outside over inside: over a third of the object's visible top past the rim
 ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's area seen at the pick
 ARRIVED_RISE_M = 0.008  # a pixel whose surface rose this much holds something new
 COLOUR_GAP = 0.15  # L1 chromaticity distance from the target's colour of a pixel that counts as it
