@@ -48,7 +48,7 @@ class CheckHeld(Leaf):
 class VerifyDelivery(Leaf):
     """delivered: the place where the target was located has emptied, inside the place region
     new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared
-    (with at most half as much of its colour just outside the region: else it lies across the rim),
+    (with at most RIM_SHARE as much of its colour within RIM_BAND_M outside: else it lies across the rim),
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals), and a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in); not_delivered: the
@@ -86,8 +86,10 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", "the target's surface has not moved: it still lies where it was")
         if dz is None or dz > -STILL_M:
             return self._answer("unknown", "cannot see the target's place empty")
-        arrived, matching = arrivals(frame, obs, before.mask,
-                                     (np.asarray(region[0], float), np.asarray(region[1], float)))
+        box = (np.asarray(region[0], float), np.asarray(region[1], float))
+        P1, new_px, match_px = arrived_pixels(frame, obs, before.mask, widened(box, RIM_BAND_M))
+        inside = in_box(P1, box)
+        arrived, matching = metric_area(obs, new_px & inside), metric_area(obs, match_px & inside)
         need = ARRIVED_SHARE * metric_area(frame, before.mask)
         if arrived < need:
             return self._answer("unknown", f"only {arrived * 1e4:.1f} cm² new in the {place} "
@@ -96,8 +98,8 @@ class VerifyDelivery(Leaf):
             return self._answer("unknown", f"{arrived * 1e4:.1f} cm² arrived in the {place}, but only "
                                            f"{matching * 1e4:.1f} cm² of it has the target's colour "
                                            f"(need {need * 1e4:.1f} cm²)")
-        rim = straddling(frame, obs, before.mask, region, matching)
-        if rim is not None:
+        rim = metric_area(obs, match_px & ~inside)
+        if rim > RIM_SHARE * matching:
             return self._answer("unknown", f"{matching * 1e4:.1f} cm² of its colour arrived in the {place} "
                                            f"and {rim * 1e4:.1f} cm² just outside it: it may lie on the rim")
         score = float(getattr(before, "score", 1.0))
@@ -165,21 +167,10 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
 
 
-def straddling(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
-               region: tuple[np.ndarray, np.ndarray], inside: float) -> float | None:
-    """Area (m²) of the target's colour that arrived within RIM_BAND_M outside the region, when it
-    is over RIM_SHARE of what arrived inside; else None.
-
-    Why: an object that landed across the receptacle's rim shows part of itself inside the region
-    and part just outside it; it is not in the receptacle, and a drop that knocked it there is no
-    delivery. Matter of the target's colour arriving next to the receptacle has no other cause
-    than the target itself (or a neighbour of its colour knocked there, equally no delivery)."""
-    lo, hi = (np.asarray(r, float) for r in region)
-    wide = (lo - np.array([RIM_BAND_M, RIM_BAND_M, 0.0]), hi + np.array([RIM_BAND_M, RIM_BAND_M, 0.0]))
-    around = arrivals(before_obs, after_obs, target_mask, wide)[1] - inside
-    return around if around > RIM_SHARE * inside else None
-
-
+# An object that landed across the receptacle's rim shows part of itself inside the region and
+# part just outside it: it is not in the receptacle. Matter of the target's colour arriving next to
+# the receptacle has no other cause than the target itself (or a neighbour of its colour knocked
+# there, equally no delivery).
 RIM_BAND_M = 0.05  # about half a catalogue object: how far past the rim a straddling object shows
 RIM_SHARE = 0.5  # outside over inside: over a third of the object's visible top past the rim
 ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's area seen at the pick
@@ -200,25 +191,36 @@ def _chroma(rgb: np.ndarray) -> np.ndarray:
     return x / (x.sum(1, keepdims=True) + 1.0)
 
 
-def arrivals(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
-             region: tuple[np.ndarray, np.ndarray]) -> tuple[float, float]:
-    """(area in m² of new matter inside the region, the part of it whose chromaticity lies
-    within COLOUR_GAP (L1) of the target's at the pick).
+def widened(box: tuple[np.ndarray, np.ndarray], margin_m: float) -> tuple[np.ndarray, np.ndarray]:
+    """The box grown by margin_m on each horizontal side (not in height)."""
+    grow = np.array([margin_m, margin_m, 0.0])
+    return box[0] - grow, box[1] + grow
+
+
+def in_box(P: np.ndarray, box: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """HxW bool: pointmap pixels inside the (lower, upper) box."""
+    return np.all((P >= box[0]) & (P <= box[1]), axis=-1)
+
+
+def arrived_pixels(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
+                   box: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the after frame's pointmap, HxW new matter inside the box, HxW the part of it whose
+    chromaticity lies within COLOUR_GAP (L1) of the target's at the pick).
 
     New matter: a surface that rose by ARRIVED_RISE_M or more, or one whose height changed by
     that much and that took the target's colour where another colour was. The second kind is a
     target that landed where a taller object stood in the receptacle (an earlier drop, knocked
-    aside by this one): its surface is lower than before, so a rise alone misses it. Counted
+    aside by this one): its surface is lower than before, so a rise alone misses it. Judged
     pixel by pixel, not as one mean colour: objects dropped earlier that shift, or a shadow,
     must not hide the target's own pixels among what arrived."""
     from bt_grasp.perception.geometry import frame_pointmap
 
     P0, P1 = frame_pointmap(before_obs), frame_pointmap(after_obs)
-    inside = np.all((P1 >= region[0]) & (P1 <= region[1]), axis=-1)
     dz = P1[..., 2] - P0[..., 2]
-    changed = inside & np.isfinite(P0[..., 2]) & (np.abs(dz) >= ARRIVED_RISE_M)
+    changed = in_box(P1, box) & np.isfinite(P0[..., 2]) & (np.abs(dz) >= ARRIVED_RISE_M)
+    arrived, matching = np.zeros_like(changed), np.zeros_like(changed)
     if not changed.any():
-        return 0.0, 0.0
+        return P1, arrived, matching
     target = _chroma(before_obs.rgb[np.asarray(target_mask, bool)]).mean(0)
 
     def of_target_colour(rgb: np.ndarray) -> np.ndarray:
@@ -227,7 +229,7 @@ def arrivals(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
     now, was = of_target_colour(after_obs.rgb), of_target_colour(before_obs.rgb)
     rose = dz[changed] >= ARRIVED_RISE_M
     new = rose | (now & ~was)
-    arrived, matching = np.zeros_like(changed), np.zeros_like(changed)
     arrived[changed] = new
     matching[changed] = new & now
-    return metric_area(after_obs, arrived), metric_area(after_obs, matching)
+    return P1, arrived, matching
+

@@ -367,12 +367,12 @@ def measure(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarra
                     planar_share=round(g.planes[0], 3), lying_cylinder=round(g.p_cyl, 3), amodal_scores=hidden)
 
 
-def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray, rgb: np.ndarray,
+def best_catalogue_fit(mask: np.ndarray, P: np.ndarray, heights: np.ndarray,
                        occluded: bool, colour: str, window: tuple[slice, slice] | None = None,
                        vocab: Vocabulary | None = None, memo: ShapeMemo | None = None) -> float:
     """How well the best vocabulary entry explains this mask (0..1): the test for joining pieces.
 
-    measure's name_scores, without the rest of its record (rgb: unused, the colour is given)."""
+    measure's name_scores, without the rest of its record (the colour is given)."""
     win, v0, u0 = _crop(window, mask.shape)
     cues = _cues(mask[win], P[win], heights[win], v0, u0, occluded, {} if memo is None else memo)
     return 0.0 if cues is None else max(best_name(name_scores(cues[1], colour, vocab))[2], 0.0)

@@ -154,7 +154,7 @@ class GeometricPerceiver(GroundingLocator):
                 colours[parent] = name_colour(obs.rgb[win][labels[win] == parent])[0]
             whole = np.zeros(labels.shape, dtype=bool)  # in image coordinates, to share the memo
             whole[win] = mask
-            return best_catalogue_fit(whole, P, heights, obs.rgb, occluded, colours[parent], win,
+            return best_catalogue_fit(whole, P, heights, occluded, colours[parent], win,
                                       vocab=self.vocabulary, memo=memo)
 
         apart = None
@@ -219,7 +219,7 @@ class GeometricPerceiver(GroundingLocator):
             if group not in fits:
                 mask = np.isin(labels, list(group))
                 box = ndimage.find_objects(mask.astype(np.int8))[0]
-                fits[group] = best_catalogue_fit(mask, P, heights, obs.rgb, True, name_colour(obs.rgb[mask])[0], box,
+                fits[group] = best_catalogue_fit(mask, P, heights, True, name_colour(obs.rgb[mask])[0], box,
                                                  self.vocabulary, memo)
             return fits[group]
 
