@@ -27,7 +27,15 @@ import numpy as np
 
 from bt_grasp.drivers.base import GraspPose, Observation
 
-from .geometry import Plane, backproject, fit_table_plane, frame_pointmap, quat_from_matrix, unique_rows
+from .geometry import (
+    Plane,
+    backproject,
+    finite_rows,
+    fit_table_plane,
+    frame_pointmap,
+    quat_from_matrix,
+    unique_rows,
+)
 from .types import Located
 
 
@@ -205,7 +213,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     rng = rng or np.random.default_rng(0)
     plane = table if isinstance(table, Plane) else Plane(np.array([0.0, 0.0, 1.0]), -float(table))
     obj = np.asarray(object_points, dtype=np.float64)
-    obj = obj[np.all(np.isfinite(obj), axis=1)]
+    obj = obj[finite_rows(obj)]
     if len(obj) < 10:
         return []
     if len(obj) > 2000:
@@ -253,7 +261,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
     tip_floor = g.table_clearance + g.margin + 0.001
     centre = obj[:, :2].mean(axis=0)
     scene = np.asarray(scene_points, dtype=np.float64)
-    scene = scene[np.all(np.isfinite(scene), axis=1)]
+    scene = scene[finite_rows(scene)]
     reach = g.finger_length + g.palm_height + g.approach + g.max_aperture
     scene = scene[np.linalg.norm(scene[:, :2] - centre, axis=1) < reach + np.ptp(obj[:, 0]) + np.ptp(obj[:, 1])]
     own = _kdtree(obj).query(scene, k=1, distance_upper_bound=0.004)[0] if len(scene) else np.zeros(0)
@@ -309,7 +317,7 @@ def scene_cloud(obs: Observation, min_height: float = 0.005) -> tuple[Plane, np.
     if _LAST_FRAME and _LAST_FRAME[0][0] is obs and _LAST_FRAME[0][1] == min_height:
         return _LAST_FRAME[0][2], _LAST_FRAME[0][3]
     P = frame_pointmap(obs).reshape(-1, 3)
-    P = P[np.all(np.isfinite(P), axis=1)]
+    P = P[finite_rows(P)]
     plane = fit_table_plane(P) or Plane(np.array([0.0, 0.0, 1.0]), 0.0)
     scene = P[plane.height(P) > min_height]
     if len(scene) > 30000:

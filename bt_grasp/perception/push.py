@@ -21,7 +21,7 @@ import numpy as np
 
 from bt_grasp.drivers.base import Observation
 
-from .geometry import Plane, fit_table_plane, frame_pointmap, pixel_ray_base
+from .geometry import Plane, finite_rows, fit_table_plane, frame_pointmap, pixel_ray_base
 from .types import Located, SceneGraph
 
 DIRECTIONS = {"left": (-1.0, 0.0), "right": (1.0, 0.0), "up": (0.0, -1.0), "down": (0.0, 1.0)}
@@ -98,7 +98,7 @@ def plan_push(obs: Observation, located: Located, scene: SceneGraph | None, dire
     distance = float(np.clip(distance, 0.03, 0.20))
     P = frame_pointmap(obs)
     flat = P.reshape(-1, 3)
-    finite = np.all(np.isfinite(flat), axis=1)
+    finite = finite_rows(flat)
     plane = fit_table_plane(flat[finite]) or Plane(np.array([0.0, 0.0, 1.0]), 0.0)
     heights = plane.height(P)
     if scene is not None and all(o.mask is not None and o.mask.shape == heights.shape for o in scene.objects):
@@ -110,7 +110,7 @@ def plan_push(obs: Observation, located: Located, scene: SceneGraph | None, dire
         occ_mask = np.isfinite(heights) & (heights > min_height)
     occ_mask &= np.isfinite(heights)
     occupied = P[occ_mask][:, :2]
-    obj = located.points_base[np.all(np.isfinite(located.points_base), axis=1)]
+    obj = located.points_base[finite_rows(located.points_base)]
     if len(obj) == 0:
         return PushPlan(False, None, None, 0.0, (0.0, 0.0, 0.0), reason="no object points")
     oh = plane.height(obj)
