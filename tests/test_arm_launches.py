@@ -18,6 +18,7 @@ from bt_grasp.drivers.pybullet_arm.launches import launch_speed  # noqa: E402
 
 BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
 CUBE = ObjectSpec("blue cube", "box", "blue", "small", "box", (0.03, 0.03, 0.03), (0.1, 0.1, 0.9, 1), 0.05)
+TALL = ObjectSpec("green bar", "box", "green", "large", "box", (0.04, 0.04, 0.12), (0.1, 0.9, 0.1, 1), 0.2)
 CENTRE = np.array([0.5, 0.0, 0.03])
 
 
@@ -169,8 +170,7 @@ def test_a_guarded_place_lowers_until_the_held_object_rests_then_opens(arm):
     from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
     from bt_grasp.drivers.pybullet_arm.primitives import RELEASE_FLOOR_Z
 
-    tall = ObjectSpec("green bar", "box", "green", "large", "box", (0.04, 0.04, 0.12), (0.1, 0.9, 0.1, 1), 0.2)
-    arm.reset_scene([tall], [(0.5, 0.0, 0.06)], target="green bar")
+    arm.reset_scene([TALL], [(0.5, 0.0, 0.06)], target="green bar")
     run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
                          force=60.0))
     run_to_end(arm.start("lift", dz=0.15))
@@ -208,3 +208,55 @@ def test_rigid_objects_leave_a_penetration_without_gaining_speed(arm):
 
     assert speed_out_of_table(rigid=False) > 0.1
     assert abs(speed_out_of_table(rigid=True)) < 0.02
+
+
+def _wedged_place(arm, retreat_z_m: float) -> tuple[dict, float]:
+    """Grasp a tall bar near its top and lift it, weld it to the tcp link (an object wedged between
+    the fingers, which opening does not free), place it; returns place's info and the bar's
+    lowest point."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+
+    arm.reset_scene([TALL], [(0.5, 0.0, 0.06)], target="green bar")
+    run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
+                         force=60.0))
+    run_to_end(arm.start("lift", dz=0.15))
+    bar = next(iter(arm.bodies))
+    assert arm.held_object() == "green bar"
+    tcp = pb.getLinkState(arm.robot, arm.tcp_link, physicsClientId=arm.client)
+    rel = pb.multiplyTransforms(*pb.invertTransform(tcp[4], tcp[5]),
+                                *pb.getBasePositionAndOrientation(bar, physicsClientId=arm.client))
+    pb.createConstraint(arm.robot, arm.tcp_link, bar, -1, pb.JOINT_FIXED, [0, 0, 0], rel[0], [0, 0, 0],
+                        rel[1], physicsClientId=arm.client)
+    set_contact(retreat_z_m=retreat_z_m)
+    try:
+        done = run_to_end(arm.start("place"))
+    finally:
+        reset_contact()
+    return done.info, float(pb.getAABB(bar, -1, physicsClientId=arm.client)[0][2])
+
+
+def test_place_feels_a_wedged_object_and_rises_with_it_out_of_the_basket_region(arm):
+    """When the wrist still carries the object's weight after the gripper opened, place rises to
+    retreat_z_m: the wedged object comes along, clear of the basket's region (the 20 cm above it),
+    where the camera would otherwise see it as delivered. Staying where it opened (retreat_z_m 0)
+    leaves it inside that region."""
+    top = arm.place_region("basket")[1][2]
+    weight = TALL.mass * 9.81
+    info, lowest = _wedged_place(arm, retreat_z_m=0.0)
+    assert not info["in_basket"] and lowest < top
+    assert info["load_after_release_n"] == pytest.approx(weight, abs=0.1)
+    info, lowest = _wedged_place(arm, retreat_z_m=0.40)
+    assert not info["in_basket"] and lowest > top
+    assert arm.tcp_pose()[0][2] == pytest.approx(0.40, abs=0.01)
+
+
+def test_a_free_release_reads_the_empty_gripper_and_does_not_move_the_arm(arm):
+    """The wrist reads the empty gripper's weight once the object has dropped, so place ends where
+    it opened."""
+    arm.reset_scene([TALL], [(0.5, 0.0, 0.06)], target="green bar")
+    run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
+                         force=60.0))
+    done = run_to_end(arm.start("place"))
+    assert done.info["in_basket"]
+    assert abs(done.info["load_after_release_n"]) < 0.05
+    assert arm.tcp_pose()[0][2] == pytest.approx(0.25, abs=0.01)

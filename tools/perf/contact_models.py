@@ -63,6 +63,9 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
 - rigid objects:   objects, table and basket as rigid bodies (maximal coordinates) with split
                    impulse (contact.py rigid_objects; shipped: one-link multibodies, whose
                    penetrations are removed by velocity); set as the reset builds the world;
+- before: no retreat: `place` stays where it opened the gripper (shipped: it rises to a tcp
+                   height of 0.40 m, so an object wedged between the open fingers leaves the
+                   basket's region with them; contact.py retreat_z_m);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -132,6 +135,7 @@ class ContactModel:
     close_force_n: float = math.inf      # grip force while closing, ramped up in the settle (contact.py)
     finger_lead_m: float = math.inf      # a closing finger's target at most this past it (contact.py)
     rigid_objects: bool = False          # objects as rigid bodies with split impulse (contact.py)
+    retreat_z_m: float = 0.40            # place rises to this tcp height after the release (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -164,6 +168,7 @@ SOFT_CLOSE = ContactModel(close_force_n=20.0)
 FINGER_LEAD = ContactModel(finger_lead_m=0.003)
 FINGER_LEAD_10 = ContactModel(finger_lead_m=0.01)
 RIGID = ContactModel(rigid_objects=True)
+NO_RETREAT = ContactModel(retreat_z_m=0.0)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -193,6 +198,7 @@ CANDIDATES: dict[str, ContactModel] = {
     "finger lead 3": FINGER_LEAD,
     "finger lead 10": FINGER_LEAD_10,
     "rigid objects": RIGID,
+    "before: no retreat": NO_RETREAT,
     "rigid objects + soft pads": RIGID + SOFT_PADS,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
@@ -219,7 +225,8 @@ def apply(driver: Any, model: ContactModel) -> None:
     set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed, depart_mps=model.depart_mps,
                 turn_in_transit=model.turn_in_transit, symmetric_yaw=model.symmetric_yaw,
                 joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m,
-                close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m)
+                close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m,
+                retreat_z_m=model.retreat_z_m)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

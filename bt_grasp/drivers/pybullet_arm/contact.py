@@ -92,6 +92,14 @@ objects spawned; scenes are generated as multibodies, so every switch setting st
 same poses ("rigid objects" in tools/perf/contact_models.py). Off: it threw as many as the shipped
 multibodies and delivered fewer, though its physics costs less than half.
 
+`retreat_z_m` (0.40 m): when the wrist still carries weight after `place` has opened the gripper
+(params.py WEDGED_N), place rises to this tcp height (the first DEPART_M at depart_mps). An
+object wedged between the open fingers (a can whose diameter nearly fills the stroke) would
+otherwise hang inside the basket's region, where the simulated camera, which does not draw the
+robot, shows it as delivered; rising 15 cm takes anything up to a long bar's length clear of that
+region, and one that falls on the way lands in the basket. A free release does not move the arm,
+so every other place is unchanged. 0 is the former place ("before: no retreat").
+
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -124,6 +132,7 @@ class ContactOptions:
     pad_stiffness_n_m: float = math.inf         # finger links' contactStiffness (3e4: soft pads)
     pad_damping: float = 1e3                    # finger links' contactDamping (with a stiffness)
     rigid_objects: bool = False                 # objects, table, basket as rigid bodies + split impulse
+    retreat_z_m: float = 0.40                   # place rises here when the wrist still feels weight
 
 
 CONTACT = ContactOptions()

@@ -40,6 +40,10 @@ GUARD_STEPS = 3
 GUARD_REST_STEPS = 24
 GUARD_BACKOFF_M = 0.003
 GUARDED_MPS = 0.1
+# A wrist load this far above the empty gripper's weight after place has opened the gripper means
+# something is still at the fingers (wedged between them): 10 g; at rest the sensor reads the
+# empty gripper to within 0.02 N, and the lightest catalogue object weighs 0.15 N.
+WEDGED_N = 0.1
 REST_EVERY = 24   # steps between at-rest checks (0.1 s)
 REST_CHECKS = 3   # consecutive at-rest checks before an object is put to sleep (0.3 s)
 BASKET_HALF_FRAC = 0.5  # the scaled traybox is 0.3 m square

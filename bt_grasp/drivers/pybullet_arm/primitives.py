@@ -30,6 +30,7 @@ from bt_grasp.drivers.pybullet_arm.params import (
     GUARDED_MPS,
     SAFE_Z,
     TABLE_CLEARANCE_M,
+    WEDGED_N,
 )
 from bt_grasp.watchdog.telemetry import Phase, Telemetry
 
@@ -70,6 +71,7 @@ class PrimitivesMixin:
     robot: Any
     start: Any
     tcp_pose: Any
+    wrist: Any
 
     def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
         """Checks and body of grasp()."""
@@ -211,7 +213,15 @@ class PrimitivesMixin:
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
-            yield from self._wait(0.6)
+            loads: list[float] = []
+            yield from self._wait(0.6, before_step=lambda i: loads.append(self.wrist.read()) if i >= 120 else None)
+            # the wrist still carries weight with the gripper open: something is wedged between the
+            # fingers; rise with it, out of the basket's region, rather than leave it there looking
+            # delivered to the camera (which does not draw the robot)
+            info["load_after_release_n"] = round(float(np.median(loads)) - self.wrist.empty_n, 3)
+            p, _ = self.tcp_pose()
+            if info["load_after_release_n"] > WEDGED_N and CONTACT.retreat_z_m > p[2]:
+                yield from self._depart(np.array([p[0], p[1], CONTACT.retreat_z_m]), carry, Phase.SETTLE)
             info["in_basket"] = self.object_in_basket(info["object"]) if info["object"] else False
 
         ok, why = self.feasible([above], check_objects=False)
@@ -286,9 +296,11 @@ class PrimitivesMixin:
         return run_to_end(self.start("lift", dz=dz, timeout=timeout))
 
     def place(self, target: str = "basket", timeout: float | None = None) -> Execution:
-        """Carry whatever is held over the basket at a safe height and open the gripper.
+        """Carry whatever is held over the basket at a safe height and open the gripper; if the
+        wrist still carries weight then, rise with what is wedged (contact.py, retreat_z_m).
 
-        Phases: APPROACH for the transit, SETTLE for the release (commanded_aperture shows the opening).
+        Phases: APPROACH for the transit, SETTLE for the release and any rise (commanded_aperture
+        shows the opening). info: `load_after_release_n`, the wrist load above the empty gripper's.
         """
         return run_to_end(self.start("place", target=target, timeout=timeout))
 

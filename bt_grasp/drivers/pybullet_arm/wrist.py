@@ -25,6 +25,17 @@ class WristLoadSensor:
         self.joint = next(j for j in range(pb.getNumJoints(robot, physicsClientId=client))
                           if pb.getJointInfo(robot, j, physicsClientId=client)[1] == PALM_JOINT)
         pb.enableJointForceTorqueSensor(robot, self.joint, True, physicsClientId=client)
+        self.empty_n = self._gripper_weight()
+
+    def _gripper_weight(self) -> float:
+        """The empty gripper's load (N): the links beyond the sensor, from the model's masses. A
+        real F/T sensor is tared with the empty gripper; this is the same number without a tare."""
+        c, below = self.client, {self.joint}
+        for j in range(self.joint + 1, pb.getNumJoints(self.robot, physicsClientId=c)):
+            if pb.getJointInfo(self.robot, j, physicsClientId=c)[16] in below:  # parent link index
+                below.add(j)
+        mass = sum(pb.getDynamicsInfo(self.robot, j, physicsClientId=c)[0] for j in below)
+        return mass * abs(pb.getPhysicsEngineParameters(physicsClientId=c)["gravityAccelerationZ"])
 
     def read(self) -> float:
         """Vertical component of the palm's reaction force, in newtons (gripper weight ~6.9 N)."""
