@@ -27,6 +27,7 @@ from bt_grasp.drivers.pybullet_arm.params import (
     CARRY_TRANSIT_MPS,
     DOWN,
     FREE_TRANSIT_MPS,
+    GUARD_REST_STEPS,
     GUARDED_MPS,
     SAFE_Z,
     TABLE_CLEARANCE_M,
@@ -41,6 +42,7 @@ RELEASE_FLOOR_Z = 0.0075 + 0.01 + TCP_FROM_TIP_M
 # in the grip (a ball rolling to its seat) breaks one window, and the hold is still judged on the
 # next instead of the attempt ending with no stable signature (TIMEOUT).
 GRASP_HOLD_S = 0.3
+RELEASE_WAIT_S = 0.6  # place: from the open command until what was released has fallen clear
 
 
 class PrimitivesMixin:
@@ -213,8 +215,10 @@ class PrimitivesMixin:
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
-            loads: list[float] = []
-            yield from self._wait(0.6, before_step=lambda i: loads.append(self.wrist.read()) if i >= 120 else None)
+            loads: list[float] = []  # the wrist at rest over the wait's last GUARD_REST_STEPS
+            settled = round(RELEASE_WAIT_S / scene.TIMESTEP) - GUARD_REST_STEPS
+            yield from self._wait(RELEASE_WAIT_S, before_step=lambda i: loads.append(self.wrist.read())
+                                  if i >= settled else None)
             # the wrist still carries weight with the gripper open: something is wedged between the
             # fingers; rise with it, out of the basket's region, rather than leave it there looking
             # delivered to the camera (which does not draw the robot)
