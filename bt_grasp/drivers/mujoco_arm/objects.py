@@ -2,8 +2,8 @@
 
 A pose from the episode generator is PyBullet's base pose, i.e. the inertial frame of the URDF's
 link (scaled by globalScaling), so a mesh object's geoms are placed relative to that frame here.
-Meshes collide as their convex hull (MuJoCo's rule for mesh geoms); what the camera sees is the
-URDF's visual mesh. Friction between an object and a finger pad is the product of the two
+A collision mesh collides as the convex hulls of its OBJ parts, as in Bullet (obj_parts); what the
+camera sees is the URDF's visual mesh. Friction between an object and a finger pad is the product of the two
 coefficients (an explicit contact pair), as Bullet combines them; elsewhere MuJoCo's rule (the
 larger of the two) applies.
 """
@@ -61,6 +61,40 @@ def _urdf_parts(path: Path, scale: float) -> tuple[np.ndarray, list[tuple[str, E
     return com * scale, parts
 
 
+_PARTS: dict[str, list[np.ndarray]] = {}
+
+
+def obj_parts(file: Path) -> list[np.ndarray]:
+    """The vertices of each object (`o` block) of an OBJ file: Bullet makes one convex hull of
+    each in a compound (V-HACD decompositions, the mug's handle and hollow), MuJoCo one hull of
+    the whole file, so the parts are given to MuJoCo as meshes of their own."""
+    key = str(file)
+    if key not in _PARTS:
+        parts: list[list[list[float]]] = [[]]
+        for line in file.read_text(errors="replace").splitlines():
+            if line.startswith("o ") and parts[-1]:
+                parts.append([])
+            elif line.startswith("v "):
+                parts[-1].append([float(v) for v in line.split()[1:4]])
+        _PARTS[key] = [np.array(p) for p in parts if len(p) >= 4]
+    return _PARTS[key]
+
+
+def _hulls(spec: mujoco.MjSpec, file: Path, scale: np.ndarray) -> list[str]:
+    """Mesh names of the convex parts of a collision OBJ (see obj_parts)."""
+    parts = obj_parts(file)
+    if len(parts) <= 1:
+        return [_mesh(spec, file, scale)]
+    names = []
+    for i, verts in enumerate(parts):
+        name = f"{file.stem}_{i}_{abs(hash((str(file), tuple(scale.round(6))))) % 10**8}"
+        if spec.mesh(name) is None:
+            m = spec.add_mesh(name=name)
+            m.uservert = (verts * scale).reshape(-1).tolist()
+        names.append(name)
+    return names
+
+
 def _mesh(spec: mujoco.MjSpec, file: Path, scale: np.ndarray) -> str:
     name = f"{file.stem}_{abs(hash((str(file), tuple(scale.round(6))))) % 10**8}"
     if spec.mesh(name) is None:
@@ -88,24 +122,24 @@ def _mesh_geoms(mj: mujoco.MjSpec, body: mujoco.MjsBody, spec: ObjectSpec) -> tu
     path = p if p.is_absolute() else Path(pybullet_data.getDataPath()) / p
     scale = float(spec.dims[0]) if spec.dims else 1.0
     if path.suffix != ".urdf":
-        name = _mesh(mj, path, np.full(3, scale))
-        vis = body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name)
-        col = body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name)
-        return [vis], [col]
+        vis = body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=_mesh(mj, path, np.full(3, scale)))
+        return [vis], [body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name)
+                       for name in _hulls(mj, path, np.full(3, scale))]
     com, parts = _urdf_parts(path, scale)
     out: dict[str, list[mujoco.MjsGeom]] = {"visual": [], "collision": []}
     for kind, geom, pos, quat in parts:
+        geoms: list[mujoco.MjsGeom] = []
         if geom.tag == "mesh":
             s = np.array([float(v) for v in geom.get("scale", "1 1 1").split()]) * scale
-            name = _mesh(mj, path.parent / str(geom.get("filename")), s)
-            g = body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name)
+            file = path.parent / str(geom.get("filename"))
+            names = _hulls(mj, file, s) if kind == "collision" else [_mesh(mj, file, s)]
+            geoms = [body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=n) for n in names]
         elif geom.tag == "box":
             size = np.array([float(v) for v in str(geom.get("size")).split()]) * scale
-            g = body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=(size / 2).tolist())
-        else:
-            continue
-        g.pos, g.quat = (pos - com).tolist(), quat.tolist()
-        out[kind].append(g)
+            geoms = [body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=(size / 2).tolist())]
+        for g in geoms:
+            g.pos, g.quat = (pos - com).tolist(), quat.tolist()
+            out[kind].append(g)
     return out["visual"], out["collision"]
 
 
