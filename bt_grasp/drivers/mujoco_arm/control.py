@@ -5,7 +5,7 @@ reference ramp) are the PyBullet arm's, inherited from pybullet_arm/control.py's
 primitive here runs the same phases, speeds and telemetry as there. Only what touches the engine
 is replaced: the arm is held by position servos (MuJoCo `position` actuators, force-limited
 like the PyBullet motors, the links' own weight compensated), each finger by a position servo
-whose force limit is the grip force, and one tick (1/240 s) is PHYSICS_SUBSTEPS MuJoCo steps.
+whose force limit is the grip force, and one tick (1/240 s) is PHYSICS_SUBSTEPS MuJoCo steps (one).
 """
 
 from __future__ import annotations

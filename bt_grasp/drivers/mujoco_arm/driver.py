@@ -22,7 +22,7 @@ Simplifications, beyond the PyBullet arm's own (gripper.py, driver.py there):
   coefficients), not Bullet's product; only the finger pads use the product (objects.py);
 - mesh objects collide as one convex hull each (MuJoCo's rule); the mug's opening is filled;
 - the table's texture under `hard` lighting is not drawn (its colour and the light still vary);
-- resting objects are not put to sleep (PyBullet's speed-up): MuJoCo's step is cheap enough.
+- resting objects sleep by MuJoCo's own rule (island sleeping), not the PyBullet arm's thresholds.
 """
 
 from __future__ import annotations

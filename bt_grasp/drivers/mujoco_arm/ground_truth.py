@@ -17,7 +17,7 @@ import numpy as np
 from bt_grasp.drivers.pybullet_arm.ground_truth import GroundTruthMixin
 from bt_grasp.drivers.pybullet_arm.launches import LAUNCH_SPEED_MPS, Launch, LaunchWatch, launch_speed
 
-HELD_MIN_Z = 0.002  # the object's lowest point must be off the table by this (Bullet: its AABB)
+HELD_MIN_Z = 0.002  # the object's lowest point must be off the table by this (as in the PyBullet arm)
 
 
 class MjLaunchWatch(LaunchWatch):
@@ -92,12 +92,25 @@ class MjGroundTruthMixin(GroundTruthMixin):
         return None
 
     def _lowest_z(self, b: int) -> float:
-        """The lowest point of the body's collision geoms (their bounding boxes)."""
+        """The lowest point of the body's collision geoms (exact for MuJoCo's shapes and hulls)."""
         m, d = self.model, self.data
         low = np.inf
         for g in self.built.object_geoms.get(b, []):
             R = d.geom_xmat[g].reshape(3, 3)
-            half = m.geom_aabb[g][3:]
-            centre = d.geom_xpos[g] + R @ m.geom_aabb[g][:3]
-            low = min(low, float(centre[2] - np.abs(R[2]) @ half))
+            z = float(d.geom_xpos[g][2])
+            size = m.geom_size[g]
+            kind = m.geom_type[g]
+            if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
+                z -= size[0]
+            elif kind == mujoco.mjtGeom.mjGEOM_CYLINDER:
+                c = abs(float(R[2, 2]))
+                z -= c * size[1] + np.sqrt(max(0.0, 1.0 - c * c)) * size[0]
+            elif kind == mujoco.mjtGeom.mjGEOM_MESH:
+                mesh = int(m.geom_dataid[g])
+                start = int(m.mesh_vertadr[mesh])
+                verts = m.mesh_vert[start:start + int(m.mesh_vertnum[mesh])]
+                z += float(np.min(verts @ R[2]))
+            else:  # a box: its corners
+                z -= float(np.abs(R[2]) @ size)
+            low = min(low, z)
         return low

@@ -24,7 +24,8 @@ from bt_grasp.bench.objects import ObjectSpec
 VISUAL_GROUP, COLLISION_GROUP = 0, 4  # the camera draws group 0 only (hull geoms are hidden)
 FINGER_PAIR_CONDIM = 4                # sliding + torsional friction at the pads (Bullet's spinningFriction)
 # Pad contacts: stiffer than MuJoCo's default (time constant 0.02 s, impedance 0.9-0.95), which let
-# a 40 N grip sink the pads ~2.5 mm each into a box, so the gap read as a narrower object.
+# a 40 N grip sink the pads ~2.5 mm each into a box, so the gap read as a narrower object. At the
+# 1/240 s step MuJoCo raises the 5 ms time constant to two steps (8.3 ms).
 PAD_SOLREF = (0.005, 1.0)
 PAD_SOLIMP = (0.97, 0.995, 0.001, 0.5, 2.0)
 ROLLING = 0.002                       # metres: Bullet's rollingFriction of round objects (scene.spawn)
