@@ -19,7 +19,7 @@ pytest.importorskip("mujoco")
 pytest.importorskip("airo_models")
 
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
-from bt_grasp.drivers.base import Driver, FaultInjectable, GraspPose, GroundTruth, Streaming  # noqa: E402
+from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth, Streaming  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: E402
 from bt_grasp.outcomes import Label  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
@@ -96,6 +96,23 @@ def test_place_puts_the_held_box_in_the_basket(mj_arm: Any) -> None:
     assert mj_arm.held_object() is None and mj_arm.object_in_basket("red box")
     lower, upper = mj_arm.place_region("basket")
     assert np.all(lower[:2] < mj_arm.object_pose("red box")[0][:2]) and np.all(mj_arm.object_pose("red box")[0][:2] < upper[:2])
+
+
+def test_injected_faults_change_what_the_grasp_meets(mj_arm: Any) -> None:
+    """The simulator faults the Watchdog is tested with: the object vanishing while the fingers
+    close reads EMPTY; a 5 kg object (mass fault) is still held, and the world stays stable."""
+    mj_arm.clear_faults()
+    mj_arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+    mj_arm.inject(Fault("remove_target_on_close", primitive="grasp"))
+    ex = _grasp(mj_arm)
+    assert ex.info["removed"] == "red box" and mj_arm.object_names() == {}
+    assert _label(ex.telemetry) is Label.EMPTY
+    mj_arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+    mj_arm.inject(Fault("mass", {"value": 5.0}, primitive="grasp"))
+    ex = _grasp(mj_arm)
+    assert mj_arm.held_object() == "red box"
+    assert np.median(ex.telemetry.load[ex.telemetry.phase == Phase.HOLD]) == pytest.approx(6.87 + 5 * 9.81, abs=1.5)
+    assert mj_arm.launches() == []
 
 
 def test_an_object_thrown_is_recorded_as_a_launch(mj_arm: Any) -> None:

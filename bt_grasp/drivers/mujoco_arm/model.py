@@ -49,8 +49,11 @@ from bt_grasp.drivers.pybullet_arm.params import ARM_FORCES  # noqa: E402
 TICK_S = scene.TIMESTEP        # one control tick, as in the PyBullet arm
 PHYSICS_SUBSTEPS = 1           # MuJoCo steps per tick (module docstring: 2 changed no outcome)
 IMPRATIO = 10.0                # frictional-to-normal impedance ratio (elliptic cones)
-ARM_KP = np.array([4000.0, 4000.0, 3000.0, 800.0, 800.0, 500.0])  # N m / rad
-ARM_KV = 2.0 * np.sqrt(ARM_KP * 1.0)   # near-critical damping for ~1 kg m² reflected inertia
+# Arm servos: stiff like the PyBullet arm's motors (which track closely), force-limited like them.
+# At a tenth of these gains a push's joints lagged their targets by 0.025 rad (median, ~1.5 cm at
+# the tool) and a 5 kg object sagged the micro-lift below the Watchdog's 4 mm; here 0.007 rad.
+ARM_KP = np.array([40000.0, 40000.0, 30000.0, 8000.0, 8000.0, 5000.0])  # N m / rad
+ARM_KV = 2.0 * np.sqrt(ARM_KP * 1.0)   # critical damping for ~1 kg m² (implicit: over-damped wrists stay stable)
 FINGER_KP = 20000.0            # N/m: a blocked finger saturates its force limit within 5 mm
 FINGER_KV = 200.0
 FINGER_ARMATURE = 1.0          # kg reflected along the stroke: the 2F-85's screw drive is not backdrivable

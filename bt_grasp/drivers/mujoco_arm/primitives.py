@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import mujoco
+
 from bt_grasp.drivers.base import Execution, Fault, GraspPose
 from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.contact import CONTACT
@@ -49,8 +51,11 @@ class MjPrimitivesMixin(PrimitivesMixin):
     def _model_faults(self, target: int, kinds: dict[str, Fault]) -> None:
         """The `friction` and `mass` faults on the aimed-at object."""
         m = self.model
-        if "mass" in kinds:
-            m.body_mass[target] = float(kinds["mass"].params.get("value", 2.0))
+        if "mass" in kinds:  # the inertia scales with it: a heavy body with a light one's inertia is unstable
+            mass = float(kinds["mass"].params.get("value", 2.0))
+            m.body_inertia[target] *= mass / float(m.body_mass[target])
+            m.body_mass[target] = mass
+            mujoco.mj_setConst(m, self.data)  # the constraint solver's mass-derived constants
         if "friction" in kinds:
             mu = float(kinds["friction"].params.get("value", 0.1))
             geoms = set(self.built.object_geoms.get(target, []))
