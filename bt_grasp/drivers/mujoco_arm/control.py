@@ -32,6 +32,9 @@ class WristLoad:
         self.site = site
         sensor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, "wrist_force")
         self.adr = int(model.sensor_adr[sensor])
+        # the empty gripper's load (what a real F/T sensor is tared with), from the model's masses
+        body = int(model.site_bodyid[site])
+        self.empty_n = float(model.body_subtreemass[body]) * abs(float(model.opt.gravity[2]))
 
     def read(self) -> float:
         f = self.data.sensordata[self.adr:self.adr + 3]
