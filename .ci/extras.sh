@@ -8,6 +8,11 @@ export DEBIAN_FRONTEND=noninteractive
 if ! ldconfig -p | grep -q libusb-1.0; then
   apt-get update -qq && apt-get install -y -qq libusb-1.0-0 >/dev/null
 fi
+# MuJoCo's arm world renders headless through EGL (MUJOCO_GL=egl), which needs libEGL.
+if ! ldconfig -p | grep -q libEGL; then
+  apt-get update -qq && apt-get install -y -qq libegl1 >/dev/null
+fi
+pip install -q '.[mujoco]'
 pip install -q pyrealsense2 "ray>=2.9"
 pip install -q --no-deps hello-robot-stretch-body
 pip install -q opencv-python-headless filelock click pyserial aioserial psutil dynamixel-sdk meshio chime

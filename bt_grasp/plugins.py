@@ -40,6 +40,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     PERCEIVERS: {"geometric": "bt_grasp.perception.geometric:GeometricPerceiver",
                  "sim": "bt_grasp.perception.sim_annotator:SimPerceiver"},
     DRIVERS: {"pybullet_arm": "bt_grasp.builtin_drivers:pybullet_arm",
+              "mujoco_arm": "bt_grasp.builtin_drivers:mujoco_arm",
               "stretch": "bt_grasp.builtin_drivers:stretch"},
     NODES: {},
 }

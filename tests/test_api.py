@@ -211,7 +211,7 @@ def test_a_run_writes_its_trace_with_tick_subscribers_attached(tmp_path):
 def test_plugin_names_work_in_place_of_objects():
     with pytest.raises(UserError, match=r"unknown perceiver 'vlm' \(known: .*geometric.*sim"):
         api.run(built(), driver=DeskCamera(), perceiver="vlm")
-    with pytest.raises(UserError, match=r"^unknown driver 'ur5' \(known: pybullet_arm, stretch\)$"):
+    with pytest.raises(UserError, match=r"^unknown driver 'ur5' \(known: mujoco_arm, pybullet_arm, stretch\)$"):
         api.run(built(), driver="ur5")
     assert np.isfinite(api.run(api.Tree("s", api.leaf("wait_clarify", reason="x")), driver=DeskCamera(),
                                perceiver="geometric").clock)

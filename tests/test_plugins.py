@@ -60,7 +60,7 @@ def test_an_unknown_name_lists_the_known_ones():
     with pytest.raises(UserError) as err:
         plugins.load(plugins.DRIVERS, "pybulet_arm", file="robot.yaml")
     assert str(err.value) == ("robot.yaml: unknown driver 'pybulet_arm' (did you mean pybullet_arm?) "
-                              "(known: pybullet_arm, stretch)")
+                              "(known: mujoco_arm, pybullet_arm, stretch)")
 
 
 def test_a_broken_plugin_is_one_line_naming_its_entry_point(site):

@@ -95,7 +95,7 @@ def test_without_the_package_the_names_are_unknown_and_the_known_ones_are_listed
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert run.stderr.startswith("--driver: unknown driver 'example_arm'")
-    assert run.stderr.endswith(" (known: pybullet_arm, stretch)\n") and run.stderr.count("\n") == 1
+    assert run.stderr.endswith(" (known: mujoco_arm, pybullet_arm, stretch)\n") and run.stderr.count("\n") == 1
 
 
 def broken_distribution(folder: Path, group: str, entry: str) -> Path:

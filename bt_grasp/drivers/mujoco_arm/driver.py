@@ -1,0 +1,113 @@
+"""MujocoArm: the UR5e + 85 mm parallel gripper of PyBulletArm, simulated in MuJoCo.
+
+Why a second engine: Bullet's multibody solver removes a penetration by velocity (ERP x depth /
+dt), so a finger pressed a few millimetres into an object can throw it at metres per second.
+MuJoCo's soft contacts remove penetration with a spring-damper, and elliptic friction cones with
+a high impratio keep a squeezed object from sliding out of the grip. This world is selected by a
+robot profile (`driver: mujoco_arm`, robots/ur5e_robotiq_mujoco.yaml); its results are reported
+beside PyBullet's, never mixed with them, and PyBullet stays the default.
+
+Same protocols and the same behaviour as PyBulletArm: Driver, Streaming (motions.py), GroundTruth,
+GraspChecker, Receptacles, TaskSource and FaultInjectable. Most of the driver is the PyBullet
+arm's own code, inherited: the motions, primitives and feasibility checks are written against a
+handful of engine calls, which the mujoco_arm modules replace (model.py builds the world,
+control.py the servos and the tick, checks.py the collision queries, ground_truth.py contacts and
+launches, camera.py rendering). Scenes come from the same generator (episodes.py) with the same
+seeds, so both engines start from the same objects at the same poses.
+
+Simplifications, beyond the PyBullet arm's own (gripper.py, driver.py there):
+- the arm's links have no collision geometry (only the gripper collides) and no visual meshes
+  (the camera hides the robot anyway); their weight is compensated, as the UR controller does;
+- friction between two objects, or an object and the table, is MuJoCo's (the larger of the two
+  coefficients), not Bullet's product; only the finger pads use the product (objects.py);
+- mesh objects collide as one convex hull each (MuJoCo's rule); the mug's opening is filled;
+- the table's texture under `hard` lighting is not drawn (its colour and the light still vary);
+- resting objects sleep by MuJoCo's own rule (island sleeping), not the PyBullet arm's thresholds.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import numpy as np  # noqa: E402
+
+from bt_grasp.drivers.base import Fault, Observation  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.camera import MjCamera  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.checks import MjFeasibilityMixin  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.control import MjControlMixin  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.ground_truth import MjGroundTruthMixin  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.ik import MjIkSolver  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.primitives import MjPrimitivesMixin  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.world import SETTLE_TICKS, MjWorldMixin  # noqa: E402
+from bt_grasp.drivers.pybullet_arm import driver as pybullet_driver  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.camera import Lighting  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.episodes import episode_seed  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.faults import FaultBook  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin  # noqa: E402
+from bt_grasp.profile import RobotProfile  # noqa: E402
+
+
+class MujocoArm(MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin, MotionsMixin,
+                MjGroundTruthMixin):
+    """UR5e + parallel gripper in MuJoCo: primitives with telemetry, scenes, ground truth, faults."""
+
+    def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
+                 image_size: int | None = None, high_clutter_share: float = 0.5) -> None:
+        if lighting not in ("easy", "hard"):
+            raise ValueError(f"lighting must be 'easy' or 'hard', not {lighting!r}")
+        self.name = profile.name
+        self.profile = profile
+        self.lighting_mode = lighting
+        self.high_clutter_share = high_clutter_share
+        self.telemetry_period = 1.0 / float(profile.driver_options.get("telemetry_hz", 80))
+        cam = profile.camera
+        self.camera = MjCamera(image_size or cam.width, image_size or cam.height, cam.fov_deg, cam.near,
+                               cam.far, cam.T())
+        self.max_force = float(profile.gripper.max_force_n)
+        self.gui = gui  # accepted for the factory signature; this world is headless
+        self.ik = MjIkSolver()
+        self.faults = FaultBook()
+        self.clock = 0.0
+        self.spec = None
+        self.bodies = {}
+        self._stop = False
+        self._world_builds = 0
+        self._last_frame = None
+        self._init_motions(profile.control_period_s)
+        self._build_world([], [])
+
+    def reset(self, episode: int = 0, seed: int = 0, target: str | None = None) -> Observation:
+        """Build episode `episode` of base seed `seed`: the PyBullet arm's scene for that seed
+        (generated through pybullet_arm.driver, so the benchmark's scene cache applies)."""
+        ep_seed = episode_seed(seed, episode)
+        rng = np.random.default_rng(ep_seed + 99991)
+        self.camera.lighting = Lighting.sample(self.lighting_mode, rng)
+        self.spec = pybullet_driver.generate_episode(ep_seed, target=target,
+                                                     high_clutter_share=self.high_clutter_share,
+                                                     camera=self.camera.resized(256))
+        self._build_world(list(self.spec.objects), list(self.spec.poses))
+        self._settle_scene(SETTLE_TICKS)
+        self.clock = 0.0
+        self._stop = False
+        return self.observe()
+
+    def stop(self) -> None:
+        """Ask the running primitive to stop at its next step or poll (fault "stopped"); hold position."""
+        self._stop = True
+        self._hold_arm(self._q())
+
+    def close(self) -> None:
+        """Release the renderer and the scene generator's PyBullet client."""
+        self.camera.release()
+        from bt_grasp.drivers.pybullet_arm.episodes import close_generator
+
+        close_generator()
+
+    # ------------------------------------------------------------------ faults
+    def inject(self, fault: Fault) -> None:
+        self.faults.add(fault)
+
+    def clear_faults(self) -> None:
+        self.faults.clear()

@@ -1,0 +1,116 @@
+"""Simulator ground truth on MuJoCo (scores runs only): poses, what is held, launches.
+
+The queries are pybullet_arm/ground_truth.py's (what counts as held or in the basket is defined
+there once); the contacts and velocities they read come from MuJoCo's data. Launches are
+recorded by the same rule and record as launches.py: an object not held moving faster than
+1 m/s sideways or upwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from bt_grasp.drivers.pybullet_arm.ground_truth import GroundTruthMixin
+from bt_grasp.drivers.pybullet_arm.launches import LAUNCH_SPEED_MPS, Launch, LaunchWatch, launch_speed
+
+HELD_MIN_Z = 0.002  # the object's lowest point must be off the table by this (as in the PyBullet arm)
+
+
+class MjLaunchWatch(LaunchWatch):
+    """launches.py's LaunchWatch reading a free body's linear velocity from MuJoCo's qvel."""
+
+    def check(self, client: Any, bodies: dict[int, Any], carried: Callable[[int], bool], clock: float,
+              phase: str, primitive: str) -> None:
+        data: mujoco.MjData = client
+        m = data.model
+        for body, spec in bodies.items():
+            adr = int(m.jnt_dofadr[m.body_jntadr[body]])
+            vx, vy, vz = (float(v) for v in data.qvel[adr:adr + 3])
+            speed = launch_speed((vx, vy, vz))
+            if speed <= LAUNCH_SPEED_MPS or carried(body):
+                self._flying.pop(body, None)
+                continue
+            flight = self._flying.get(body)
+            if flight is None:
+                flight = self._flying[body] = Launch(spec.name, speed, phase, primitive, clock)
+                self.launches.append(flight)
+            else:
+                flight.speed = max(flight.speed, speed)
+
+
+class MjGroundTruthMixin(GroundTruthMixin):
+    """GroundTruthMixin with MuJoCo's contacts and poses."""
+
+    model: Any
+    data: Any
+    built: Any
+
+    def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        for b, s in self.bodies.items():
+            if s.name == name:
+                w, x, y, z = (float(v) for v in self.data.xquat[b])
+                return np.array(self.data.xpos[b]), np.array([x, y, z, w])
+        return None
+
+    def _contact_bodies(self) -> list[tuple[int, int, int, int]]:
+        """(geom1, geom2, body1, body2) of every active contact."""
+        d, m = self.data, self.model
+        n = int(d.ncon)
+        if n == 0:
+            return []
+        geoms = np.asarray(d.contact.geom[:n])
+        bodies = m.geom_bodyid[geoms]
+        return [(int(g[0]), int(g[1]), int(b[0]), int(b[1])) for g, b in zip(geoms, bodies, strict=True)]
+
+    def _touching_fingers(self, b: int) -> bool:
+        fingers = set(self.built.finger_geoms)
+        touched: set[int] = set()
+        for g1, g2, b1, b2 in self._contact_bodies():
+            if b1 == b and g2 in fingers:
+                touched.add(g2)
+            elif b2 == b and g1 in fingers:
+                touched.add(g1)
+        return touched == fingers
+
+    def _held_body(self) -> int | None:
+        contacts = self._contact_bodies()
+        table = self.built.table_id
+        fingers = set(self.built.finger_geoms)
+        for b in self.bodies:
+            touched = {g2 for _, g2, b1, _ in contacts if b1 == b and g2 in fingers}
+            touched |= {g1 for g1, _, _, b2 in contacts if b2 == b and g1 in fingers}
+            if touched != fingers:
+                continue
+            if any({b1, b2} == {b, table} for _, _, b1, b2 in contacts):
+                continue
+            if self._lowest_z(b) > HELD_MIN_Z:
+                return b
+        return None
+
+    def _lowest_z(self, b: int) -> float:
+        """The lowest point of the body's collision geoms (exact for MuJoCo's shapes and hulls)."""
+        m, d = self.model, self.data
+        low = np.inf
+        for g in self.built.object_geoms.get(b, []):
+            R = d.geom_xmat[g].reshape(3, 3)
+            z = float(d.geom_xpos[g][2])
+            size = m.geom_size[g]
+            kind = m.geom_type[g]
+            if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
+                z -= size[0]
+            elif kind == mujoco.mjtGeom.mjGEOM_CYLINDER:
+                c = abs(float(R[2, 2]))
+                z -= c * size[1] + np.sqrt(max(0.0, 1.0 - c * c)) * size[0]
+            elif kind == mujoco.mjtGeom.mjGEOM_MESH:
+                mesh = int(m.geom_dataid[g])
+                start = int(m.mesh_vertadr[mesh])
+                verts = m.mesh_vert[start:start + int(m.mesh_vertnum[mesh])]
+                z += float(np.min(verts @ R[2]))
+            else:  # a box: its corners
+                z -= float(np.abs(R[2]) @ size)
+            low = min(low, z)
+        return low

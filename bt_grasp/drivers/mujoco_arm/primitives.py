@@ -1,0 +1,105 @@
+"""The arm's primitives on MuJoCo: pybullet_arm/primitives.py's, with the engine calls replaced.
+
+grasp, lift, place, open_gripper and push run the PyBullet arm's bodies unchanged (same phases,
+speeds, settle and hold times, hence the same telemetry for the Watchdog). Replaced: the CLOSE
+phase's finger-speed reading and `remove_target_on_close` (MuJoCo cannot delete a body from a
+compiled model, so the object is parked far below the table and forgotten), and the `friction`
+and `mass` faults, which change the model's geom friction and body mass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+
+from bt_grasp.drivers.base import Execution, Fault, GraspPose
+from bt_grasp.drivers.pybullet_arm import scene
+from bt_grasp.drivers.pybullet_arm.contact import CONTACT
+from bt_grasp.drivers.pybullet_arm.control import Planned, Steps
+from bt_grasp.drivers.pybullet_arm.gripper import FINGER_FRICTION, STROKE_M
+from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
+from bt_grasp.watchdog.telemetry import Phase
+
+PARKED_Z = -3.0  # where a removed object is kept (below the table, out of every query)
+
+
+class MjPrimitivesMixin(PrimitivesMixin):
+    """PrimitivesMixin with MuJoCo's finger state and model edits."""
+
+    model: Any
+    data: Any
+    built: Any
+    _finger_speed: Any
+
+    def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
+        planned = super()._prepare_grasp(pose, width, force)
+        if isinstance(planned, Execution):
+            return planned
+        aimed = planned.info.get("object")
+        target = next((b for b, s in self.bodies.items() if s.name == aimed), None)
+        inner = planned.body
+
+        def body(faults: list[Fault]) -> Steps:
+            kinds = {f.kind: f for f in faults}
+            if target is not None:
+                self._model_faults(target, kinds)
+            yield from inner([f for f in faults if f.kind not in ("friction", "mass")])
+
+        return Planned(planned.phase, body, planned.info)
+
+    def _model_faults(self, target: int, kinds: dict[str, Fault]) -> None:
+        """The `friction` and `mass` faults on the aimed-at object."""
+        m = self.model
+        if "mass" in kinds:  # the inertia scales with it: a heavy body with a light one's inertia is unstable
+            mass = float(kinds["mass"].params.get("value", 2.0))
+            m.body_inertia[target] *= mass / float(m.body_mass[target])
+            m.body_mass[target] = mass
+            mujoco.mj_setConst(m, self.data)  # the constraint solver's mass-derived constants
+        if "friction" in kinds:
+            mu = float(kinds["friction"].params.get("value", 0.1))
+            geoms = set(self.built.object_geoms.get(target, []))
+            for g in geoms:
+                m.geom_friction[g][0] = mu
+            for p in range(m.npair):  # the pads' explicit pairs carry the product (objects.py)
+                if int(m.pair_geom1[p]) in geoms or int(m.pair_geom2[p]) in geoms:
+                    m.pair_friction[p][:2] = FINGER_FRICTION * mu
+
+    def _close(self, force: float, kinds: dict[str, Fault], target: int | None, info: dict[str, Any]) -> Steps:
+        """CLOSE phase: drive the fingers shut with `force` until they stop (object, stop, or limit)."""
+        self._phase = Phase.CLOSE
+        if "never_finish" in kinds:
+            self.gap_cmd = 0.0
+            yield from self._stall_forever()
+        if "block_fingers" in kinds:
+            at = float(kinds["block_fingers"].params.get("at_norm", 0.5)) * STROKE_M
+            info["blocked_at_m"] = at
+            self._gap_floor = at
+        self.gap_cmd = 0.0
+        self._command_fingers(0.0, min(force, CONTACT.close_force_n))
+        removed = False
+        still = 0
+        n = 0
+        while n * scene.TIMESTEP < 2.0:
+            self._tick()
+            yield
+            n += 1
+            if "remove_target_on_close" in kinds and not removed and n >= 6:
+                if target is not None and target in self.bodies:
+                    self._park(target)
+                    info["removed"] = self.bodies.pop(target).name
+                removed = True
+            still = still + 1 if self._finger_speed() < 0.002 and n > 24 else 0
+            if still >= 12:
+                break
+
+    def _park(self, body: int) -> None:
+        """Take a body out of the scene: far below the table, at rest, colliding with nothing."""
+        m, d = self.model, self.data
+        adr = int(m.jnt_qposadr[m.body_jntadr[body]])
+        dof = int(m.jnt_dofadr[m.body_jntadr[body]])
+        d.qpos[adr:adr + 3] = (0.0, 0.0, PARKED_Z)
+        d.qvel[dof:dof + 6] = 0.0
+        for g in range(m.ngeom):
+            if m.geom_bodyid[g] == body:
+                m.geom_contype[g] = m.geom_conaffinity[g] = 0
