@@ -87,7 +87,13 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
                                      camera=self.camera.resized(256))
         self._build_world()
         for spec, (pos, orn) in zip(self.spec.objects, self.spec.poses, strict=True):
-            self.bodies[scene.spawn(self.client, spec, pos, orn, maximal=CONTACT.rigid_objects)] = spec
+            body = scene.spawn(self.client, spec, pos, orn, maximal=CONTACT.rigid_objects)
+            # The generator recorded getBasePositionAndOrientation, the centre-of-mass frame;
+            # loadURDF puts the link frame at `pos`, which for a mesh whose inertial origin is
+            # offset (a duck 1.5 cm, a teddy bear 7 cm) would start it shifted into its
+            # neighbours. resetBasePositionAndOrientation sets the centre-of-mass frame.
+            pb.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=self.client)
+            self.bodies[body] = spec
         for _ in range(48):  # let re-created contacts settle (deterministic, no telemetry)
             pb.stepSimulation(physicsClientId=self.client)
         if OPTIONS.sleep_resting:  # the generator settled them: at rest now means asleep now
