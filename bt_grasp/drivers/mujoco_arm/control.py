@@ -17,9 +17,8 @@ import numpy as np
 
 from bt_grasp.drivers.mujoco_arm.ik import quat_xyzw
 from bt_grasp.drivers.mujoco_arm.model import PHYSICS_SUBSTEPS, TICK_S
-from bt_grasp.drivers.pybullet_arm.control import ControlMixin, _Abort, clamp
-from bt_grasp.drivers.pybullet_arm.gripper import FINGER_TRAVEL_M, STROKE_M
-from bt_grasp.drivers.pybullet_arm.launches import CHECK_EVERY
+from bt_grasp.drivers.pybullet_arm.control import ControlMixin, clamp
+from bt_grasp.drivers.pybullet_arm.gripper import FINGER_TRAVEL_M
 
 
 class WristLoad:
@@ -85,18 +84,7 @@ class MjControlMixin(ControlMixin):
         mujoco.mj_step(self.model, self.data, nstep=PHYSICS_SUBSTEPS)
         self.clock += TICK_S
         self._steps += 1
-        if self._steps % CHECK_EVERY == 0:
-            self.launch_watch.check(self.data, self.bodies, self._touching_fingers, self.clock,
-                                    self._phase.name.lower(), self._primitive)
-        if self._rec.due(self.clock):
-            gap, effort = self._finger_state()
-            z = float(self.data.site_xpos[self.built.tcp_site][2])
-            self._rec.add(self.clock, gap, self.gap_cmd / STROKE_M, effort, z, self._phase,
-                          load=self.wrist.read())
-        if self._stop:
-            raise _Abort("stopped")
-        if self._deadline is not None and self.clock >= self._deadline - 1e-9:
-            raise _Abort("timeout")
+        self._after_step(self.data)
 
     def _hold_safe(self) -> None:
         """motions.py's safe state: the arm held at its joints, the fingers stopped where they are

@@ -33,7 +33,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 import numpy as np  # noqa: E402
 
-from bt_grasp.drivers.base import Fault, Observation  # noqa: E402
+from bt_grasp.drivers.base import Observation  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.camera import MjCamera  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.checks import MjFeasibilityMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.control import MjControlMixin  # noqa: E402
@@ -44,13 +44,13 @@ from bt_grasp.drivers.mujoco_arm.world import SETTLE_TICKS, MjWorldMixin  # noqa
 from bt_grasp.drivers.pybullet_arm import driver as pybullet_driver  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.camera import Lighting  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.episodes import episode_seed  # noqa: E402
-from bt_grasp.drivers.pybullet_arm.faults import FaultBook  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.faults import FaultBook, InjectsFaults  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin  # noqa: E402
 from bt_grasp.profile import RobotProfile  # noqa: E402
 
 
 class MujocoArm(MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin, MotionsMixin,
-                MjGroundTruthMixin):
+                MjGroundTruthMixin, InjectsFaults):
     """UR5e + parallel gripper in MuJoCo: primitives with telemetry, scenes, ground truth, faults."""
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
@@ -105,9 +105,3 @@ class MujocoArm(MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMi
 
         close_generator()
 
-    # ------------------------------------------------------------------ faults
-    def inject(self, fault: Fault) -> None:
-        self.faults.add(fault)
-
-    def clear_faults(self) -> None:
-        self.faults.clear()

@@ -8,14 +8,13 @@ recorded by the same rule and record as launches.py: an object not held moving f
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import mujoco
 import numpy as np
 
 from bt_grasp.drivers.pybullet_arm.ground_truth import GroundTruthMixin
-from bt_grasp.drivers.pybullet_arm.launches import LAUNCH_SPEED_MPS, Launch, LaunchWatch, launch_speed
+from bt_grasp.drivers.pybullet_arm.launches import LaunchWatch
 
 HELD_MIN_Z = 0.002  # the object's lowest point must be off the table by this (as in the PyBullet arm)
 
@@ -23,23 +22,11 @@ HELD_MIN_Z = 0.002  # the object's lowest point must be off the table by this (a
 class MjLaunchWatch(LaunchWatch):
     """launches.py's LaunchWatch reading a free body's linear velocity from MuJoCo's qvel."""
 
-    def check(self, client: Any, bodies: dict[int, Any], carried: Callable[[int], bool], clock: float,
-              phase: str, primitive: str) -> None:
-        data: mujoco.MjData = client
-        m = data.model
-        for body, spec in bodies.items():
-            adr = int(m.jnt_dofadr[m.body_jntadr[body]])
-            vx, vy, vz = (float(v) for v in data.qvel[adr:adr + 3])
-            speed = launch_speed((vx, vy, vz))
-            if speed <= LAUNCH_SPEED_MPS or carried(body):
-                self._flying.pop(body, None)
-                continue
-            flight = self._flying.get(body)
-            if flight is None:
-                flight = self._flying[body] = Launch(spec.name, speed, phase, primitive, clock)
-                self.launches.append(flight)
-            else:
-                flight.speed = max(flight.speed, speed)
+    def velocity(self, world: Any, body: int) -> tuple[float, float, float]:
+        data: mujoco.MjData = world
+        adr = int(data.model.jnt_dofadr[data.model.body_jntadr[body]])
+        vx, vy, vz = (float(v) for v in data.qvel[adr:adr + 3])
+        return vx, vy, vz
 
 
 class MjGroundTruthMixin(GroundTruthMixin):

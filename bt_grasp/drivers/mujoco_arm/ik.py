@@ -13,8 +13,7 @@ import mujoco
 import numpy as np
 
 from bt_grasp.drivers.mujoco_arm import model as mjmodel
-from bt_grasp.drivers.pybullet_arm.contact import CONTACT
-from bt_grasp.drivers.pybullet_arm.ik import HOME_Q, Q_LOWER, Q_UPPER
+from bt_grasp.drivers.pybullet_arm.ik import HOME_Q, Q_LOWER, Q_UPPER, wrapped_near
 
 DAMPING = 1e-4          # λ² of the damped pseudo-inverse (m², rad²)
 MAX_STEP_RAD = 0.4      # joint change per iteration: keeps a far target from flipping branches
@@ -90,12 +89,7 @@ class MjIkSolver:
             dq += NULL_GAIN * null @ (HOME_Q - q)
             scale = max(1.0, float(np.max(np.abs(dq))) / MAX_STEP_RAD)
             q = np.clip(q + dq / scale, Q_LOWER, Q_UPPER)
-        q = (q + np.pi) % (2 * np.pi) - np.pi
-        if CONTACT.ik_near_seed and seed_q is not None:
-            seed = np.asarray(seed_q, dtype=float)[:6]
-            near = seed + (q - seed + np.pi) % (2 * np.pi) - np.pi
-            q = np.where((near >= Q_LOWER) & (near <= Q_UPPER), near, q)
-        return q, pos_err, ang_err
+        return wrapped_near(q, seed_q), pos_err, ang_err
 
     def close(self) -> None:
         """Nothing to release (kept for the PyBullet solver's interface)."""

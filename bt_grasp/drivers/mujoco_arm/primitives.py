@@ -14,12 +14,9 @@ from typing import Any
 import mujoco
 
 from bt_grasp.drivers.base import Execution, Fault, GraspPose
-from bt_grasp.drivers.pybullet_arm import scene
-from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.control import Planned, Steps
-from bt_grasp.drivers.pybullet_arm.gripper import FINGER_FRICTION, STROKE_M
+from bt_grasp.drivers.pybullet_arm.gripper import FINGER_FRICTION
 from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
-from bt_grasp.watchdog.telemetry import Phase
 
 PARKED_Z = -3.0  # where a removed object is kept (below the table, out of every query)
 
@@ -30,7 +27,6 @@ class MjPrimitivesMixin(PrimitivesMixin):
     model: Any
     data: Any
     built: Any
-    _finger_speed: Any
 
     def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
         planned = super()._prepare_grasp(pose, width, force)
@@ -65,36 +61,9 @@ class MjPrimitivesMixin(PrimitivesMixin):
                 if int(m.pair_geom1[p]) in geoms or int(m.pair_geom2[p]) in geoms:
                     m.pair_friction[p][:2] = FINGER_FRICTION * mu
 
-    def _close(self, force: float, kinds: dict[str, Fault], target: int | None, info: dict[str, Any]) -> Steps:
-        """CLOSE phase: drive the fingers shut with `force` until they stop (object, stop, or limit)."""
-        self._phase = Phase.CLOSE
-        if "never_finish" in kinds:
-            self.gap_cmd = 0.0
-            yield from self._stall_forever()
-        if "block_fingers" in kinds:
-            at = float(kinds["block_fingers"].params.get("at_norm", 0.5)) * STROKE_M
-            info["blocked_at_m"] = at
-            self._gap_floor = at
-        self.gap_cmd = 0.0
-        self._command_fingers(0.0, min(force, CONTACT.close_force_n))
-        removed = False
-        still = 0
-        n = 0
-        while n * scene.TIMESTEP < 2.0:
-            self._tick()
-            yield
-            n += 1
-            if "remove_target_on_close" in kinds and not removed and n >= 6:
-                if target is not None and target in self.bodies:
-                    self._park(target)
-                    info["removed"] = self.bodies.pop(target).name
-                removed = True
-            still = still + 1 if self._finger_speed() < 0.002 and n > 24 else 0
-            if still >= 12:
-                break
-
-    def _park(self, body: int) -> None:
-        """Take a body out of the scene: far below the table, at rest, colliding with nothing."""
+    def _take_out(self, body: int) -> None:
+        """Take a body out of the scene (a compiled model keeps its bodies): far below the table,
+        at rest, colliding with nothing."""
         m, d = self.model, self.data
         adr = int(m.jnt_qposadr[m.body_jntadr[body]])
         dof = int(m.jnt_dofadr[m.body_jntadr[body]])

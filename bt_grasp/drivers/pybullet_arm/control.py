@@ -168,8 +168,14 @@ class ControlMixin:
         self._steps += 1
         if OPTIONS.sleep_resting and self._steps % REST_EVERY == 0:
             self._sleep_resting()
+        self._after_step(self.client)
+
+    def _after_step(self, world: Any) -> None:
+        """What every physics step ends with, whatever the engine: the launch check every
+        CHECK_EVERY steps (`world`: what LaunchWatch.check reads velocities from), telemetry when
+        due, then stop() and the timeout."""
         if self._steps % CHECK_EVERY == 0:
-            self.launch_watch.check(self.client, self.bodies, self._touching_fingers, self.clock,
+            self.launch_watch.check(world, self.bodies, self._touching_fingers, self.clock,
                                     self._phase.name.lower(), self._primitive)
         if self._rec.due(self.clock):
             gap, effort = self._finger_state()
@@ -180,6 +186,11 @@ class ControlMixin:
             raise _Abort("stopped")
         if self._deadline is not None and self.clock >= self._deadline - 1e-9:
             raise _Abort("timeout")
+
+    def _finger_speed(self) -> float:
+        """Mean |finger joint speed| (m/s)."""
+        return float(np.mean([abs(s[1]) for s in pb.getJointStates(self.robot, self.finger_j,
+                                                                    physicsClientId=self.client)]))
 
     def _wait(self, seconds: float, before_step: Callable[[int], None] | None = None) -> Steps:
         """Hold still for `seconds`; before_step(i), if given, runs before step i (e.g. a ramp)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pybullet as pb
 
-from bt_grasp.drivers.base import Fault, Observation
+from bt_grasp.drivers.base import Observation
 from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.camera import Camera, Lighting
 from bt_grasp.drivers.pybullet_arm.checks import FeasibilityMixin
@@ -32,7 +32,7 @@ from bt_grasp.drivers.pybullet_arm.episodes import (
     episode_seed,
     generate_episode,
 )
-from bt_grasp.drivers.pybullet_arm.faults import FaultBook
+from bt_grasp.drivers.pybullet_arm.faults import FaultBook, InjectsFaults
 from bt_grasp.drivers.pybullet_arm.ground_truth import GroundTruthMixin
 from bt_grasp.drivers.pybullet_arm.ik import IkSolver
 from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin
@@ -43,7 +43,8 @@ from bt_grasp.drivers.pybullet_arm.world import WorldMixin
 from bt_grasp.profile import RobotProfile
 
 
-class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin, GroundTruthMixin):
+class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin, GroundTruthMixin,
+                  InjectsFaults):
     """UR5e + Robotiq-class gripper in PyBullet: primitives with telemetry, scenes, ground truth, faults."""
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
@@ -121,10 +122,4 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
         self.ik.close()
         close_generator()
 
-    # ------------------------------------------------------------------ faults
-    def inject(self, fault: Fault) -> None:
-        self.faults.add(fault)
-
-    def clear_faults(self) -> None:
-        self.faults.clear()
 

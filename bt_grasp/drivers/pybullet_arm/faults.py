@@ -25,3 +25,15 @@ class FaultBook:
         hit = self.peek(primitive)
         self._pending = [f for f in self._pending if not (f.once and any(f is h for h in hit))]
         return hit
+
+
+class InjectsFaults:
+    """FaultInjectable (drivers/base.py) for a driver keeping its pending faults in `faults`."""
+
+    faults: FaultBook
+
+    def inject(self, fault: Fault) -> None:
+        self.faults.add(fault)
+
+    def clear_faults(self) -> None:
+        self.faults.clear()

@@ -32,6 +32,18 @@ def joint_indices(client: int, body: int) -> tuple[list[int], list[int], int]:
     return [names[n] for n in ARM_JOINTS], [names[n] for n in FINGER_JOINTS], links["tcp"]
 
 
+
+def wrapped_near(q: np.ndarray, seed_q: np.ndarray | None) -> np.ndarray:
+    """Joint angles wrapped into [-pi, pi), or, with CONTACT.ik_near_seed and a seed, each joint's
+    2pi-equivalent nearest the seed inside the limits: wrapped, a joint crossing +-pi along a line
+    jumps a full turn between two IK points (contact.py)."""
+    q = (q + np.pi) % (2 * np.pi) - np.pi
+    if CONTACT.ik_near_seed and seed_q is not None:
+        seed = np.asarray(seed_q, dtype=float)[:6]
+        near = seed + (q - seed + np.pi) % (2 * np.pi) - np.pi
+        q = np.where((near >= Q_LOWER) & (near <= Q_UPPER), near, q)
+    return q
+
 class IkSolver:
     """IK for the grasp point (tcp link) with a reach error, on its own physics client."""
 
@@ -78,14 +90,7 @@ class IkSolver:
             ang_err = float(2 * np.arccos(min(1.0, dot)))
             if pos_err < tol and ang_err < 2e-3:
                 break
-        q = (q + np.pi) % (2 * np.pi) - np.pi
-        if CONTACT.ik_near_seed and seed_q is not None:
-            # each joint's 2π-equivalent nearest the seed (inside the limits): shipped, a joint
-            # crossing ±π along a line jumps a full turn between two IK points (contact.py)
-            seed = np.asarray(seed_q, dtype=float)[:6]
-            near = seed + (q - seed + np.pi) % (2 * np.pi) - np.pi
-            q = np.where((near >= Q_LOWER) & (near <= Q_UPPER), near, q)
-        return q, pos_err, ang_err
+        return wrapped_near(q, seed_q), pos_err, ang_err
 
     def close(self) -> None:
         try:

@@ -56,13 +56,17 @@ class LaunchWatch:
     def reset(self) -> None:
         self.launches, self._flying = [], {}
 
-    def check(self, client: int, bodies: dict[int, Any], carried: Callable[[int], bool], clock: float,
+    def velocity(self, world: Any, body: int) -> tuple[float, float, float]:
+        """A body's linear velocity (m/s) in the world the driver steps (here a PyBullet client)."""
+        linear, _ = pb.getBaseVelocity(body, physicsClientId=world)
+        return linear
+
+    def check(self, world: Any, bodies: dict[int, Any], carried: Callable[[int], bool], clock: float,
               phase: str, primitive: str) -> None:
         """Record every body in `bodies` (id -> spec with .name) moving over the threshold unless
         `carried(body)` (held by the gripper, it moves with it; asked only of fast bodies)."""
         for body, spec in bodies.items():
-            linear, _ = pb.getBaseVelocity(body, physicsClientId=client)
-            speed = launch_speed(linear)
+            speed = launch_speed(self.velocity(world, body))
             if speed <= LAUNCH_SPEED_MPS or carried(body):
                 self._flying.pop(body, None)
                 continue

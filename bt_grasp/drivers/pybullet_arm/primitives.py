@@ -54,6 +54,7 @@ class PrimitivesMixin:
     _command_fingers: Any
     _depart: Any
     _facing: Any
+    _finger_speed: Any
     _finger_state: Any
     _grasp_checks: Any
     _grasp_plan: Any
@@ -139,14 +140,16 @@ class PrimitivesMixin:
             n += 1
             if "remove_target_on_close" in kinds and not removed and n >= 6:  # just after the close starts
                 if target is not None and target in self.bodies:
-                    pb.removeBody(target, physicsClientId=self.client)
+                    self._take_out(target)
                     info["removed"] = self.bodies.pop(target).name
                 removed = True
-            vel = np.mean([abs(s[1]) for s in pb.getJointStates(self.robot, self.finger_j,
-                                                                physicsClientId=self.client)])
-            still = still + 1 if vel < 0.002 and n > 24 else 0
+            still = still + 1 if self._finger_speed() < 0.002 and n > 24 else 0
             if still >= 12:
                 break
+
+    def _take_out(self, body: int) -> None:
+        """Remove a body from the world (the remove_target_on_close fault)."""
+        pb.removeBody(body, physicsClientId=self.client)
 
     def _settle(self, force: float, seconds: float) -> Steps:
         """SETTLE after a close: the grip rises from the closing force to `force` over
