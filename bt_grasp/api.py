@@ -28,6 +28,7 @@ from bt_grasp.episode import run_episode
 from bt_grasp.errors import UserError
 from bt_grasp.observers import RunObserver, Tick, observers_from
 from bt_grasp.outcomes import OutcomeEvent
+from bt_grasp.perception.lexicon import default_vocabulary
 from bt_grasp.perception.types import Perceiver
 from bt_grasp.profile import RobotProfile, load_profile
 from bt_grasp.registry import Registry
@@ -345,7 +346,10 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
         robot_driver = make_driver(profile, **options) if driver is None else driver
     try:
         if perceiver is None or isinstance(perceiver, str):
-            perceiver = plugins.make_perceiver(perceiver or profile.perception)
+            # a world that does not draw the catalogue meshes' textures: no `looks` (lexicon.py)
+            untextured = not getattr(robot_driver, "draws_mesh_textures", True)
+            perceiver = plugins.make_perceiver(perceiver or profile.perception, **(
+                {"vocabulary": default_vocabulary().untextured()} if untextured else {}))
         world = World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
         return run_episode(spec, robot=profile, seed=seed, episode=episode, goal=goal, trace=trace,
                            lighting=lighting, image_size=image_size, world=world,

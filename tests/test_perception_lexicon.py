@@ -149,3 +149,13 @@ def test_a_bad_vocabulary_is_one_line_at_its_place(tmp_path, text, line, col, wh
 
 def test_the_default_file_ships_with_the_package():
     assert DEFAULT_FILE.parent.name == "perception" and DEFAULT_FILE.is_file()
+
+
+def test_an_untextured_world_sees_each_colour_as_its_word():
+    """PyBullet draws pybullet_data's duck texture, so a blue duck looks green there; a world that
+    draws meshes in their own colour (MuJoCo's) takes the vocabulary without those looks."""
+    v = default_vocabulary()
+    assert v.looks("duck", "blue") == "green"
+    plain = v.untextured()
+    assert plain.looks("duck", "blue") == "blue" and plain.appearance == {}
+    assert [c.name for c in plain.categories] == [c.name for c in v.categories]

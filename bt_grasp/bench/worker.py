@@ -64,7 +64,10 @@ def _run_task(task: Task) -> dict[str, Any]:
     profile, driver = _world_for(task)
     probe = Probe()
     # The catalogue's words: the objects these scenes are built from (bench/vocabulary.py).
-    perceiver = make_perceiver(task.perception, vocabulary=catalogue_vocabulary())
+    # A world that does not draw the meshes' textures shows every object in its word's colour.
+    vocabulary = catalogue_vocabulary()
+    perceiver = make_perceiver(task.perception, vocabulary=vocabulary if getattr(driver, "draws_mesh_textures", True)
+                               else vocabulary.untextured())
     world = World(profile, DriverProxy(driver, probe), PerceiverProxy(perceiver, probe),
                   timed_services(make_services(profile), probe))
     trace = None

@@ -15,7 +15,7 @@ mesh (anything else, like a mug).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,10 @@ class Vocabulary:
     def appearance(self) -> dict[tuple[str, str], str]:
         """(category, colour) -> palette name seen, for textured entries only."""
         return {(c.name, k): v for c in self.categories for k, v in c.looks}
+
+    def untextured(self) -> Vocabulary:
+        """The same words for a world that draws every object in its own colour (no `looks`)."""
+        return Vocabulary(self.sizes, tuple(replace(c, looks=()) for c in self.categories))
 
     @cached_property
     def words(self) -> dict[str, tuple[str, ...]]:

@@ -21,7 +21,8 @@ Simplifications, beyond the PyBullet arm's own (gripper.py, driver.py there):
 - friction between two objects, or an object and the table, is MuJoCo's (the larger of the two
   coefficients), not Bullet's product; only the finger pads use the product (objects.py);
 - mesh objects collide as one convex hull each (MuJoCo's rule); the mug's opening is filled;
-- the table's texture under `hard` lighting is not drawn (its colour and the light still vary);
+- the table's texture under `hard` lighting is not drawn (its colour and the light still vary), nor
+  the meshes' own textures (a blue duck is blue here, green in PyBullet: `draws_mesh_textures`);
 - resting objects sleep by MuJoCo's own rule (island sleeping), not the PyBullet arm's thresholds.
 """
 
@@ -52,6 +53,10 @@ from bt_grasp.profile import RobotProfile  # noqa: E402
 class MujocoArm(MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin, MotionsMixin,
                 MjGroundTruthMixin, InjectsFaults):
     """UR5e + parallel gripper in MuJoCo: primitives with telemetry, scenes, ground truth, faults."""
+
+    # Meshes are drawn in their catalogue colour, untextured: a perceiver here takes the vocabulary
+    # without the PyBullet textures' `looks`, or it reads a green duck as "the blue duck".
+    draws_mesh_textures = False
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
                  image_size: int | None = None, high_clutter_share: float = 0.5) -> None:

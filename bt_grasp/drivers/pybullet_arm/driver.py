@@ -47,6 +47,10 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
                   InjectsFaults):
     """UR5e + Robotiq-class gripper in PyBullet: primitives with telemetry, scenes, ground truth, faults."""
 
+    # pybullet_data's meshes keep their own textures, which tint the catalogue colour (a blue duck
+    # looks green): the catalogue vocabulary's `looks` (bench/vocabulary.py) describe that.
+    draws_mesh_textures = True
+
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
                  image_size: int | None = None, high_clutter_share: float = 0.5) -> None:
         if lighting not in ("easy", "hard"):
