@@ -53,10 +53,11 @@ class MjGroundTruthMixin(GroundTruthMixin):
         bodies = m.geom_bodyid[geoms]
         return [(int(g[0]), int(g[1]), int(b[0]), int(b[1])) for g, b in zip(geoms, bodies, strict=True)]
 
-    def _touching_fingers(self, b: int) -> bool:
+    def _touching_fingers(self, b: int, contacts: list[tuple[int, int, int, int]] | None = None) -> bool:
+        """Body b touches every finger pad (`contacts`: _contact_bodies(), read now if not given)."""
         fingers = set(self.built.finger_geoms)
         touched: set[int] = set()
-        for g1, g2, b1, b2 in self._contact_bodies():
+        for g1, g2, b1, b2 in self._contact_bodies() if contacts is None else contacts:
             if b1 == b and g2 in fingers:
                 touched.add(g2)
             elif b2 == b and g1 in fingers:
@@ -66,11 +67,8 @@ class MjGroundTruthMixin(GroundTruthMixin):
     def _held_body(self) -> int | None:
         contacts = self._contact_bodies()
         table = self.built.table_id
-        fingers = set(self.built.finger_geoms)
         for b in self.bodies:
-            touched = {g2 for _, g2, b1, _ in contacts if b1 == b and g2 in fingers}
-            touched |= {g1 for g1, _, _, b2 in contacts if b2 == b and g1 in fingers}
-            if touched != fingers:
+            if not self._touching_fingers(b, contacts):
                 continue
             if any({b1, b2} == {b, table} for _, _, b1, b2 in contacts):
                 continue
