@@ -1,6 +1,7 @@
 """Search instead of giving up (trees/clutter.yaml): a target that is not found is looked for
 under the objects that may hide it until it is found or the budget is spent; two equally good
-matches are a question, never a guess; FINALIZE only after the delivery was seen."""
+matches are looked at again with what covers them taken away, and in full view they are a
+question, never a guess; FINALIZE only after the delivery was seen."""
 
 from __future__ import annotations
 
@@ -44,8 +45,9 @@ def test_search_continues_until_the_budget_is_spent_and_only_then_asks():
     oracle = ScriptedOracle({"locate": ["not_found"] * 20}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     assert res.decision.value == "WAIT_CLARIFY"
-    assert _called(oracle).count("search/grasp_hider") == 6  # every search round (6), not one miss and give up
-    assert res.reason == "search and grasp attempts spent" and res.actions <= 10
+    # every search round, as many as the action budget (10) allows, not one miss and give up
+    assert _called(oracle).count("search/grasp_hider") == res.actions == 10
+    assert res.reason == "search and grasp attempts spent"
 
 
 def test_nothing_left_to_move_ends_the_search_with_its_reason():
@@ -62,11 +64,29 @@ def test_an_ungraspable_hider_is_pushed_aside_instead():
     assert "search/push_hider" in _called(oracle)
 
 
-def test_two_equally_good_matches_are_a_question_not_a_guess():
-    oracle = ScriptedOracle({"locate": ["ambiguous"]}, fallback="done")
+def test_two_equally_good_matches_in_full_view_are_a_question_not_a_guess():
+    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"]}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
-    assert "grasp" not in _called(oracle)
+    assert not [node for node in _called(oracle) if "grasp" in node]
+
+
+def test_a_tie_with_a_covered_candidate_takes_the_cover_away_and_looks_again():
+    oracle = ScriptedOracle({"locate": ["ambiguous", "found"], "uncover/locate_cover": ["found"],
+                             "uncover/check_cover": ["SUCCESS"], **FOUND_AND_HELD}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and called.count("locate") == 2
+    assert called.index("uncover/drop_cover") < called.index("grasp")
+
+
+def test_a_cover_that_cannot_be_taken_leaves_the_question():
+    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["found"],
+                             "uncover/grasp_cover": ["infeasible"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
+    assert "uncover/open_before_asking" in called and "grasp" not in called and res.actions == 1
 
 
 def test_a_held_object_that_is_not_the_target_goes_to_the_basket_and_the_search_goes_on():
@@ -162,6 +182,21 @@ def test_locate_reports_ambiguity_only_where_the_tree_asks_for_it():
     leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, _located([]))
     leaf.update()
     assert leaf.last_outcome == "found"
+
+
+def test_an_ambiguous_locate_names_what_covers_a_candidate_but_never_a_candidate():
+    # 1 and 2 tie; 3 covers 2, and 2 covers 1: the cover to take is 3, never the candidate 2
+    scene = SceneGraph([_obj(i, "red", (0.05, 0.05, 0.03), 0.03) for i in (1, 2, 3)],
+                       [(1, "partially_occluded_by", 2), (2, "partially_occluded_by", 3)])
+    tie = _located(["red cube"])
+    tie.alternative_ids = [2]
+    leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, tie)
+    leaf.update()
+    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target.occluder") == "red thing 3"
+    full_view = SceneGraph(scene.objects, [(1, "partially_occluded_by", 2)])
+    leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, full_view, tie)
+    leaf.update()
+    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target.occluder") is None
 
 
 def test_locate_with_skip_never_offers_what_lies_in_the_basket():

@@ -130,10 +130,24 @@ def _located(leaf: Leaf, obs: Any, scene: SceneGraph, obj: Any, score: float) ->
     return to_located(obs, scene, obj, score, int(getattr(leaf.ctx.perceiver, "min_pixels", 20)))
 
 
+def covering(scene: SceneGraph, tied: list[int]) -> str | None:
+    """The name of an object partly covering one of the `tied` candidates (best first) that is
+    not a candidate itself, or None. Why: a tie between look-alikes is often one seen only in
+    part; taken away, the coverer leaves both candidates in fuller view to be told apart, while
+    taking a candidate away would move what may be the goal."""
+    for oid in tied:
+        for cover in scene.related(oid, "partially_occluded_by"):
+            obj = scene.by_id(cover)
+            if obj is not None and cover not in tied:
+                return obj.name
+    return None
+
+
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
     not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
-    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed.
+    the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed;
+    `{result}.occluder` then names an object covering one of them (see `covering`), or None.
     With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
     candidates: what the robot put there itself is never picked again as the goal. With
     `track: true`, a target the text no longer grounds to is followed by where it was last
@@ -146,7 +160,8 @@ class LocateObject(Leaf):
         "outcome": key_port("outcome", "target.outcome", "found | occluded | not_found | ambiguous"),
         "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report"),
                           doc="when other candidates fit as well: take the best (choose) or fail with "
-                              "outcome `ambiguous` and `{result}.ambiguity` = \"ambiguous: A or B\" (report)"),
+                              "outcome `ambiguous`, `{result}.ambiguity` = \"ambiguous: A or B\" and "
+                              "`{result}.occluder` = an object covering one of them, if any (report)"),
         "skip": Port("skip", "str", doc="receptacle (e.g. basket) whose contents are no candidates "
                      "(its region comes from driver.place_region)"),
         "track": Port("track", "bool", default=False, doc="when the text no longer grounds, follow the "
@@ -185,7 +200,8 @@ class LocateObject(Leaf):
         alternatives = [str(a) for a in getattr(located, "alternatives", None) or []]
         if alternatives and self.port("ambiguity") == "report":
             names = " or ".join([located.name, *alternatives])
-            writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None,
+            tied = [located.object_id, *(getattr(located, "alternative_ids", None) or [])]
+            writes.update({key: None, f"{key}.name": None, f"{key}.occluder": covering(candidates, tied),
                            f"{key}.alternatives": alternatives, f"{key}.ambiguity": f"ambiguous: {names}"})
             return self.result("ambiguous", writes, PERCEPTION_SECONDS)
         occluders = [scene.by_id(i) for i in located.occluded_by]

@@ -156,5 +156,6 @@ class GroundingLocator:
         if loc is not None:
             loc.alternatives = alternative_names(hit.obj, hit.alternatives)
             loc.alternative_scores = [round(float(x), 3) for x in hit.alternative_scores]
+            loc.alternative_ids = [o.id for o in hit.alternatives]
             loc.hidden_reading = hit.hidden_reading
         return loc

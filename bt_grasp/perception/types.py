@@ -68,6 +68,8 @@ class Located:
     alternatives: list[str] = field(default_factory=list)
     # Their grounding scores, in the same order (`score` is the chosen one's): how close the call was.
     alternative_scores: list[float] = field(default_factory=list)
+    # Their object ids in the same scene, in the same order (what covers them is in the scene graph).
+    alternative_ids: list[int] = field(default_factory=list)
     # Grounded only as what a partly hidden segment could be with the rest out of sight: a
     # hypothesis the delivery check confirms in full view (nodes/evidence.py).
     hidden_reading: bool = False
