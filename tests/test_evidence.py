@@ -60,10 +60,11 @@ class Perceiver:
         return None
 
 
-def ctx_with(driver, before: Observation | None, score: float = 1.0, objects=(), hidden: bool = False) -> RunContext:
+def ctx_with(driver, before: Observation | None, score: float = 1.0, objects=(), hidden: bool = False,
+             name: str = "red box") -> RunContext:
     mask = np.zeros((H, W), bool)
     mask[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]] = True
-    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name="red box", score=score,
+    located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name=name, score=score,
                               hidden_reading=hidden)
     bb = Blackboard({"target": located, "target.query": "red box", "target.frame": before})
     return RunContext(registry=default_registry(), driver=driver, perceiver=Perceiver(objects), blackboard=bb)
@@ -103,8 +104,8 @@ def test_verifier_answers_map_to_three_verdicts_and_none_is_never_ok():
         ["ok", "mismatch", "unknown", "unknown", "ok"]
 
 
-def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), hidden=False, **params):
-    ctx = ctx_with(driver, before, score, objects, hidden)
+def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), hidden=False, name="red box", **params):
+    ctx = ctx_with(driver, before, score, objects, hidden, name)
     leaf = leaf_cls("check", params, ctx)
     status = leaf.update()
     return leaf.last_outcome, status, ctx
@@ -156,6 +157,20 @@ def test_a_target_taken_for_the_goal_with_its_rest_hidden_must_look_like_it_once
     assert outcome == "delivered", ctx.blackboard.get("check.reason")
     outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), score=0.75, objects=ball)  # located as seen
     assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
+def test_a_target_that_looked_like_another_kind_must_show_the_goals_kind_once_delivered():
+    """Grounding took a red ball for the "red box" (the goal may be hidden, the ball its
+    look-alike): in the basket, in full view, something must look like a red box."""
+    ball = [seen(2, "red ball", "red", "ball", IN_BASKET)]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=ball, name="red ball")
+    assert outcome == "not_delivered" and "another kind" in ctx.blackboard.get("check.reason")
+    box = [seen(2, "red box", "red", "box", IN_BASKET)]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=box, name="red ball")
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+    blue_box = [seen(2, "blue box", "blue", "box", IN_BASKET)]
+    outcome, _, _ = _run(VerifyDelivery, Driver(DELIVERED), objects=blue_box, name="red ball")
+    assert outcome == "not_delivered"
 
 
 def test_target_still_on_the_table_is_not_delivered():

@@ -50,11 +50,13 @@ class VerifyDelivery(Leaf):
     new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared
     (with at most RIM_SHARE as much of its colour within RIM_BAND_M outside: else it lies across the rim),
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
-    fits the goal about as well (table_rivals), and a target located only as what it could be with
-    its rest hidden looks like the goal in the receptacle (goal_seen_in); not_delivered: the
+    fits the goal about as well (table_rivals), a target located only as what it could be with
+    its rest hidden looks like the goal in the receptacle (goal_seen_in), and one perceived as
+    another kind than the goal names shows the goal's kind there (kind_seen_in); not_delivered: the
     target's surface has not moved (it still lies where it was), the goal still grounds to an
     object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
-    perhaps still hidden: look on), or, delivered in full view, does not look like the goal;
+    perhaps still hidden: look on), or, delivered in full view, does not look like the goal or
+    its kind;
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     NODE_TYPE = leaf_type("verify_delivery", "perception", {
@@ -117,6 +119,10 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was taken for the goal as what it could be "
                                                  f"with its rest hidden, and in the {place}, in full view, "
                                                  "nothing fits the goal")
+        if taken_as_other_kind(query, str(before.name), scene.vocabulary) and not kind_seen_in(query, scene, region):
+            return self._answer("not_delivered", f"the {before.name} was taken for the goal though it looked like "
+                                                 f"another kind, and in the {place} nothing looks like the goal's "
+                                                 "kind: the goal may still be hidden")
         return self._answer("delivered", f"its place is empty and {matching * 1e4:.1f} cm² of its colour "
                                          f"arrived in the {place}")
 
@@ -165,6 +171,29 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
     scores = seen_scores(parse(text, scene.vocabulary), scene)
     return any(scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
+
+
+def taken_as_other_kind(text: str, name: str, vocabulary: Any) -> bool:
+    """Was the object located for `text` perceived as another kind (its name's noun is not the
+    goal's)? Grounding may accept a kind an object only resembles, and then it is as likely a
+    look-alike of a goal still hidden as the goal misnamed."""
+    from bt_grasp.perception.query import parse
+
+    goal, seen = parse(text, vocabulary).category, parse(name, vocabulary).category
+    return bool(goal and seen and goal != seen)
+
+
+def kind_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None) -> bool:
+    """Does an object inside the region look like the goal's kind (its best noun) in its colour?
+
+    Why: delivered, an object lies in another pose and in full view; a misnamed goal then often
+    shows its kind, a look-alike does not."""
+    from bt_grasp.perception.query import parse
+
+    q = parse(text, scene.vocabulary)
+    return any(o.attributes.get("category") == q.category and q.colour in (None, o.attributes.get("colour"))
+               and not o.attributes.get("fixture") and in_region(o.attributes.get("centroid_base"), region)
+               for o in scene.objects)
 
 
 # An object that landed across the receptacle's rim shows part of itself inside the region and
