@@ -193,10 +193,11 @@ def test_an_ambiguous_locate_names_what_covers_a_candidate_but_never_a_candidate
     leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, tie)
     leaf.update()
     assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target.occluder") == "red thing 3"
-    full_view = SceneGraph(scene.objects, [(1, "partially_occluded_by", 2)])
+    basket = SceneObject(4, "basket", "", (0.9, 0.9), 4, {"fixture": True}, None)
+    full_view = SceneGraph([*scene.objects, basket], [(1, "partially_occluded_by", 2), (2, "partially_occluded_by", 4)])
     leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, full_view, tie)
     leaf.update()
-    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target.occluder") is None
+    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target.occluder") is None  # no fixture either
 
 
 def test_locate_with_skip_never_offers_what_lies_in_the_basket():

@@ -132,13 +132,13 @@ def _located(leaf: Leaf, obs: Any, scene: SceneGraph, obj: Any, score: float) ->
 
 def covering(scene: SceneGraph, tied: list[int]) -> str | None:
     """The name of an object partly covering one of the `tied` candidates (best first) that is
-    not a candidate itself, or None. Why: a tie between look-alikes is often one seen only in
-    part; taken away, the coverer leaves both candidates in fuller view to be told apart, while
-    taking a candidate away would move what may be the goal."""
+    neither a candidate itself nor a fixture, or None. Why: a tie between look-alikes is often
+    one seen only in part; taken away, the coverer leaves both candidates in fuller view to be
+    told apart, while taking a candidate away would move what may be the goal."""
     for oid in tied:
         for cover in scene.related(oid, "partially_occluded_by"):
             obj = scene.by_id(cover)
-            if obj is not None and cover not in tied:
+            if obj is not None and cover not in tied and not obj.attributes.get("fixture"):
                 return obj.name
     return None
 
