@@ -50,8 +50,8 @@ from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin  # noqa: E402
 from bt_grasp.profile import RobotProfile  # noqa: E402
 
 
-class MujocoArm(MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin, MotionsMixin,
-                MjGroundTruthMixin, InjectsFaults):
+class MujocoArm(pybullet_driver.ArmSettings, MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin,
+                MotionsMixin, MjGroundTruthMixin, InjectsFaults):
     """UR5e + parallel gripper in MuJoCo: primitives with telemetry, scenes, ground truth, faults."""
 
     # Meshes are drawn in their catalogue colour, untextured: a perceiver here takes the vocabulary
@@ -60,18 +60,9 @@ class MujocoArm(MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMi
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
                  image_size: int | None = None, high_clutter_share: float = 0.5) -> None:
-        if lighting not in ("easy", "hard"):
-            raise ValueError(f"lighting must be 'easy' or 'hard', not {lighting!r}")
-        self.name = profile.name
-        self.profile = profile
-        self.lighting_mode = lighting
-        self.high_clutter_share = high_clutter_share
-        self.telemetry_period = 1.0 / float(profile.driver_options.get("telemetry_hz", 80))
+        w, h = self._take_settings(profile, gui, lighting, image_size, high_clutter_share)  # gui: headless here
         cam = profile.camera
-        self.camera = MjCamera(image_size or cam.width, image_size or cam.height, cam.fov_deg, cam.near,
-                               cam.far, cam.T())
-        self.max_force = float(profile.gripper.max_force_n)
-        self.gui = gui  # accepted for the factory signature; this world is headless
+        self.camera = MjCamera(w, h, cam.fov_deg, cam.near, cam.far, cam.T())
         self.ik = MjIkSolver()
         self.faults = FaultBook()
         self.clock = 0.0

@@ -43,8 +43,35 @@ from bt_grasp.drivers.pybullet_arm.world import WorldMixin
 from bt_grasp.profile import RobotProfile
 
 
-class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin, GroundTruthMixin,
-                  InjectsFaults):
+class ArmSettings:
+    """What an arm world takes from the robot profile and its caller before it builds anything:
+    one lighting check and one reading of the profile for every engine (PyBullet, MuJoCo)."""
+
+    name: str
+    profile: RobotProfile
+    lighting_mode: str
+    high_clutter_share: float
+    telemetry_period: float
+    max_force: float
+    gui: bool
+
+    def _take_settings(self, profile: RobotProfile, gui: bool, lighting: str, image_size: int | None,
+                       high_clutter_share: float) -> tuple[int, int]:
+        """Store the settings; returns the camera's image size (width, height)."""
+        if lighting not in ("easy", "hard"):
+            raise ValueError(f"lighting must be 'easy' or 'hard', not {lighting!r}")
+        self.name = profile.name
+        self.profile = profile
+        self.lighting_mode = lighting
+        self.high_clutter_share = high_clutter_share
+        self.telemetry_period = 1.0 / float(profile.driver_options.get("telemetry_hz", 80))
+        self.max_force = float(profile.gripper.max_force_n)
+        self.gui = gui
+        return image_size or profile.camera.width, image_size or profile.camera.height
+
+
+class PyBulletArm(ArmSettings, WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin,
+                  GroundTruthMixin, InjectsFaults):
     """UR5e + Robotiq-class gripper in PyBullet: primitives with telemetry, scenes, ground truth, faults."""
 
     # pybullet_data's meshes keep their own textures, which tint the catalogue colour (a blue duck
@@ -53,20 +80,9 @@ class PyBulletArm(WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, M
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
                  image_size: int | None = None, high_clutter_share: float = 0.5) -> None:
-        if lighting not in ("easy", "hard"):
-            raise ValueError(f"lighting must be 'easy' or 'hard', not {lighting!r}")
-        self.name = profile.name
-        self.profile = profile
-        self.lighting_mode = lighting
-        self.high_clutter_share = high_clutter_share
-        opts = profile.driver_options
-        self.telemetry_period = 1.0 / float(opts.get("telemetry_hz", 80))
+        w, h = self._take_settings(profile, gui, lighting, image_size, high_clutter_share)
         cam = profile.camera
-        w = image_size or cam.width
-        h = image_size or cam.height
         self.camera = Camera(w, h, cam.fov_deg, cam.near, cam.far, cam.T())
-        self.max_force = float(profile.gripper.max_force_n)
-        self.gui = gui
         self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
         self.ik = IkSolver()
         self.faults = FaultBook()
