@@ -61,19 +61,20 @@ class Perceiver:
 
 
 def ctx_with(driver, before: Observation | None, score: float = 1.0, objects=(), hidden: bool = False,
-             name: str = "red box") -> RunContext:
+             name: str = "red box", query: str = "red box") -> RunContext:
     mask = np.zeros((H, W), bool)
     mask[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]] = True
     located = SimpleNamespace(mask=mask, points_base=np.array([[0.0, 0.0, 0.03]]), name=name, score=score,
                               hidden_reading=hidden)
-    bb = Blackboard({"target": located, "target.query": "red box", "target.frame": before})
+    bb = Blackboard({"target": located, "target.query": query, "target.frame": before})
     return RunContext(registry=default_registry(), driver=driver, perceiver=Perceiver(objects), blackboard=bb)
 
 
-def seen(oid: int, name: str, colour: str, category: str, at: tuple[float, float, float]) -> SceneObject:
+def seen(oid: int, name: str, colour: str, category: str, at: tuple[float, float, float],
+         size: str | None = None) -> SceneObject:
     """A surveyed object as a perceiver names it, with its centroid in the base frame."""
     return SceneObject(oid, name, name, (0.5, 0.5), oid,
-                       {"colour": colour, "category": category, "centroid_base": list(at)})
+                       {"colour": colour, "category": category, "size": size, "centroid_base": list(at)})
 
 
 PICK = frame({TARGET: 0.03})
@@ -104,8 +105,9 @@ def test_verifier_answers_map_to_three_verdicts_and_none_is_never_ok():
         ["ok", "mismatch", "unknown", "unknown", "ok"]
 
 
-def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), hidden=False, name="red box", **params):
-    ctx = ctx_with(driver, before, score, objects, hidden, name)
+def _run(leaf_cls, driver, before=PICK, score=1.0, objects=(), hidden=False, name="red box", query="red box",
+         **params):
+    ctx = ctx_with(driver, before, score, objects, hidden, name, query)
     leaf = leaf_cls("check", params, ctx)
     status = leaf.update()
     return leaf.last_outcome, status, ctx
@@ -171,6 +173,19 @@ def test_a_target_that_looked_like_another_kind_must_show_the_goals_kind_once_de
     blue_box = [seen(2, "blue box", "blue", "box", IN_BASKET)]
     outcome, _, _ = _run(VerifyDelivery, Driver(DELIVERED), objects=blue_box, name="red ball")
     assert outcome == "not_delivered"
+
+
+def test_a_target_that_looked_like_another_size_must_show_the_goals_size_once_delivered():
+    """Grounding took a large red box for the "small red box" (the small one may be hidden): in
+    the basket, in full view, something must look like a small red box."""
+    large = [seen(2, "large red box", "red", "box", IN_BASKET, size="large")]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=large, name="large red box",
+                           query="small red box")
+    assert outcome == "not_delivered" and "another size" in ctx.blackboard.get("check.reason")
+    small = [seen(2, "small red box", "red", "box", IN_BASKET, size="small")]
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=small, name="large red box",
+                           query="small red box")
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
 
 
 def test_target_still_on_the_table_is_not_delivered():

@@ -1,7 +1,8 @@
 """Search instead of giving up (trees/clutter.yaml): a target that is not found is looked for
 under the objects that may hide it until it is found or the budget is spent; two equally good
-matches are looked at again with what covers them taken away, and in full view they are a
-question, never a guess; FINALIZE only after the delivery was seen."""
+matches are looked at again with what covers them taken away, and in full view both go to the
+basket, one after the other, so the delivery check decides, never a guess; when neither can be
+taken the tie is a question; FINALIZE only after the delivery was seen."""
 
 from __future__ import annotations
 
@@ -64,11 +65,22 @@ def test_an_ungraspable_hider_is_pushed_aside_instead():
     assert "search/push_hider" in _called(oracle)
 
 
-def test_two_equally_good_matches_in_full_view_are_a_question_not_a_guess():
-    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"]}, fallback="done")
+def test_two_equally_good_matches_in_full_view_both_go_to_the_basket_then_the_delivery_decides():
+    oracle = ScriptedOracle({"locate": ["ambiguous", "found"], "uncover/locate_cover": ["not_found"],
+                             "uncover/check_candidate": ["SUCCESS"], **FOUND_AND_HELD}, fallback="done")
     res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "FINALIZE" and called.count("locate") == 2 and res.actions == 2
+    assert called.index("uncover/drop_candidate") < called.index("grasp") < called.index("deliver/confirm")
+
+
+def test_a_tie_where_nothing_can_be_taken_is_a_question_not_a_guess():
+    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"],
+                             "uncover/grasp_candidate": ["infeasible"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
     assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
-    assert not [node for node in _called(oracle) if "grasp" in node]
+    assert "uncover/open_before_asking" in called and "grasp" not in called
 
 
 def test_a_tie_with_a_covered_candidate_takes_the_cover_away_and_looks_again():
@@ -80,13 +92,14 @@ def test_a_tie_with_a_covered_candidate_takes_the_cover_away_and_looks_again():
     assert called.index("uncover/drop_cover") < called.index("grasp")
 
 
-def test_a_cover_that_cannot_be_taken_leaves_the_question():
-    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["found"],
-                             "uncover/grasp_cover": ["infeasible"]}, fallback="done")
+def test_a_cover_that_cannot_be_taken_leaves_the_candidate_to_take():
+    oracle = ScriptedOracle({"locate": ["ambiguous", "found"], "uncover/locate_cover": ["found"],
+                             "uncover/grasp_cover": ["infeasible"], "uncover/check_candidate": ["SUCCESS"],
+                             **FOUND_AND_HELD}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     called = _called(oracle)
-    assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
-    assert "uncover/open_before_asking" in called and "grasp" not in called and res.actions == 1
+    assert res.decision.value == "FINALIZE"
+    assert called.index("uncover/grasp_cover") < called.index("uncover/grasp_candidate") < called.index("grasp")
 
 
 def test_a_held_object_that_is_not_the_target_goes_to_the_basket_and_the_search_goes_on():

@@ -22,6 +22,7 @@ from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
+from bt_grasp.perception.calibration import value as calibrated
 from bt_grasp.registry import Port
 
 
@@ -52,11 +53,11 @@ class VerifyDelivery(Leaf):
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals), a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in), and one perceived as
-    another kind than the goal names shows the goal's kind there (kind_seen_in); not_delivered: the
+    another kind or size than the goal names shows the goal's there (seen_as_goal_in); not_delivered: the
     target's surface has not moved (it still lies where it was), the goal still grounds to an
     object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
     perhaps still hidden: look on), or, delivered in full view, does not look like the goal or
-    its kind;
+    its kind or size;
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     NODE_TYPE = leaf_type("verify_delivery", "perception", {
@@ -119,10 +120,12 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was taken for the goal as what it could be "
                                                  f"with its rest hidden, and in the {place}, in full view, "
                                                  "nothing fits the goal")
-        if taken_as_other_kind(query, str(before.name), scene.vocabulary) and not kind_seen_in(query, scene, region):
+        other = taken_as_other(query, str(before.name), scene.vocabulary)
+        if other and not seen_as_goal_in(query, scene, region, other):
+            what = " and ".join("kind" if a == "category" else a for a in other)
             return self._answer("not_delivered", f"the {before.name} was taken for the goal though it looked like "
-                                                 f"another kind, and in the {place} nothing looks like the goal's "
-                                                 "kind: the goal may still be hidden")
+                                                 f"another {what}, and in the {place} nothing looks like the goal's "
+                                                 f"{what}: the goal may still be hidden")
         return self._answer("delivered", f"its place is empty and {matching * 1e4:.1f} cm² of its colour "
                                          f"arrived in the {place}")
 
@@ -131,10 +134,9 @@ class VerifyDelivery(Leaf):
 
 
 # Below this grounding score (at the pick) the delivered object was only the least bad fit for
-# the goal: on the development scenes every FINALIZE on such a pick (0.46, 0.47) was a wrong
-# same-coloured object, every right one scored at least 0.88.
-CONFIDENT_SCORE = 0.6
-RIVAL_SHARE = 0.8  # a table object grounding this close to the delivered one's score is as likely the goal
+# the goal, too often a same-coloured neighbour taken for a hidden goal.
+CONFIDENT_SCORE = calibrated("CONFIDENT_SCORE")
+RIVAL_SHARE = calibrated("RIVAL_SHARE")  # a table object grounding this close to the delivered one's is as likely the goal
 
 
 def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
@@ -173,25 +175,30 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
 
 
-def taken_as_other_kind(text: str, name: str, vocabulary: Any) -> bool:
-    """Was the object located for `text` perceived as another kind (its name's noun is not the
-    goal's)? Grounding may accept a kind an object only resembles, and then it is as likely a
+def taken_as_other(text: str, name: str, vocabulary: Any) -> tuple[str, ...]:
+    """Which of the goal's kind ("category") and size the object located for `text` was perceived
+    otherwise (its name's noun or size word is not the goal's). Grounding may accept a kind an
+    object only resembles, or a size it could be with its rest hidden, and then it is as likely a
     look-alike of a goal still hidden as the goal misnamed."""
     from bt_grasp.perception.query import parse
 
-    goal, seen = parse(text, vocabulary).category, parse(name, vocabulary).category
-    return bool(goal and seen and goal != seen)
+    goal, seen = parse(text, vocabulary), parse(name, vocabulary)
+    return tuple(a for a in ("category", "size")
+                 if getattr(goal, a) and getattr(seen, a) and getattr(goal, a) != getattr(seen, a))
 
 
-def kind_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None) -> bool:
-    """Does an object inside the region look like the goal's kind (its best noun) in its colour?
+def seen_as_goal_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
+                    attributes: tuple[str, ...]) -> bool:
+    """Does an object inside the region look like the goal in its colour and in `attributes`
+    (the goal's kind, size)?
 
     Why: delivered, an object lies in another pose and in full view; a misnamed goal then often
-    shows its kind, a look-alike does not."""
+    shows what it is, a look-alike does not."""
     from bt_grasp.perception.query import parse
 
     q = parse(text, scene.vocabulary)
-    return any(o.attributes.get("category") == q.category and q.colour in (None, o.attributes.get("colour"))
+    return any(all(o.attributes.get(a) == getattr(q, a) for a in attributes)
+               and q.colour in (None, o.attributes.get("colour"))
                and not o.attributes.get("fixture") and in_region(o.attributes.get("centroid_base"), region)
                for o in scene.objects)
 

@@ -74,6 +74,12 @@ TABLE: dict[str, Calibrated] = {
     "EDGE_SCALE": Calibrated(0.06, "calibration scenes (seed 0, 60 scenes, easy, occluded segments only): the "
                                    "free edge's circle-minus-lines share had medians +0.44 upright cans, +0.31 "
                                    "pucks, -0.21 cubes, -0.29 boxes, -0.6 bars"),
+    # nodes/evidence.py (the delivery check reads grounding scores)
+    "CONFIDENT_SCORE": Calibrated(0.6, "development scenes (seeds 0-2, both lightings): every FINALIZE on a pick "
+                                       "grounded below it (0.46, 0.47) delivered a wrong same-coloured object, "
+                                       "every right one was grounded at 0.88 or more"),
+    "RIVAL_SHARE": Calibrated(0.8, "the ratio of AMBIGUOUS, on its 2,400 queries: with a runner-up at 0.8 x the "
+                                   "best or more, the best was right only 59-67 % (N=122)"),
     # colour.py
     "FIXTURE_V80": Calibrated(0.64, "the basket floor's 80th-percentile value in every calibration frame with "
                                     "the floor in view (easy lighting)"),
