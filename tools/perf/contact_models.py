@@ -136,6 +136,7 @@ class ContactModel:
     finger_lead_m: float = math.inf      # a closing finger's target at most this past it (contact.py)
     rigid_objects: bool = False          # objects as rigid bodies with split impulse (contact.py)
     retreat_z_m: float = 0.40            # place rises to this tcp height after the release (contact.py)
+    descent_guard_n: float = math.inf    # grasp's last descent stops where the wrist feels this (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
         """Both models' non-default settings (other's win where both set one)."""
@@ -169,6 +170,10 @@ FINGER_LEAD = ContactModel(finger_lead_m=0.003)
 FINGER_LEAD_10 = ContactModel(finger_lead_m=0.01)
 RIGID = ContactModel(rigid_objects=True)
 NO_RETREAT = ContactModel(retreat_z_m=0.0)
+GUARDED_DESCENT = ContactModel(descent_guard_n=5.0)
+GUARDED_DESCENT_20 = ContactModel(descent_guard_n=20.0)
+GUARDED_DESCENT_50 = ContactModel(descent_guard_n=50.0)
+GUARDED_DESCENT_150 = ContactModel(descent_guard_n=150.0)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -199,6 +204,10 @@ CANDIDATES: dict[str, ContactModel] = {
     "finger lead 10": FINGER_LEAD_10,
     "rigid objects": RIGID,
     "before: no retreat": NO_RETREAT,
+    "guarded descent": GUARDED_DESCENT,
+    "guarded descent 20": GUARDED_DESCENT_20,
+    "guarded descent 50": GUARDED_DESCENT_50,
+    "guarded descent 150": GUARDED_DESCENT_150,
     "rigid objects + soft pads": RIGID + SOFT_PADS,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
@@ -226,7 +235,7 @@ def apply(driver: Any, model: ContactModel) -> None:
                 turn_in_transit=model.turn_in_transit, symmetric_yaw=model.symmetric_yaw,
                 joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m,
                 close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m,
-                retreat_z_m=model.retreat_z_m)
+                retreat_z_m=model.retreat_z_m, descent_guard_n=model.descent_guard_n)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

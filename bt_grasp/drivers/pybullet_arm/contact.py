@@ -100,6 +100,14 @@ robot, shows it as delivered; rising 15 cm takes anything up to a long bar's len
 region, and one that falls on the way lands in the basket. A free release does not move the arm,
 so every other place is unchanged. 0 is the former place ("before: no retreat").
 
+`descent_guard_n` (off): the grasp's last descent, from the pre-grasp to the grasp pose at 0.15
+m/s, is a guarded move (control.py _guarded_line): it stops, and backs off, where the wrist load
+sensor feels the gripper pushed up by this many newtons, and the fingers close there. Without it
+a finger that lands on a neighbour the grasp planner let it brush (params.py FINGER_TOL_M) but
+that cannot move aside (wedged in a pile) is driven 1-2 cm into it, some 500 N, and the solver
+pushes that penetration out by velocity, throwing the neighbour and those it touches. Too low a
+threshold also stops on a light touch of the target's own top edge, and the grasp closes above it.
+
 Measured figures: docs/benchmark.md, "Contact model".
 """
 
@@ -133,6 +141,7 @@ class ContactOptions:
     pad_damping: float = 1e3                    # finger links' contactDamping (with a stiffness)
     rigid_objects: bool = False                 # objects, table, basket as rigid bodies + split impulse
     retreat_z_m: float = 0.40                   # place rises here when the wrist still feels weight
+    descent_guard_n: float = math.inf           # grasp's last descent stops where the wrist feels this
 
 
 CONTACT = ContactOptions()

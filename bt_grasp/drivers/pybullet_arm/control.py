@@ -264,8 +264,9 @@ class ControlMixin:
             self._tick()
             yield
 
-    def _guarded_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase) -> Steps:
-        """A guarded move: the line to (pos, orn), stopped where the wrist has carried GUARD_N
+    def _guarded_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase,
+                      guard_n: float = GUARD_N) -> Steps:
+        """A guarded move: the line to (pos, orn), stopped where the wrist has carried `guard_n`
         newtons less than at rest before it for GUARD_STEPS steps in a row, i.e. where what the
         gripper holds or touches rests on something. The arm then backs off to the joint targets
         of the step the load first fell and GUARD_BACKOFF_M further: the joints lag their targets,
@@ -284,7 +285,7 @@ class ControlMixin:
 
         def dropped() -> bool:
             nonlocal run, touched
-            if self.wrist.read() < base - GUARD_N:
+            if self.wrist.read() < base - guard_n:
                 touched = self.q_cmd if run == 0 else touched
                 run += 1
             else:

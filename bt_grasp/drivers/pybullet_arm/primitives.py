@@ -108,7 +108,10 @@ class PrimitivesMixin:
                 yield from self._depart(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
                                         Phase.APPROACH)
             yield from self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH, turn=CONTACT.turn_in_transit)
-            yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
+            if math.isfinite(CONTACT.descent_guard_n):
+                yield from self._guarded_line(pos, orn, 0.15, Phase.APPROACH, guard_n=CONTACT.descent_guard_n)
+            else:
+                yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
             yield from self._close(force, kinds, target_body, info)
             self._phase = Phase.SETTLE
             yield from self._settle(force, 0.3)
