@@ -66,6 +66,9 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
 - before: no retreat: `place` stays where it opened the gripper (shipped: it rises to a tcp
                    height of 0.40 m, so an object wedged between the open fingers leaves the
                    basket's region with them; contact.py retreat_z_m);
+- guarded descent: the grasp's last descent stops where the wrist load sensor feels the gripper
+                   pushed up by 5 N (`guarded descent 20`, `50`, `150`: that many newtons) and
+                   closes there (shipped: it descends to the grasp pose; contact.py descent_guard_n);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR

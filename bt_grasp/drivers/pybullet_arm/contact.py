@@ -107,6 +107,8 @@ a finger that lands on a neighbour the grasp planner let it brush (params.py FIN
 that cannot move aside (wedged in a pile) is driven 1-2 cm into it, some 500 N, and the solver
 pushes that penetration out by velocity, throwing the neighbour and those it touches. Too low a
 threshold also stops on a light touch of the target's own top edge, and the grasp closes above it.
+Off: at 150 N it removed the approach launches, but closing where the descent stopped squeezed
+more objects out, so no fewer were thrown.
 
 Measured figures: docs/benchmark.md, "Contact model".
 """
