@@ -22,7 +22,7 @@ from bt_grasp.drivers.base import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
-from bt_grasp.perception.calibration import value as calibrated
+from bt_grasp.perception.calibration import value
 from bt_grasp.registry import Port
 
 
@@ -135,8 +135,8 @@ class VerifyDelivery(Leaf):
 
 # Below this grounding score (at the pick) the delivered object was only the least bad fit for
 # the goal, too often a same-coloured neighbour taken for a hidden goal.
-CONFIDENT_SCORE = calibrated("CONFIDENT_SCORE")
-RIVAL_SHARE = calibrated("RIVAL_SHARE")  # a table object grounding this close to the delivered one's is as likely the goal
+CONFIDENT_SCORE = value("CONFIDENT_SCORE")
+RIVAL_SHARE = value("RIVAL_SHARE")  # a table object grounding this close to the delivered one's is as likely the goal
 
 
 def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
