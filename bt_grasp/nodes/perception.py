@@ -134,7 +134,7 @@ def covering(scene: SceneGraph, tied: list[int]) -> str | None:
     """The name of an object partly covering one of the `tied` candidates (best first) that is
     neither a candidate itself nor a fixture, or None. Why: a tie between look-alikes is often
     one seen only in part; taken away, the coverer leaves both candidates in fuller view to be
-    told apart, while taking a candidate away would move what may be the goal."""
+    told apart, while taking a candidate away first would move what may be the goal."""
     for oid in tied:
         for cover in scene.related(oid, "partially_occluded_by"):
             obj = scene.by_id(cover)
