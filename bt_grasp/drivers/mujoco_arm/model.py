@@ -177,8 +177,6 @@ def build(objects: list[ObjectSpec], poses: list[tuple[tuple[float, ...], tuple[
     spec.option.noslip_iterations = 0
     # objects at rest sleep (islands wake when an awake body touches them); actuated trees never do
     spec.option.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
-    spec.visual.global_.offwidth = 1024
-    spec.visual.global_.offheight = 1024
     tool0 = spec.body("tool0")
     for name in ("shoulder_link", "upper_arm_link", "forearm_link", "wrist_1_link", "wrist_2_link", "wrist_3_link"):
         spec.body(name).gravcomp = 1.0  # the arm's own weight is the controller's (UR5e does the same)
