@@ -170,3 +170,14 @@ def test_episode_speed_bench_runs_and_prints_its_figures():
     assert proc.returncode == 0, proc.stderr[-2000:]
     for text in ("| legacy | 1 |", "| warm | 1 |", "speed-up warm vs legacy", "same decision"):
         assert text in proc.stdout, proc.stdout[-2000:]
+
+
+def test_episode_speed_bench_times_the_mujoco_arm_against_the_shipped_one():
+    pytest.importorskip("mujoco")
+    pytest.importorskip("airo_models")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "perf" / "episode_speed.py"), "--episodes", "1",
+                           "--image-size", "128", "--modes", "warm", "mujoco"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for text in ("| warm | 1 |", "| mujoco | 1 |", "speed-up mujoco vs warm", "mujoco: median"):
+        assert text in proc.stdout, proc.stdout[-2000:]

@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--episodes", type=int, default=10)
     ap.add_argument("--image-size", type=int, default=512)
+    ap.add_argument("--robot", default=None, help="robot profile (default: the tree's, else ur5e_robotiq)")
     ap.add_argument("--from", dest="source", default=None, help="summarise this results.jsonl instead")
     args = ap.parse_args(argv)
 
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         records = [r for r in load_records(args.source) if "error" not in r]
     else:
         tasks = make_tasks([str(Path(t).resolve()) for t in args.trees], [args.seed], args.episodes,
-                           args.lighting, args.perception, args.image_size)
+                           args.lighting, args.perception, args.image_size, robot=args.robot)
         records = []
         for i, t in enumerate(tasks, 1):
             rec = run_task(t)

@@ -8,14 +8,19 @@ interleaved episode by episode so that load on the machine hits every mode alike
 - cold:   every switch on, the scene cache empty (a fresh folder): scenes are generated;
 - warm:   every switch on, the scenes read back from that cache (the same scenes: content-keyed);
 - exact:  as warm but resting objects are not put to sleep: the physics of legacy, step for step,
-          so its outcomes must equal legacy's (the other speed-ups change no result).
+          so its outcomes must equal legacy's (the other speed-ups change no result);
+- mujoco: the same scenes on the MuJoCo arm (profile ur5e_robotiq_mujoco, `bt_grasp[mujoco]`):
+          another engine, so other outcomes; its phases are the benchmark's own timers (physics
+          includes settling, loading and IK there).
 
 Prints median / p95 wall seconds per episode and process CPU seconds per mode, the phase split
-(physics, settle, load, render, IK, perception, other) and the legacy/new ratios, then checks the
-outcomes: the same decision per episode across modes and Task SR with Wilson 95 % CIs.
+(physics, settle, load, render, IK, perception, other) and the ratios against legacy and against
+warm (the shipped PyBullet arm), then checks the outcomes: the same decision per episode across
+the PyBullet modes and Task SR with Wilson 95 % CIs.
 Targets: median <= 2.0 s and p95 <= 4.0 s per episode at 512² on one core.
 
     python tools/perf/episode_speed.py [--episodes 20] [--seed 0] [--image-size 512] [--perception sim]
+    python tools/perf/episode_speed.py --modes cold warm mujoco --perception geometric   # the engines
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +85,8 @@ class PhaseClock:
 
 _ALL_ON = {k: True for k in ("lean_robot", "shared_generator", "scene_cache", "sleep_resting")}
 MODES = {"legacy": {k: False for k in _ALL_ON}, "cold": _ALL_ON, "warm": _ALL_ON,
-         "exact": {**_ALL_ON, "sleep_resting": False}}
+         "exact": {**_ALL_ON, "sleep_resting": False}, "mujoco": _ALL_ON}
+ROBOTS = {"mujoco": "ur5e_robotiq_mujoco"}  # modes on another arm than the default profile's
 
 
 def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
@@ -96,10 +103,13 @@ def run(episodes: int, seed: int, image_size: int, perception: str, tree: str,
             speed.set_options(**MODES[mode])
             clock.take()
             c0 = time.process_time()
-            rec = run_task(task)
+            rec = run_task(replace(task, robot=ROBOTS.get(mode)))
             rec["cpu"] = time.process_time() - c0
             phases = clock.take()
-            phases["perception"] = float(rec.get("time", {}).get("perception", 0.0))
+            timers = rec.get("time", {})
+            if mode in ROBOTS:  # no pybullet calls to time: the benchmark's timers
+                phases = {k: float(timers.get(k, 0.0)) for k in ("physics", "render")}
+            phases["perception"] = float(timers.get("perception", 0.0))
             phases["other"] = max(0.0, rec["wall"] - sum(phases.values()))
             rec["phases"] = phases
             out[mode].append(rec)
@@ -130,14 +140,15 @@ def report(out: dict[str, list[dict[str, Any]]]) -> None:
         print(f"| {mode} | {len(ok)} | {med[mode]:.2f} | {p95[mode]:.2f} | "
               f"{percentile([r['cpu'] for r in ok], 50):.2f} | {wins}/{len(ok)} [{lo:.2f}, {hi:.2f}] | "
               + " | ".join(f"{s:.0f}%" for s in shares) + " |")
+    for ref, against in (("legacy", [m for m in out if m != "legacy"]), ("warm", [m for m in out if m in ROBOTS])):
+        for mode in against:
+            if ref in out:
+                print(f"\nspeed-up {mode} vs {ref}: median x{med[ref] / med[mode]:.2f}, "
+                      f"p95 x{p95[ref] / p95[mode]:.2f}")
     if "legacy" in out:
-        for mode in out:
-            if mode != "legacy":
-                print(f"\nspeed-up {mode} vs legacy: median x{med['legacy'] / med[mode]:.2f}, "
-                      f"p95 x{p95['legacy'] / p95[mode]:.2f}")
         base = {r["key"]: r for r in out["legacy"]}
         for mode in out:
-            if mode == "legacy":
+            if mode == "legacy" or mode in ROBOTS:
                 continue
             pairs = [(base[r["key"]], r) for r in out[mode] if r["key"] in base]
             same = sum(1 for a, b in pairs if (a.get("decision"), a.get("reason"), a.get("task_success"))
