@@ -25,13 +25,19 @@ def pybullet_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_
 def mujoco_arm(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,
                dry_run: bool = False) -> Driver:
     """The simulated UR5e in MuJoCo (the optional `mujoco` extra; dry_run is ignored in simulation)."""
-    import importlib.util
-
-    if importlib.util.find_spec("mujoco") is None:  # not imported here: the driver sets MUJOCO_GL first
-        raise BackendUnavailable("MuJoCo arm unavailable: no module named 'mujoco' (pip install 'bt_grasp[mujoco]')")
+    require_mujoco()
     from bt_grasp.drivers.mujoco_arm import MujocoArm
 
     return MujocoArm(profile, gui=gui, lighting=lighting, image_size=image_size)
+
+
+def require_mujoco() -> None:
+    """BackendUnavailable naming the extra when mujoco is missing; it is not imported here, because
+    the driver must set MUJOCO_GL first."""
+    import importlib.util
+
+    if importlib.util.find_spec("mujoco") is None:
+        raise BackendUnavailable("MuJoCo arm unavailable: no module named 'mujoco' (pip install 'bt_grasp[mujoco]')")
 
 
 def stretch(profile: Any, gui: bool = False, lighting: str = "easy", image_size: int | None = None,

@@ -19,7 +19,15 @@ pytest.importorskip("mujoco")
 pytest.importorskip("airo_models")
 
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
-from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth, Streaming  # noqa: E402
+from bt_grasp.drivers.base import (  # noqa: E402
+    Driver,
+    Fault,
+    FaultInjectable,
+    GraspPose,
+    GroundTruth,
+    SimLabelling,
+    Streaming,
+)
 from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: E402
 from bt_grasp.outcomes import Label  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
@@ -54,7 +62,7 @@ def test_the_profile_selects_the_mujoco_driver_and_it_keeps_the_protocols(mj_arm
 
     assert load_profile(PROFILE).driver == "mujoco_arm"
     assert load_profile("ur5e_robotiq").driver == "pybullet_arm"  # PyBullet stays the default arm
-    for protocol in (Driver, GroundTruth, FaultInjectable, Streaming):
+    for protocol in (Driver, GroundTruth, FaultInjectable, Streaming, SimLabelling):
         assert isinstance(mj_arm, protocol)
     made = make_driver(load_profile(PROFILE), image_size=64)
     try:
@@ -113,6 +121,31 @@ def test_injected_faults_change_what_the_grasp_meets(mj_arm: Any) -> None:
     assert mj_arm.held_object() == "red box"
     assert np.median(ex.telemetry.load[ex.telemetry.phase == Phase.HOLD]) == pytest.approx(6.87 + 5 * 9.81, abs=1.5)
     assert mj_arm.launches() == []
+
+
+def test_watchdog_record_labels_grasps_from_mujoco_s_contacts(tmp_path: Any) -> None:
+    """`bt-grasp watchdog record` on this arm: one attempt per induced outcome, each labelled
+    from MuJoCo's contacts, pad forces and masses, which agree with what was commanded."""
+    from bt_grasp.watchdog.cli import main
+    from bt_grasp.watchdog.dataset import load_dataset
+
+    assert main(["watchdog", "record", "--robot", PROFILE, "--n", "6", "--seed", "11", "-o", str(tmp_path), "-q"]) == 0
+    got = load_dataset(tmp_path)
+    assert len(got) == 6 and {t.meta["intent"] for t in got} == set(Label)
+    assert sum(t.label.value == t.meta["intent"] for t in got) >= 5
+    for t in got:
+        truth = t.meta["truth"]
+        assert t.meta["robot"] == PROFILE and truth["ticks"] > 100
+        if t.label is Label.EMPTY:
+            assert truth["contact_s"] < 0.1
+        if t.label is Label.SLIP:
+            assert truth["contact_s"] >= 0.1 and not truth["held_after_grasp"]
+        if truth["held_after_grasp"]:  # the pads press with the commanded force on the mass set
+            assert truth["pad_force_frac"] == pytest.approx(t.meta["force_frac"], abs=0.03)
+            assert truth["safety_factor"] > 2.0
+            fault = t.meta["fault"] or {}
+            if fault.get("kind") == "mass":
+                assert truth["held_mass"] == pytest.approx(fault["params"]["value"])
 
 
 def test_an_object_thrown_is_recorded_as_a_launch(mj_arm: Any) -> None:

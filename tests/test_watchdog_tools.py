@@ -125,3 +125,49 @@ def test_shipped_profiles_watchdog_sections_parse() -> None:
     for path in sorted(ROBOTS_DIR.glob("*.yaml")):
         th = thresholds_from_profile(load_profile(str(path)))
         assert th.empty_effort_max < th.hold_effort_min
+
+
+def test_record_builds_the_profile_s_simulated_arm_or_says_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from bt_grasp.errors import BackendUnavailable
+    from bt_grasp.profile import load_profile
+    from bt_grasp.watchdog.cli import _driver_factory
+
+    assert callable(_driver_factory(load_profile("ur5e_robotiq")))
+    with pytest.raises(UserError, match="use pybullet_arm or mujoco_arm"):
+        _driver_factory(load_profile("stretch3"))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mujoco" else real(name, *a))
+    with pytest.raises(BackendUnavailable, match=r"pip install 'bt_grasp\[mujoco\]'"):
+        _driver_factory(load_profile("ur5e_robotiq_mujoco"))  # before anything is recorded
+
+
+def test_the_recorder_s_rotations_are_bullet_s_to_the_bit() -> None:
+    """They replace pybullet calls in the recorder: a PyBullet recording must not change by one bit."""
+    pb = pytest.importorskip("pybullet")
+    from bt_grasp.watchdog.rotations import matrix_of, quat_from_euler, yaw_of
+
+    rng = np.random.default_rng(0)
+    for i in range(3000):
+        euler = [float(v) for v in rng.uniform(-4.0, 4.0, 3)]
+        if i % 3 == 0:
+            euler[:2] = [np.pi, 0.0]  # the recorder's top-down grasps
+        elif i % 3 == 1:
+            euler[:2] = [0.0, 0.0]    # its objects' yaw
+        q = quat_from_euler(*euler)
+        assert q == pb.getQuaternionFromEuler(euler)
+        assert yaw_of(q) == pb.getEulerFromQuaternion(q)[2]
+        assert matrix_of(q).reshape(9).tolist() == list(pb.getMatrixFromQuaternion(q))
+
+
+def test_calibrate_writes_which_seeds_it_fitted_not_where_the_traces_were(tmp_path: Path) -> None:
+    d = _write(tmp_path / "traces", 60, seed=7)
+    from bt_grasp.profile import ROBOTS_DIR
+
+    prof = tmp_path / "p.yaml"
+    prof.write_text((ROBOTS_DIR / "ur5e_robotiq.yaml").read_text())
+    assert main(["watchdog", "calibrate", str(d), "-o", str(prof), "--rounds", "1"]) == 0
+    text = prof.read_text()
+    assert "# fitted by bt-grasp watchdog calibrate on seed 7 (n=60, held-out macro-F1" in text
+    assert str(tmp_path) not in text

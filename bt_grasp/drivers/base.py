@@ -321,6 +321,39 @@ class GroundTruth(Protocol):
         ...
 
 
+@runtime_checkable
+class SimLabelling(Protocol):
+    """Simulator-only physics facts `watchdog record` labels attempts with (hardware has none).
+
+    One surface per engine, so the labelling rules (watchdog/ground_truth.py) are written once.
+    Bodies are the ids of `object_names()`; fingers are in a fixed order.
+    """
+
+    def finger_touches(self) -> list[set[int]]:
+        """For each finger, the bodies it touches now."""
+        ...
+
+    def finger_gap_m(self) -> float:
+        """The true gap between the fingers (m)."""
+        ...
+
+    def finger_normal_n(self, body: int) -> list[float]:
+        """For each finger, the normal force (N) between its pad and `body`."""
+        ...
+
+    def body_mass_friction(self, body: int) -> tuple[float, float]:
+        """(mass in kg, friction coefficient between the finger pads and `body`)."""
+        ...
+
+    def set_body_mass(self, body: int, kg: float) -> None:
+        """Make `body` this heavy (a recorded scenario's load)."""
+        ...
+
+    def step_holding(self, seconds: float) -> None:
+        """Step the physics with the arm and fingers holding their commands, without telemetry."""
+        ...
+
+
 FaultKind = str
 """One of FAULT_KINDS; simulators implement them all, real drivers only `driver_exception` etc."""
 

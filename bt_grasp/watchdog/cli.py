@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bt_grasp.errors import UserError
+from bt_grasp.errors import BackendUnavailable, UserError
 
 
 def add_watchdog_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -61,14 +61,25 @@ def _profile(name: str | None) -> Any:
 
 
 def _driver_factory(profile: Any) -> Any:
+    """The profile's simulated arm, built when recording starts (a missing mujoco fails here, first)."""
     if profile.driver == "pybullet_arm":
         def make() -> Any:
             from bt_grasp.drivers.pybullet_arm.driver import PyBulletArm
 
             return PyBulletArm(profile)
         return make
+    if profile.driver == "mujoco_arm":
+        from bt_grasp.builtin_drivers import require_mujoco
+
+        require_mujoco()
+
+        def make_mj() -> Any:
+            from bt_grasp.drivers.mujoco_arm import MujocoArm
+
+            return MujocoArm(profile, image_size=64)  # the recorder never looks through the camera
+        return make_mj
     raise UserError(f"watchdog record needs a simulated driver with fault injection and ground truth; "
-                    f"profile driver {profile.driver!r} is not supported (use pybullet_arm)",
+                    f"profile driver {profile.driver!r} is not supported (use pybullet_arm or mujoco_arm)",
                     file=profile.source)
 
 
@@ -146,10 +157,22 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not args.dry_run:
         ho = res.held_out
         write_profile(args.out, res.thresholds,
-                      comment=f"fitted by bt-grasp watchdog calibrate on {args.traces} (n={len(traces)}, "
-                              f"held-out macro-F1 {ho.macro_f1():.3f}, EMPTY recall {ho.empty_recall():.3f})")
+                      comment=f"fitted by bt-grasp watchdog calibrate on {_seeds_text(res.thresholds.calibration_seeds)} "
+                              f"(n={len(traces)}, held-out macro-F1 {ho.macro_f1():.3f}, "
+                              f"EMPTY recall {ho.empty_recall():.3f})")
         print(f"wrote the watchdog block of {args.out}")
     return 0
+
+
+def _seeds_text(seeds: list[int]) -> str:
+    """'seeds 101 and 102': what a profile says it was fitted on (a trace folder's path is this
+    machine's, meaningless in a shared profile)."""
+    if not seeds:
+        return "traces without recording seeds"
+    names = [str(s) for s in seeds]
+    if len(names) == 1:
+        return f"seed {names[0]}"
+    return f"seeds {', '.join(names[:-1])} and {names[-1]}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         return int(args.func(args))
-    except UserError as exc:
+    except (UserError, BackendUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

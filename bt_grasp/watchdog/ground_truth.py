@@ -1,6 +1,7 @@
 """The label a recorded attempt really earned, read from the simulator (never from the classifier).
 
-PyBullet-specific; only the recorder and tests use it.
+Engine-neutral: the simulator facts come from the driver's SimLabelling surface (drivers/base.py);
+only the recorder and tests use it.
 
 Ground truth, decided in this order from simulator facts (see `ground_truth`):
   The Watchdog judges the *physical* grasp, so "held" means any object (usually the target; with
@@ -14,7 +15,8 @@ Ground truth, decided in this order from simulator facts (see `ground_truth`):
   3. Held at the end of the grasp (`held_object()` is not None after the HOLD phase):
        SUCCESS  still held after a further 5 cm lift and `hold_s` (1 s) of simulated waiting, the
                 grip safety factor SF = mu * sum(finger normal forces) / (m g) >= `sf_min` (2.0),
-                mu = finger friction * object friction (Bullet multiplies them), and the mean pad
+                mu = the pads' friction with the object (finger * object friction: Bullet
+                multiplies them, the MuJoCo arm's pad contacts do the same), and the mean pad
                 normal force per finger >= `weak_grip_frac` (0.25) * the gripper's maximum force
        WEAK     otherwise: lost during the transport lift, or a low safety factor, or gripped below
                 the firm-hold force. The last clause mirrors the label's definition ("held, but
@@ -43,8 +45,8 @@ G = 9.81
 class SimObserver:
     """Watches the simulator every physics tick of a primitive: finger/object contacts, gap, tcp z.
 
-    It wraps the PyBullet driver's per-step hook (`_tick`) for the duration of one primitive.
-    That is the simulator's ground truth, read for labelling only.
+    It wraps the driver's per-step hook (`_tick`, the same on both simulated arms) for the
+    duration of one primitive. That is the simulator's ground truth, read for labelling only.
     """
 
     def __init__(self, driver: Any) -> None:
@@ -53,8 +55,6 @@ class SimObserver:
         self._orig = None
 
     def __enter__(self) -> SimObserver:
-        import pybullet as pb
-
         d = self.d
         orig = d._tick
 
@@ -62,10 +62,9 @@ class SimObserver:
             try:
                 orig()
             finally:
-                touching = [{c[2] for c in pb.getContactPoints(bodyA=d.robot, linkIndexA=j, physicsClientId=d.client)}
-                            for j in d.finger_j]
+                touching = d.finger_touches()
                 both = bool(set.intersection(*touching) & set(d.bodies))  # one object between both fingers
-                gap = sum(s[0] for s in pb.getJointStates(d.robot, d.finger_j, physicsClientId=d.client))
+                gap = d.finger_gap_m()
                 z = float(d.tcp_pose()[0][2])
                 self.rows.append((d.clock, int(d._phase), bool(both), float(gap), z))
 
@@ -115,22 +114,15 @@ class SimObserver:
 
 def grip_safety_factor(driver: Any, body: int) -> tuple[float, float] | None:
     """(mu * sum of finger normal forces / (m g), mean normal force per finger in N) from the
-    simulator's contacts; None if not touching."""
-    import pybullet as pb
-
-    from bt_grasp.drivers.pybullet_arm.gripper import FINGER_FRICTION
-
-    c = driver.client
+    simulator's contacts; None if `body` is gone or has no mass."""
     if body not in driver.bodies:
         return None
-    normal = 0.0
-    for j in driver.finger_j:
-        normal += sum(p[9] for p in pb.getContactPoints(driver.robot, body, j, -1, physicsClientId=c))
-    info = pb.getDynamicsInfo(body, -1, physicsClientId=c)
-    mass, mu_obj = float(info[0]), float(info[1])
+    per_finger = driver.finger_normal_n(body)
+    normal = sum(per_finger)
+    mass, mu = driver.body_mass_friction(body)
     if mass <= 0:
         return None
-    return float(FINGER_FRICTION * mu_obj * normal / (mass * G)), normal / len(driver.finger_j)
+    return float(mu * normal / (mass * G)), normal / len(per_finger)
 
 
 def ground_truth(exec_fault: str | None, facts: dict[str, Any], held_after_grasp: bool,

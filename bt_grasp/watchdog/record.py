@@ -4,7 +4,9 @@ This is labelling infrastructure, not policy:
 - the grasp pose comes from the simulator's *true* object pose (`driver.object_pose(name)`), not
   from perception, because we want the outcome to be decided by the induced fault;
 - the ground-truth label comes from the simulator's state (contacts, poses, masses, friction)
-  observed during and after the attempt -- never from the classifier.
+  observed during and after the attempt -- never from the classifier. Those facts come through
+  the driver's SimLabelling surface (drivers/base.py), so one recorder serves every simulated
+  arm (PyBullet, MuJoCo).
 
 What each attempt induces is planned in bt_grasp.watchdog.induce, its noise added by
 bt_grasp.watchdog.sensor, and its label decided by bt_grasp.watchdog.ground_truth.
@@ -20,11 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Fault, GraspPose
+from bt_grasp.drivers.base import Fault, GraspPose, SimLabelling
+from bt_grasp.errors import UserError
 from bt_grasp.outcomes import Label
 from bt_grasp.watchdog.dataset import INDEX, Trace, save_trace
 from bt_grasp.watchdog.ground_truth import SimObserver, grip_safety_factor, ground_truth
 from bt_grasp.watchdog.induce import INTENTS, Scenario, plan
+from bt_grasp.watchdog.rotations import matrix_of, quat_from_euler, yaw_of
 from bt_grasp.watchdog.sensor import SensorModel
 from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.watchdog.thresholds import WatchdogThresholds
@@ -39,21 +43,19 @@ def _catalogue() -> list[Any]:
 def _grasp_pose(spec: Any, pos: np.ndarray, orn: np.ndarray,
                 pad_overlap_m: float | None = None) -> tuple[GraspPose, float]:
     """Top-down grasp at the object's true centre, closing across its narrower horizontal width."""
-    import pybullet as pb
-
     from bt_grasp.drivers.pybullet_arm import scene
+    from bt_grasp.drivers.pybullet_arm.gripper import TCP_FROM_TIP_M  # both engines' gripper
 
     wx, wy, wz = scene.nominal_widths(spec)
-    yaw = pb.getEulerFromQuaternion(list(orn))[2]
+    yaw = yaw_of(orn)
     if wy < wx:
         yaw += math.pi / 2
     width = min(wx, wy)
     top = float(pos[2]) + wz / 2
     z = max(float(pos[2]), top - 0.03)
     if pad_overlap_m is not None:  # shallow grasp: fingertips pad_overlap_m below the top
-        from bt_grasp.drivers.pybullet_arm.gripper import TCP_FROM_TIP_M
         z = top - pad_overlap_m + TCP_FROM_TIP_M
-    q = np.array(pb.getQuaternionFromEuler([math.pi, 0.0, -yaw]))
+    q = np.array(quat_from_euler(math.pi, 0.0, -yaw))
     # gripper x (closing axis) for euler [pi, 0, -yaw] is (cos yaw, sin yaw, 0) up to sign
     return GraspPose(position=np.array([pos[0], pos[1], z]), orientation=q, width=width), width
 
@@ -61,15 +63,13 @@ def _grasp_pose(spec: Any, pos: np.ndarray, orn: np.ndarray,
 def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: SensorModel,
                catalogue: list[Any], hold_s: float = 1.0, sf_min: float = 2.0) -> tuple[Telemetry, Label, dict[str, Any]] | None:
     """One attempt: build the scene, grasp with the induced fault, observe, label. None if skipped."""
-    import pybullet as pb
+    from bt_grasp.drivers.pybullet_arm import scene
+    from bt_grasp.drivers.pybullet_arm.gripper import STROKE_M  # both engines' gripper
 
     spec = catalogue[sc.object_index]
     objs = [spec]
-    from bt_grasp.drivers.pybullet_arm import scene
-    from bt_grasp.drivers.pybullet_arm.gripper import STROKE_M
-
     positions = [(sc.xy[0], sc.xy[1], 0.5 * scene.nominal_widths(spec)[2] + 0.002)]
-    orients = [tuple(pb.getQuaternionFromEuler([0, 0, sc.yaw]))]
+    orients = [quat_from_euler(0.0, 0.0, sc.yaw)]
     used = {spec.name}
 
     for k, xy in sc.distractors:
@@ -89,12 +89,12 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
     gp.position[:2] += np.asarray(sc.pose_error_m, float)
     target_body = next(b for b, s in driver.bodies.items() if s.name == spec.name)
     if sc.extra_mass is not None:
-        pb.changeDynamics(target_body, -1, mass=float(sc.extra_mass), physicsClientId=driver.client)
+        driver.set_body_mass(target_body, float(sc.extra_mass))
     open_w = min(STROKE_M, width + 0.03)
     if sc.fault is not None:
         f = sc.fault
         if f.kind == "grasp_offset":
-            R = np.array(pb.getMatrixFromQuaternion(list(gp.orientation))).reshape(3, 3)
+            R = matrix_of(gp.orientation)
             f = Fault("grasp_offset", {"offset_m": f.params["offset_m"], "direction": R[:, 1].tolist()},
                       primitive="grasp")
         elif f.kind == "block_fingers" and "at_frac" in f.params:  # jam between the object and the opening
@@ -116,8 +116,7 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
     held_final = False
     if held_after and ex.fault is None:
         lift = driver.lift(0.05)
-        for _ in range(int(hold_s * 240)):
-            pb.stepSimulation(physicsClientId=driver.client)
+        driver.step_holding(hold_s)
         held_final = driver.held_object() == held_name and lift.fault is None
     label, why = ground_truth(ex.fault, facts, held_after, held_final, sf, grip_frac, sf_min)
     tel = sensor.apply(ex.telemetry, rng)
@@ -125,8 +124,9 @@ def record_one(driver: Any, sc: Scenario, rng: np.random.Generator, sensor: Sens
              "held_object": held_name, "target_held": held_name == spec.name,
              "hold_s": hold_s, "safety_factor": sf, "sf_min": sf_min, "pad_force_frac": grip_frac,
              "weak_grip_frac": 0.25, "exec_fault": ex.fault, "why": why,
-             "object": spec.name, "held_mass": float(pb.getDynamicsInfo(held_body, -1, physicsClientId=driver.client)[0])
-             if held_body is not None else None, "force_n": force}
+             "object": spec.name,
+             "held_mass": driver.body_mass_friction(held_body)[0] if held_body is not None else None,
+             "force_n": force}
     return tel, label, truth
 
 
@@ -136,9 +136,10 @@ def record(driver_factory: Callable[[], Any], n: int, out_dir: str | Path, seed:
            max_tries_factor: int = 3) -> list[dict[str, Any]]:
     """Record n labelled traces into out_dir (appending to its index.jsonl); returns index entries.
 
-    driver_factory() must return a simulated driver with the PyBulletArm surface used here
-    (reset_scene, object_pose, grasp, lift, inject, clear_faults, held_object, bodies). Skipped
-    scenarios (infeasible grasp poses) are replaced, up to max_tries_factor * n attempts.
+    driver_factory() must return a simulated arm (PyBulletArm, MujocoArm): reset_scene,
+    object_pose, grasp, lift, inject, clear_faults, held_object, bodies, and the SimLabelling
+    facts. Skipped scenarios (infeasible grasp poses) are replaced, up to max_tries_factor * n
+    attempts.
     """
     th = th or WatchdogThresholds()
     rng = np.random.default_rng(seed)
@@ -154,6 +155,8 @@ def record(driver_factory: Callable[[], Any], n: int, out_dir: str | Path, seed:
     driver = driver_factory()
     t0 = time.time()
     try:
+        if not isinstance(driver, SimLabelling):
+            raise UserError(f"{type(driver).__name__} has no simulator ground truth to label grasps with")
         for k, sc in enumerate(scenarios):
             if len(entries) >= n:
                 break

@@ -8,12 +8,13 @@ robot profile (`driver: mujoco_arm`, robots/ur5e_robotiq_mujoco.yaml); its resul
 beside PyBullet's, never mixed with them, and PyBullet stays the default.
 
 Same protocols and the same behaviour as PyBulletArm: Driver, Streaming (motions.py), GroundTruth,
-GraspChecker, Receptacles, TaskSource and FaultInjectable. Most of the driver is the PyBullet
-arm's own code, inherited: the motions, primitives and feasibility checks are written against a
-handful of engine calls, which the mujoco_arm modules replace (model.py builds the world,
+GraspChecker, Receptacles, TaskSource, SimLabelling and FaultInjectable. Most of the driver is the
+PyBullet arm's own code, inherited: the motions, primitives and feasibility checks are written
+against a handful of engine calls, which the mujoco_arm modules replace (model.py builds the world,
 control.py the servos and the tick, checks.py the collision queries, ground_truth.py contacts and
-launches, camera.py rendering). Scenes come from the same generator (episodes.py) with the same
-seeds, so both engines start from the same objects at the same poses.
+launches, labelling.py the physics facts `watchdog record` labels with, camera.py rendering).
+Scenes come from the same generator (episodes.py) with the same seeds, so both engines start from
+the same objects at the same poses.
 
 Simplifications, beyond the PyBullet arm's own (gripper.py, driver.py there):
 - the arm's links have no collision geometry (only the gripper collides) and no visual meshes
@@ -40,6 +41,7 @@ from bt_grasp.drivers.mujoco_arm.checks import MjFeasibilityMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.control import MjControlMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.ground_truth import MjGroundTruthMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.ik import MjIkSolver  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.labelling import MjLabellingMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.primitives import MjPrimitivesMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.world import SETTLE_TICKS, MjWorldMixin  # noqa: E402
 from bt_grasp.drivers.pybullet_arm import driver as pybullet_driver  # noqa: E402
@@ -51,7 +53,7 @@ from bt_grasp.profile import RobotProfile  # noqa: E402
 
 
 class MujocoArm(pybullet_driver.ArmSettings, MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin,
-                MotionsMixin, MjGroundTruthMixin, InjectsFaults):
+                MotionsMixin, MjGroundTruthMixin, MjLabellingMixin, InjectsFaults):
     """UR5e + parallel gripper in MuJoCo: primitives with telemetry, scenes, ground truth, faults."""
 
     # Meshes are drawn in their catalogue colour, untextured: a perceiver here takes the vocabulary

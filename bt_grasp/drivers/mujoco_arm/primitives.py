@@ -4,14 +4,13 @@ grasp, lift, place, open_gripper and push run the PyBullet arm's bodies unchange
 speeds, settle and hold times, hence the same telemetry for the Watchdog). Replaced: the CLOSE
 phase's finger-speed reading and `remove_target_on_close` (MuJoCo cannot delete a body from a
 compiled model, so the object is parked far below the table and forgotten), and the `friction`
-and `mass` faults, which change the model's geom friction and body mass.
+and `mass` faults, which change the model's geom friction and body mass (labelling.py's
+`set_body_mass`).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import mujoco
 
 from bt_grasp.drivers.base import Execution, Fault, GraspPose
 from bt_grasp.drivers.pybullet_arm.control import Planned, Steps
@@ -27,6 +26,7 @@ class MjPrimitivesMixin(PrimitivesMixin):
     model: Any
     data: Any
     built: Any
+    set_body_mass: Any
 
     def _prepare_grasp(self, pose: GraspPose, width: float, force: float) -> Execution | Planned:
         planned = super()._prepare_grasp(pose, width, force)
@@ -47,11 +47,8 @@ class MjPrimitivesMixin(PrimitivesMixin):
     def _model_faults(self, target: int, kinds: dict[str, Fault]) -> None:
         """The `friction` and `mass` faults on the aimed-at object."""
         m = self.model
-        if "mass" in kinds:  # the inertia scales with it: a heavy body with a light one's inertia is unstable
-            mass = float(kinds["mass"].params.get("value", 2.0))
-            m.body_inertia[target] *= mass / float(m.body_mass[target])
-            m.body_mass[target] = mass
-            mujoco.mj_setConst(m, self.data)  # the constraint solver's mass-derived constants
+        if "mass" in kinds:
+            self.set_body_mass(target, float(kinds["mass"].params.get("value", 2.0)))
         if "friction" in kinds:
             mu = float(kinds["friction"].params.get("value", 0.1))
             geoms = set(self.built.object_geoms.get(target, []))

@@ -1,10 +1,11 @@
 """PyBulletArm: a UR5e with an 85 mm parallel gripper over a cluttered table, headless by default.
 
-Implements the Driver, GroundTruth and FaultInjectable protocols of bt_grasp.drivers.base and
-Streaming of bt_grasp.drivers.motion (primitives run across ticks, one control period per poll:
-motions.py). The class is assembled from one module per job: world.py (building, scenes,
-camera), control.py (joint/finger commands, the per-step runtime), checks.py (feasibility),
-primitives.py, motions.py and ground_truth.py (for scoring only).
+Implements the Driver, GroundTruth, SimLabelling and FaultInjectable protocols of
+bt_grasp.drivers.base and Streaming of bt_grasp.drivers.motion (primitives run across ticks, one
+control period per poll: motions.py). The class is assembled from one module per job: world.py
+(building, scenes, camera), control.py (joint/finger commands, the per-step runtime), checks.py
+(feasibility), primitives.py, motions.py, ground_truth.py (for scoring only) and labelling.py (for
+labelling recorded telemetry only).
 Motions are Cartesian straight lines sampled every centimetre, solved by iterated IK on a private
 kinematic copy (ik.py) and tracked with joint position control at 240 Hz. Simplifications: the
 gripper is prismatic (gripper.py explains why), the arm's joint motors are stronger than a real
@@ -35,6 +36,7 @@ from bt_grasp.drivers.pybullet_arm.episodes import (
 from bt_grasp.drivers.pybullet_arm.faults import FaultBook, InjectsFaults
 from bt_grasp.drivers.pybullet_arm.ground_truth import GroundTruthMixin
 from bt_grasp.drivers.pybullet_arm.ik import IkSolver
+from bt_grasp.drivers.pybullet_arm.labelling import LabellingMixin
 from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin
 from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: F401  (re-exported: callers import it from here)
 from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
@@ -71,7 +73,7 @@ class ArmSettings:
 
 
 class PyBulletArm(ArmSettings, WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin,
-                  GroundTruthMixin, InjectsFaults):
+                  GroundTruthMixin, LabellingMixin, InjectsFaults):
     """UR5e + Robotiq-class gripper in PyBullet: primitives with telemetry, scenes, ground truth, faults."""
 
     # pybullet_data's meshes keep their own textures, which tint the catalogue colour (a blue duck
