@@ -86,6 +86,12 @@ def test_markdown_renders_every_metric_column():
 
 # --- FINALIZE precision and the failure taxonomy -------------------------------------------------
 
+def test_the_report_names_the_engine_its_episodes_ran_on():
+    assert "PyBullet UR5e" in markdown([rec()])  # records without a driver ran the default arm
+    md = markdown([rec(driver="mujoco_arm", robot="ur5e_robotiq_mujoco")])
+    assert "MuJoCo UR5e" in md and "PyBullet" not in md and "TinyRenderer" not in md
+
+
 def test_finalize_precision_counts_only_success_claims_and_is_undefined_without_any():
     recs = [rec(), rec(episode=1, task_success=False),  # a false "target in basket"
             rec(episode=2, reason="safe stop after a non-empty failed grasp", task_success=False),

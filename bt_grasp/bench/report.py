@@ -12,11 +12,21 @@ from typing import Any
 
 from .metrics import TAXONOMY, GroupMetrics, clutter_split, compute, perf_summary
 
-SIMULATED_NOTE = (
-    "All episodes are simulated: PyBullet UR5e + 85 mm parallel gripper, fixed overhead RGB-D "
-    "camera (TinyRenderer), 15 objects per scene. Perception `sim` = the simulator's annotator "
-    "(renderer instance ids), `geometric` = RGB-D only. Scores use simulator ground truth "
-    "(held object, basket contents, instance ids).")
+ENGINES = {  # profile driver -> what simulates the arm and draws the camera
+    "pybullet_arm": "PyBullet UR5e + 85 mm parallel gripper, fixed overhead RGB-D camera (TinyRenderer)",
+    "mujoco_arm": "MuJoCo UR5e + 85 mm parallel gripper, fixed overhead RGB-D camera (MuJoCo's OpenGL "
+                  "renderer, meshes untextured)",
+}
+
+
+def simulated_note(records: list[dict[str, Any]]) -> str:
+    """What simulated the episodes: the engines of the records' robot profiles (records written
+    before the driver was recorded ran the default arm, PyBullet's)."""
+    drivers = sorted({str(r.get("driver", "pybullet_arm")) for r in records}) or ["pybullet_arm"]
+    arms = "; ".join(ENGINES.get(d, f"driver {d}") for d in drivers)
+    return (f"All episodes are simulated: {arms}, 15 objects per scene. Perception `sim` = the "
+            "simulator's annotator (renderer instance ids), `geometric` = RGB-D only. Scores use "
+            "simulator ground truth (held object, basket contents, instance ids).")
 
 
 def _f(x: float, pct: bool = False, digits: int = 2) -> str:
@@ -104,7 +114,7 @@ def markdown(records: list[dict[str, Any]], groups: list[GroupMetrics] | None = 
     groups = groups if groups is not None else compute(records)
     split = clutter_split(records)
     errors = [r for r in records if "error" in r]
-    parts = ["# bt_grasp clutter benchmark", "", SIMULATED_NOTE, "",
+    parts = ["# bt_grasp clutter benchmark", "", simulated_note(records), "",
              f"Scenes: {split['scenes']} (high clutter {split['high']}, low {split['low']}, "
              f"high share {_f(split['high_share'], True)}); episodes: {len(records)}"
              + (f", {len(errors)} errored" if errors else "") + ".", "",

@@ -80,7 +80,8 @@ def _run_task(task: Task) -> dict[str, Any]:
                          trace=trace, perception=task.perception, lighting=task.lighting,
                          image_size=task.image_size, world=SnapshotWorld(world, before))
     wall = time.perf_counter() - t0
-    rec = {**_task_fields(task), **score_episode(driver, result, probe, before)}
+    rec = {**_task_fields(task), "robot": profile.name, "driver": profile.driver,
+           **score_episode(driver, result, probe, before)}
     rec["wall"] = round(wall, 4)
     rec["scene_cache"] = bool(task.scene_cache)
     rec["time"] = {k: round(v, 4) for k, v in probe.timings.shares(wall).items()}
