@@ -163,21 +163,17 @@ def test_a_run_leaves_no_temp_folders_even_after_an_exception(tmp_path):
     assert len(urdfs) == 2 and all(n.endswith(".urdf") for n in urdfs)  # lean arm + ghost, reused
 
 
-def test_episode_speed_bench_runs_and_prints_its_figures():
+@pytest.mark.parametrize("modes, texts", [
+    (["legacy", "warm"], ["| legacy | 1 |", "| warm | 1 |", "speed-up warm vs legacy", "same decision"]),
+    (["warm", "mujoco"], ["| warm | 1 |", "| mujoco | 1 |", "speed-up mujoco vs warm", "mujoco: median"]),
+])
+def test_episode_speed_bench_runs_and_prints_its_figures(modes: list[str], texts: list[str]) -> None:
+    if "mujoco" in modes:  # the MuJoCo arm against the shipped one: needs the mujoco extra
+        pytest.importorskip("mujoco")
+        pytest.importorskip("airo_models")
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "perf" / "episode_speed.py"), "--episodes", "1",
-                           "--image-size", "128", "--modes", "legacy", "warm"],
+                           "--image-size", "128", "--modes", *modes],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for text in ("| legacy | 1 |", "| warm | 1 |", "speed-up warm vs legacy", "same decision"):
-        assert text in proc.stdout, proc.stdout[-2000:]
-
-
-def test_episode_speed_bench_times_the_mujoco_arm_against_the_shipped_one():
-    pytest.importorskip("mujoco")
-    pytest.importorskip("airo_models")
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "perf" / "episode_speed.py"), "--episodes", "1",
-                           "--image-size", "128", "--modes", "warm", "mujoco"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    for text in ("| warm | 1 |", "| mujoco | 1 |", "speed-up mujoco vs warm", "mujoco: median"):
+    for text in texts:
         assert text in proc.stdout, proc.stdout[-2000:]
