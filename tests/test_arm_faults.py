@@ -157,3 +157,34 @@ def test_grasp_feasible_makes_the_checks_grasp_makes_and_consumes_no_fault(arm):
     ex = arm.grasp(pose, 0.07, 60.0)
     assert ex.fault is None and ex.info["height_clamped_m"] > 0
     assert arm.held_object() == "red puck"
+
+
+def test_a_grasp_whose_finger_would_land_on_the_aimed_at_object_is_infeasible(arm):
+    """Fingers opened narrower than the object come down on its top and are driven into it."""
+    arm.clear_faults()
+    arm.reset_scene([BOX], [CENTRE])
+    narrow = GraspPose(np.array(CENTRE), DOWN, 0.01)
+    ok, why = arm.grasp_feasible(narrow, 0.01)
+    assert not ok and "green box (finger) at the grasp pose" in why
+    assert arm.grasp_feasible(GraspPose(np.array(CENTRE), DOWN, 0.08), 0.08) == (True, "")
+
+
+def test_the_whole_descent_is_checked_not_only_the_grasp_pose(arm, monkeypatch):
+    """Something in the way 6 cm above a clear grasp pose (a neighbour leaning over it, a mug's
+    rim) makes the grasp infeasible, named by where it is met."""
+    arm.clear_faults()
+    arm.reset_scene([BOX], [CENTRE])
+    pose = GraspPose(np.array(CENTRE), DOWN, 0.08)
+    grasp_z = arm._grasp_plan(pose, 0.08, [])["pos"][2]
+    heights = []
+
+    def in_the_way(pos, orn, gap, check_objects, ignore=None):
+        heights.append(float(pos[2]) - grasp_z)
+        return "leaning bar (finger)" if abs(float(pos[2]) - grasp_z - 0.06) < 0.006 else None
+
+    monkeypatch.setattr(arm, "_collisions", in_the_way)
+    ok, why = arm.grasp_feasible(pose, 0.08)
+    assert not ok and "leaning bar (finger) 6 cm above the grasp pose" in why
+    down = sorted(h for h in heights if h < 0.11)  # the pre-grasp, 12 cm up, has its own check
+    assert down[0] == pytest.approx(0.0) and down[-1] == pytest.approx(0.06)
+    assert max(np.diff(down)) <= 0.0101  # every centimetre from the grasp pose up to the hit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from bt_grasp.drivers.pybullet_arm.gripper import (
     TCP_FROM_TIP_M,
 )
 from bt_grasp.drivers.pybullet_arm.params import (
+    DESCENT_CHECK_M,
     DOWN,
     FINGER_TOL_M,
     PALM_TOL_M,
@@ -174,7 +176,9 @@ class FeasibilityMixin:
 
     def _check_descent(self, descent: list[np.ndarray], orn: np.ndarray, gap: float,
                        target: int | None) -> tuple[bool, str]:
-        """Descent waypoints: reach; never into the table; the palm/fingers not deep in other objects."""
+        """Descent waypoints: reach; never into the table; the palm/fingers not deep in other objects
+        anywhere on the way down, not only at the grasp pose (a finger passing a mug's rim or a
+        neighbour leaning over a clear grasp pose is driven into it and throws it)."""
         q = self.q_cmd.copy()
         for i, p in enumerate(descent):
             q, err, ang = self._solve(p, orn, seed_q=q)
@@ -182,10 +186,15 @@ class FeasibilityMixin:
                 return False, f"ik: descent waypoint {i} out of reach (err {err:.3f} m)"
             if not self._tip_clear_of_table(p, orn):
                 return False, f"collision: table at descent waypoint {i}"
-        ignore = {target} if target is not None else set()
-        hit = self._collisions(descent[-1], orn, gap, True, ignore)
-        if hit:
-            return False, f"collision: {hit} at the grasp pose"
+        ignore: set[int] = set()  # the aimed-at object too: a finger landing on it is driven into it
+        top, bottom = np.asarray(descent[0], float), np.asarray(descent[-1], float)
+        steps = max(1, int(math.ceil(float(np.linalg.norm(top - bottom)) / DESCENT_CHECK_M)))
+        for k in range(steps, 0, -1):  # the grasp pose first; the pre-grasp has its own check
+            hit = self._collisions(bottom + (top - bottom) * (1 - k / steps), orn, gap, True, ignore)
+            if hit:
+                where = "at the grasp pose" if k == steps else \
+                    f"{100 * (steps - k) / steps * float(np.linalg.norm(top - bottom)):.0f} cm above the grasp pose"
+                return False, f"collision: {hit} {where}"
         return True, ""
 
 

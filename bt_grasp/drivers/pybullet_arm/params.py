@@ -15,6 +15,7 @@ SAFE_Z = 0.30
 TABLE_CLEARANCE_M = 0.003   # fingertips may come this close to the table top
 PALM_TOL_M = 0.005          # penetration of the palm into an object tolerated at a waypoint
 FINGER_TOL_M = 0.015        # fingers may brush/push neighbours this deep (they move them aside)
+DESCENT_CHECK_M = 0.01      # the grasp descent is checked for collisions this often along its length
 NEVER_FINISH_CAP_S = 30.0
 # Tcp speeds (m/s). Moves in free space with nothing held run at FREE_TRANSIT (a UR5e moves its
 # tool at up to 1 m/s); moves that carry an object, descend to it or push it stay slow, because
