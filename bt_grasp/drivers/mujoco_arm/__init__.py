@@ -1,4 +1,4 @@
-"""MuJoCo world for the UR5e arm (issue: contact physics without launched objects).
+"""MuJoCo world for the UR5e arm: soft contacts, so penetration is not removed by a velocity kick.
 
 Imports are lazy so that `import bt_grasp.drivers` never needs mujoco:
     from bt_grasp.drivers.mujoco_arm import MujocoArm
