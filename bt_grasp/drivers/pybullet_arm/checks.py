@@ -165,7 +165,7 @@ class FeasibilityMixin:
     def _grasp_checks(self, plan: dict[str, Any]) -> tuple[bool, str]:
         ok, why = self.feasible([plan["pre"]], gap=plan["gap"], check_objects=True)
         if ok:
-            ok, why = self._check_descent(plan["descent"], plan["orn"], plan["gap"], plan["target"])
+            ok, why = self._check_descent(plan["descent"], plan["orn"], plan["gap"])
         return ok, why
 
     def grasp_feasible(self, pose: GraspPose, width: float) -> tuple[bool, str]:
@@ -174,8 +174,7 @@ class FeasibilityMixin:
         ok, why = self._grasp_checks(self._grasp_plan(pose, width, self.faults.peek("grasp")))
         return ok, "" if ok else f"infeasible: {why}"
 
-    def _check_descent(self, descent: list[np.ndarray], orn: np.ndarray, gap: float,
-                       target: int | None) -> tuple[bool, str]:
+    def _check_descent(self, descent: list[np.ndarray], orn: np.ndarray, gap: float) -> tuple[bool, str]:
         """Descent waypoints: reach; never into the table; the palm/fingers not deep in other objects
         anywhere on the way down, not only at the grasp pose (a finger passing a mug's rim or a
         neighbour leaning over a clear grasp pose is driven into it and throws it)."""
@@ -186,14 +185,15 @@ class FeasibilityMixin:
                 return False, f"ik: descent waypoint {i} out of reach (err {err:.3f} m)"
             if not self._tip_clear_of_table(p, orn):
                 return False, f"collision: table at descent waypoint {i}"
-        ignore: set[int] = set()  # the aimed-at object too: a finger landing on it is driven into it
+        # every object, the aimed-at one too: a finger landing on it is driven into it
         top, bottom = np.asarray(descent[0], float), np.asarray(descent[-1], float)
-        steps = max(1, int(math.ceil(float(np.linalg.norm(top - bottom)) / DESCENT_CHECK_M)))
+        length = float(np.linalg.norm(top - bottom))
+        steps = max(1, int(math.ceil(length / DESCENT_CHECK_M)))
         for k in range(steps, 0, -1):  # the grasp pose first; the pre-grasp has its own check
-            hit = self._collisions(bottom + (top - bottom) * (1 - k / steps), orn, gap, True, ignore)
+            hit = self._collisions(bottom + (top - bottom) * (1 - k / steps), orn, gap, True)
             if hit:
                 where = "at the grasp pose" if k == steps else \
-                    f"{100 * (steps - k) / steps * float(np.linalg.norm(top - bottom)):.0f} cm above the grasp pose"
+                    f"{100 * (steps - k) / steps * length:.0f} cm above the grasp pose"
                 return False, f"collision: {hit} {where}"
         return True, ""
 

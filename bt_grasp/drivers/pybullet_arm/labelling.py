@@ -1,5 +1,6 @@
 """The SimLabelling surface (drivers/base.py) on PyBullet: contacts, forces and masses as Bullet
-has them, read by `watchdog record` to label attempts; never used to drive a run."""
+has them, read by `watchdog record` to label attempts; never used to decide anything in a run
+(set_body_mass also serves the injected `mass` fault)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ class LabellingMixin:
     client: Any
     finger_j: Any
     robot: Any
+    _finger_state: Any
 
     def finger_touches(self) -> list[set[int]]:
         return [{c[2] for c in pb.getContactPoints(bodyA=self.robot, linkIndexA=j, physicsClientId=self.client)}
                 for j in self.finger_j]
 
     def finger_gap_m(self) -> float:
-        return float(sum(s[0] for s in pb.getJointStates(self.robot, self.finger_j, physicsClientId=self.client)))
+        return self._finger_state()[0]
 
     def finger_normal_n(self, body: int) -> list[float]:
         return [sum(p[9] for p in pb.getContactPoints(self.robot, body, j, -1, physicsClientId=self.client))

@@ -64,6 +64,7 @@ class PrimitivesMixin:
     _tick: Any
     _wait: Any
     bodies: Any
+    set_body_mass: Any
     client: Any
     faults: Any
     feasible: Any
@@ -98,8 +99,7 @@ class PrimitivesMixin:
                     pb.changeDynamics(target_body, -1, lateralFriction=float(kinds["friction"].params.get("value", 0.1)),
                                       physicsClientId=self.client)
                 if "mass" in kinds:
-                    pb.changeDynamics(target_body, -1, mass=float(kinds["mass"].params.get("value", 2.0)),
-                                      physicsClientId=self.client)
+                    self.set_body_mass(target_body, float(kinds["mass"].params.get("value", 2.0)))
             self.grip_force = force
             self.gap_cmd = gap_open
             self._command_fingers(gap_open, force)
