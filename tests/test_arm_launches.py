@@ -250,13 +250,21 @@ def test_place_feels_a_wedged_object_and_rises_with_it_out_of_the_basket_region(
     assert arm.tcp_pose()[0][2] == pytest.approx(0.40, abs=0.01)
 
 
-def test_a_free_release_reads_the_empty_gripper_and_does_not_move_the_arm(arm):
-    """The wrist reads the empty gripper's weight once the object has dropped, so place ends where
-    it opened."""
-    arm.reset_scene([TALL], [(0.5, 0.0, 0.06)], target="green bar")
-    run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
-                         force=60.0))
-    done = run_to_end(arm.start("place"))
-    assert done.info["in_basket"]
-    assert abs(done.info["load_after_release_n"]) < 0.05
-    assert arm.tcp_pose()[0][2] == pytest.approx(0.25, abs=0.01)
+def test_a_free_release_reads_the_empty_gripper_and_still_rises_clear_of_the_basket(arm):
+    """The wrist reads the empty gripper's weight once the object has dropped; place rises all
+    the same, so the next primitive neither narrows the fingers nor moves sideways among what the
+    basket holds. The former place (rise_after_release False) ended where it opened."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+
+    for rise, tcp_z in ((True, 0.40), (False, 0.25)):
+        arm.reset_scene([TALL], [(0.5, 0.0, 0.06)], target="green bar")
+        run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
+                             force=60.0))
+        set_contact(rise_after_release=rise)
+        try:
+            done = run_to_end(arm.start("place"))
+        finally:
+            reset_contact()
+        assert done.info["in_basket"]
+        assert abs(done.info["load_after_release_n"]) < 0.05
+        assert arm.tcp_pose()[0][2] == pytest.approx(tcp_z, abs=0.01)

@@ -64,8 +64,10 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    impulse (contact.py rigid_objects; shipped: one-link multibodies, whose
                    penetrations are removed by velocity); set as the reset builds the world;
 - before: no retreat: `place` stays where it opened the gripper (shipped: it rises to a tcp
-                   height of 0.40 m, so an object wedged between the open fingers leaves the
-                   basket's region with them; contact.py retreat_z_m);
+                   height of 0.40 m, clear of what the basket holds, and an object wedged between
+                   the open fingers leaves the basket's region with them; contact.py retreat_z_m);
+- before: rise when wedged: `place` rises only when the wrist still feels weight after the
+                   release (contact.py rise_after_release);
 - guarded descent: the grasp's last descent stops where the wrist load sensor feels the gripper
                    pushed up by 5 N (`guarded descent 20`, `50`, `150`: that many newtons) and
                    closes there (shipped: it descends to the grasp pose; contact.py descent_guard_n);
@@ -139,6 +141,7 @@ class ContactModel:
     finger_lead_m: float = math.inf      # a closing finger's target at most this past it (contact.py)
     rigid_objects: bool = False          # objects as rigid bodies with split impulse (contact.py)
     retreat_z_m: float = 0.40            # place rises to this tcp height after the release (contact.py)
+    rise_after_release: bool = True      # False: only when the wrist still feels weight (contact.py)
     descent_guard_n: float = math.inf    # grasp's last descent stops where the wrist feels this (contact.py)
 
     def __add__(self, other: ContactModel) -> ContactModel:
@@ -173,6 +176,7 @@ FINGER_LEAD = ContactModel(finger_lead_m=0.003)
 FINGER_LEAD_10 = ContactModel(finger_lead_m=0.01)
 RIGID = ContactModel(rigid_objects=True)
 NO_RETREAT = ContactModel(retreat_z_m=0.0)
+RISE_WHEN_WEDGED = ContactModel(rise_after_release=False)
 GUARDED_DESCENT = ContactModel(descent_guard_n=5.0)
 GUARDED_DESCENT_20 = ContactModel(descent_guard_n=20.0)
 GUARDED_DESCENT_50 = ContactModel(descent_guard_n=50.0)
@@ -207,6 +211,7 @@ CANDIDATES: dict[str, ContactModel] = {
     "finger lead 10": FINGER_LEAD_10,
     "rigid objects": RIGID,
     "before: no retreat": NO_RETREAT,
+    "before: rise when wedged": RISE_WHEN_WEDGED,
     "guarded descent": GUARDED_DESCENT,
     "guarded descent 20": GUARDED_DESCENT_20,
     "guarded descent 50": GUARDED_DESCENT_50,
@@ -238,7 +243,8 @@ def apply(driver: Any, model: ContactModel) -> None:
                 turn_in_transit=model.turn_in_transit, symmetric_yaw=model.symmetric_yaw,
                 joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m,
                 close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m,
-                retreat_z_m=model.retreat_z_m, descent_guard_n=model.descent_guard_n)
+                retreat_z_m=model.retreat_z_m, rise_after_release=model.rise_after_release,
+                descent_guard_n=model.descent_guard_n)
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}

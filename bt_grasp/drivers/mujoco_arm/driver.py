@@ -43,7 +43,7 @@ from bt_grasp.drivers.mujoco_arm.ground_truth import MjGroundTruthMixin  # noqa:
 from bt_grasp.drivers.mujoco_arm.ik import MjIkSolver  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.labelling import MjLabellingMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.primitives import MjPrimitivesMixin  # noqa: E402
-from bt_grasp.drivers.mujoco_arm.world import SETTLE_TICKS, MjWorldMixin  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.world import MjWorldMixin  # noqa: E402
 from bt_grasp.drivers.pybullet_arm import driver as pybullet_driver  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.camera import Lighting  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.episodes import episode_seed  # noqa: E402
@@ -86,7 +86,7 @@ class MujocoArm(pybullet_driver.ArmSettings, MjWorldMixin, MjControlMixin, MjFea
                                                      high_clutter_share=self.high_clutter_share,
                                                      camera=self.camera.resized(256))
         self._build_world(list(self.spec.objects), list(self.spec.poses))
-        self._settle_scene(SETTLE_TICKS)
+        self._settle_scene()
         self.clock = 0.0
         self._stop = False
         return self.observe()

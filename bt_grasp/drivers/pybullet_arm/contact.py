@@ -92,13 +92,16 @@ objects spawned; scenes are generated as multibodies, so every switch setting st
 same poses ("rigid objects" in tools/perf/contact_models.py). Off: it threw as many as the shipped
 multibodies and delivered fewer, though its physics costs less than half.
 
-`retreat_z_m` (0.40 m): when the wrist still carries weight after `place` has opened the gripper
-(params.py WEDGED_N), place rises to this tcp height (the first DEPART_M at depart_mps). An
-object wedged between the open fingers (a can whose diameter nearly fills the stroke) would
-otherwise hang inside the basket's region, where the simulated camera, which does not draw the
-robot, shows it as delivered; rising 15 cm takes anything up to a long bar's length clear of that
-region, and one that falls on the way lands in the basket. A free release does not move the arm,
-so every other place is unchanged. 0 is the former place ("before: no retreat").
+`retreat_z_m` (0.40 m): after `place` has opened the gripper it rises to this tcp height (the
+first DEPART_M at depart_mps). The basket fills up during an episode: a tall object standing on
+the others reaches up between the open fingers at the release height, and the next primitive,
+which narrows the fingers to its own opening and leaves sideways at free transit, squeezed it or
+swept it out of the basket, off the table. Rising 15 cm takes the fingers clear of anything the
+basket holds; an object wedged between the open fingers (a can whose diameter nearly fills the
+stroke) comes along, out of the basket's region where the simulated camera, which does not draw
+the robot, would show it as delivered, and one that falls on the way lands in the basket.
+`rise_after_release` False is the former place, which rose only when the wrist still carried
+weight (params.py WEDGED_N; "before: rise when wedged"); 0 m never rises ("before: no retreat").
 
 `descent_guard_n` (off): the grasp's last descent, from the pre-grasp to the grasp pose at 0.15
 m/s, is a guarded move (control.py _guarded_line): it stops, and backs off, where the wrist load
@@ -142,7 +145,8 @@ class ContactOptions:
     pad_stiffness_n_m: float = math.inf         # finger links' contactStiffness (3e4: soft pads)
     pad_damping: float = 1e3                    # finger links' contactDamping (with a stiffness)
     rigid_objects: bool = False                 # objects, table, basket as rigid bodies + split impulse
-    retreat_z_m: float = 0.40                   # place rises here when the wrist still feels weight
+    retreat_z_m: float = 0.40                   # place rises here after the release
+    rise_after_release: bool = True             # False: only when the wrist still feels weight
     descent_guard_n: float = math.inf           # grasp's last descent stops where the wrist feels this
 
 

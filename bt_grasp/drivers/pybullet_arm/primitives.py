@@ -225,12 +225,13 @@ class PrimitivesMixin:
             settled = round(RELEASE_WAIT_S / scene.TIMESTEP) - GUARD_REST_STEPS
             yield from self._wait(RELEASE_WAIT_S, before_step=lambda i: loads.append(self.wrist.read())
                                   if i >= settled else None)
-            # the wrist still carries weight with the gripper open: something is wedged between the
-            # fingers; rise with it, out of the basket's region, rather than leave it there looking
-            # delivered to the camera (which does not draw the robot)
+            # rise clear of what the basket holds before anything moves sideways or narrows the
+            # fingers; what is wedged between them comes along, out of the basket's region
+            # (contact.py, retreat_z_m)
             info["load_after_release_n"] = round(float(np.median(loads)) - self.wrist.empty_n, 3)
             p, _ = self.tcp_pose()
-            if info["load_after_release_n"] > WEDGED_N and CONTACT.retreat_z_m > p[2]:
+            rise = CONTACT.rise_after_release or info["load_after_release_n"] > WEDGED_N
+            if rise and CONTACT.retreat_z_m > p[2]:
                 yield from self._depart(np.array([p[0], p[1], CONTACT.retreat_z_m]), carry, Phase.SETTLE)
             info["in_basket"] = self.object_in_basket(info["object"]) if info["object"] else False
 
@@ -306,8 +307,8 @@ class PrimitivesMixin:
         return run_to_end(self.start("lift", dz=dz, timeout=timeout))
 
     def place(self, target: str = "basket", timeout: float | None = None) -> Execution:
-        """Carry whatever is held over the basket at a safe height and open the gripper; if the
-        wrist still carries weight then, rise with what is wedged (contact.py, retreat_z_m).
+        """Carry whatever is held over the basket at a safe height, open the gripper, and rise clear
+        of the basket with anything wedged between the fingers (contact.py, retreat_z_m).
 
         Phases: APPROACH for the transit, SETTLE for the release and any rise (commanded_aperture
         shows the opening). info: `load_after_release_n`, the wrist load above the empty gripper's.
