@@ -111,6 +111,36 @@ def test_a_grasp_leaves_the_spot_it_starts_among_slowly_and_without_turning(arm)
     assert arm.launches() == []
 
 
+def test_the_transit_to_a_pre_grasp_crosses_above_the_table_and_comes_straight_down(arm):
+    """From above the basket to a pre-grasp 10 cm over the table, the tcp stays at SAFE_Z or above
+    until it is over the pre-grasp, so nothing standing in between is struck at transit speed.
+    The former diagonal line (level_transit False) was below SAFE_Z half-way across."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+    from bt_grasp.drivers.pybullet_arm.params import SAFE_Z
+
+    def lowest_while_far(level: bool) -> float:
+        arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+        run_to_end(arm.start("grasp", pose=GraspPose(CENTRE, DOWN, 0.08), width=0.08, force=60.0))
+        run_to_end(arm.start("place"))
+        set_contact(level_transit=level)
+        try:
+            motion = arm.start("grasp", pose=GraspPose(CENTRE, DOWN, 0.08), width=0.08, force=60.0)
+            far = []  # tcp heights more than 2 cm sideways from the grasp
+            while motion.poll() is None:
+                p = arm.tcp_pose()[0]
+                if np.linalg.norm(p[:2] - CENTRE[:2]) > 0.02:
+                    far.append(float(p[2]))
+                elif p[2] < CENTRE[2] + 0.05:
+                    motion.cancel()
+                    break
+        finally:
+            reset_contact()
+        return min(far)
+
+    assert lowest_while_far(level=True) > SAFE_Z - 0.005
+    assert lowest_while_far(level=False) < SAFE_Z - 0.05
+
+
 def _turned(orn: np.ndarray, yaw: float) -> np.ndarray:
     """`orn` turned by `yaw` about its own z (approach) axis."""
     return np.array(pb.multiplyTransforms((0, 0, 0), orn, (0, 0, 0), pb.getQuaternionFromEuler([0, 0, yaw]))[1])

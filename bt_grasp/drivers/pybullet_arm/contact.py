@@ -34,6 +34,13 @@ the line instead of at its first IK point, so the wrist turns at a bounded rate 
 from the previous point, stays on the arm's branch. depart_mps at FREE_TRANSIT_MPS (0.8) is the
 former rise ("before: fast depart").
 
+`level_transit` (on): the free transit to the pre-grasp (or above a push) rises to SAFE_Z
+(params.py) if below it, crosses at that height, and comes straight down to its end. A straight
+line from where the last primitive ended (above the basket, or above an emptied grasp) to a
+pre-grasp 10-15 cm over the table crossed whatever stood in between at its height: a pile's top
+object, or a tall one standing in the basket, struck at up to 0.8 m/s. Off is the former
+diagonal line.
+
 `symmetric_yaw` (on): the two fingers are mirror images, so a grasp or a push turned a half turn about
 its approach axis is the same grasp or push. With it the driver takes, of the two, the one nearer
 the gripper's current orientation, so the wrist never turns more than a quarter turn between two
@@ -136,6 +143,7 @@ class ContactOptions:
     ik_near_seed: bool = True                   # IK returns each joint's turn nearest the seed
     depart_mps: float = DEPART_MPS              # the first DEPART_M of leaving a spot upwards
     turn_in_transit: bool = False               # the transit to the pre-grasp turns along the line
+    level_transit: bool = True                  # the transit crosses at SAFE_Z, not on a diagonal
     symmetric_yaw: bool = True                  # grasp/push yaw: of yaw and yaw + pi the nearer one
     joint_speed_rps: float = math.inf           # joint targets move at most this fast (rad/s)
     release_z_m: float = 0.25                   # place opens at this tcp height (below 0.25: guarded)

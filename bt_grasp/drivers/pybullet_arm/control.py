@@ -30,6 +30,7 @@ from bt_grasp.drivers.pybullet_arm.params import (
     GUARD_STEPS,
     NEVER_FINISH_CAP_S,
     REST_EVERY,
+    SAFE_Z,
 )
 from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
@@ -329,6 +330,22 @@ class ControlMixin:
         yield from self._move_line(start + (pos - start) * slow / dist, now, CONTACT.depart_mps, phase)
         if dist > DEPART_M:
             yield from self._move_line(pos, now, FREE_TRANSIT_MPS, phase)
+
+    def _transit(self, pos: np.ndarray, orn: np.ndarray, phase: Phase) -> Steps:
+        """Free transit to (pos, orn) over what stands on the table (contact.py, level_transit):
+        up to SAFE_Z keeping the orientation, across at that height turning to `orn` (evenly with
+        turn_in_transit, else at the first IK point), then straight down."""
+        start, now = self.tcp_pose()
+        if not CONTACT.level_transit:
+            yield from self._move_line(pos, orn, FREE_TRANSIT_MPS, phase, turn=CONTACT.turn_in_transit)
+            return
+        z = max(float(start[2]), float(pos[2]), SAFE_Z)
+        if z - start[2] > 1e-3:
+            yield from self._move_line(np.array([start[0], start[1], z]), now, FREE_TRANSIT_MPS, phase)
+        yield from self._move_line(np.array([pos[0], pos[1], z]), orn, FREE_TRANSIT_MPS, phase,
+                                   turn=CONTACT.turn_in_transit)
+        if z - pos[2] > 1e-3:
+            yield from self._move_line(pos, orn, FREE_TRANSIT_MPS, phase)
 
     def _faulted(self, tel: Telemetry, faults: list[Fault]) -> Telemetry:
         """Telemetry as the injected telemetry faults (NaN, latency) make it look."""

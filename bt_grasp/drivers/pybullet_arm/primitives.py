@@ -26,7 +26,6 @@ from bt_grasp.drivers.pybullet_arm.gripper import (
 from bt_grasp.drivers.pybullet_arm.params import (
     CARRY_TRANSIT_MPS,
     DOWN,
-    FREE_TRANSIT_MPS,
     GUARD_REST_STEPS,
     GUARDED_MPS,
     SAFE_Z,
@@ -107,7 +106,7 @@ class PrimitivesMixin:
             if above[2] < pre[2] + 0.05:  # leave the current spot upwards first (slowly: contact.py)
                 yield from self._depart(np.array([above[0], above[1], max(pre[2], above[2]) + 0.05]), orn,
                                         Phase.APPROACH)
-            yield from self._move_line(pre, orn, FREE_TRANSIT_MPS, Phase.APPROACH, turn=CONTACT.turn_in_transit)
+            yield from self._transit(pre, orn, Phase.APPROACH)
             if math.isfinite(CONTACT.descent_guard_n):
                 yield from self._guarded_line(pos, orn, 0.15, Phase.APPROACH, guard_n=CONTACT.descent_guard_n)
             else:
@@ -290,7 +289,7 @@ class PrimitivesMixin:
             cur = self.tcp_pose()[0]
             if cur[2] < above[2]:
                 yield from self._depart(np.array([cur[0], cur[1], above[2]]), orn, Phase.APPROACH)
-            yield from self._move_line(above, orn, FREE_TRANSIT_MPS, Phase.APPROACH, turn=CONTACT.turn_in_transit)
+            yield from self._transit(above, orn, Phase.APPROACH)
             yield from self._move_line(p0, orn, 0.15, Phase.APPROACH)
             yield from self._move_line(p1, orn, 0.1, Phase.APPROACH)
             yield from self._move_line(p1 + np.array([0, 0, 0.12]), orn, 0.2, Phase.APPROACH)
