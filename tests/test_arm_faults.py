@@ -188,3 +188,21 @@ def test_the_whole_descent_is_checked_not_only_the_grasp_pose(arm, monkeypatch):
     down = sorted(h for h in heights if h < 0.11)  # the pre-grasp, 12 cm up, has its own check
     assert down[0] == pytest.approx(0.0) and down[-1] == pytest.approx(0.06)
     assert max(np.diff(down)) <= 0.0101  # every centimetre from the grasp pose up to the hit
+
+
+def test_a_push_whose_way_down_meets_an_object_is_refused_before_moving(arm, monkeypatch):
+    """The push comes down 12 cm to its start with the fingers closed; an object met on the way
+    (the top of a pile beside the start) refuses it, named by where, and nothing moves."""
+    arm.clear_faults()
+    arm.reset_scene([BOX], [CENTRE])
+    start, end = np.array([0.5, -0.15]), np.array([0.5, -0.05])
+
+    def in_the_way(pos, orn, gap, check_objects, ignore=None):
+        return "pile top (finger)" if check_objects and 0.055 < float(pos[2]) - 0.02 < 0.075 else None
+
+    monkeypatch.setattr(arm, "_collisions", in_the_way)
+    before = arm.tcp_pose()[0]
+    done = arm.push(start, end, 0.02)
+    assert done.fault.startswith("infeasible: collision: pile top (finger)")
+    assert done.fault.endswith("cm above the push start")
+    assert np.allclose(arm.tcp_pose()[0], before)

@@ -132,7 +132,8 @@ class Driver(Protocol):
              timeout: float | None = None) -> Execution:
         """Push along the straight line `start` -> `end` (xy, metres, base frame) with the closed
         fingertips `height` metres above the surface. Faults: "infeasible: <why>",
-        "collision: <what> at the push start", "timeout", "halted"."""
+        "collision: <what> at the push start" (or "<n> cm above the push start": the way down is
+        checked too), "timeout", "halted"."""
         ...
 
     def feasible(self, waypoints: list[np.ndarray]) -> tuple[bool, str]:

@@ -58,7 +58,9 @@ class PrimitivesMixin:
     _grasp_checks: Any
     _grasp_plan: Any
     _guarded_line: Any
+    _line_hit: Any
     _move_line: Any
+    _transit: Any
     _stall_forever: Any
     _tick: Any
     _wait: Any
@@ -273,10 +275,10 @@ class PrimitivesMixin:
         ok, why = self.feasible([above], gap=0.0, check_objects=True)
         if ok:
             ok, why = self.feasible([p0, p1], gap=0.0, check_objects=False)
-        if ok:
-            hit = self._collisions(p0, orn, 0.0, True)
+        if ok:  # the way down to the push start too: a finger landing on a pile throws it
+            hit = self._line_hit(above, p0, orn, 0.0, "the push start")
             if hit:
-                ok, why = False, f"collision: {hit} at the push start"
+                ok, why = False, f"collision: {hit}"
         if not ok:
             self.faults.take("push")
             return Execution(Telemetry.empty(), 0.0, f"infeasible: {why}", info)
