@@ -72,8 +72,8 @@ class MjWorldMixin:
 
         Poses settled by PyBullet are not all at rest here: MuJoCo's hulls and soft contacts
         differ, and a pile can slump or a ball roll off it for a second. Stepping until rest keeps
-        that motion out of the episode, where it would reach the first frame and be counted as a
-        launch of the method's (deterministic: the same steps for the same scene)."""
+        that motion out of the episode, where the first frame would miss it and the launch rule
+        would count it against the method (deterministic: the same steps for the same scene)."""
         m, d = self.model, self.data
         for _ in range(max(1, int(round(max_s / mjmodel.TICK_S / SETTLE_CHECK_TICKS)))):
             mujoco.mj_step(m, d, nstep=SETTLE_CHECK_TICKS * mjmodel.PHYSICS_SUBSTEPS)
@@ -91,7 +91,8 @@ class MjWorldMixin:
 
     def reset_scene(self, objects: list[Any], positions: list[Any], orientations: list[Any] | None = None,
                     target: str | None = None, settle_s: float = 0.5) -> Observation:
-        """A hand-made scene (tests, demos): objects at given poses, settled briefly, no generator."""
+        """A hand-made scene (tests, demos): objects at given poses, settled until they rest (at
+        most settle_s), no generator."""
         orientations = orientations or [(0, 0, 0, 1)] * len(objects)
         self._build_world(list(objects), [(tuple(p), tuple(o)) for p, o in zip(positions, orientations, strict=True)])
         self._settle_scene(settle_s)
