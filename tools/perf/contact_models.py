@@ -68,6 +68,9 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
                    the open fingers leaves the basket's region with them; contact.py retreat_z_m);
 - before: rise when wedged: `place` rises only when the wrist still feels weight after the
                    release (contact.py rise_after_release);
+- before: diagonal transit: the transit to a pre-grasp or above a push is one straight line
+                   from where the gripper is (shipped: up to SAFE_Z, across, straight down;
+                   contact.py level_transit);
 - guarded descent: the grasp's last descent stops where the wrist load sensor feels the gripper
                    pushed up by 5 N (`guarded descent 20`, `50`, `150`: that many newtons) and
                    closes there (shipped: it descends to the grasp pose; contact.py descent_guard_n);
@@ -132,6 +135,7 @@ class ContactModel:
     ik_near_seed: bool = True            # IK joint turns nearest the seed (contact.py)
     depart_mps: float = DEPART_MPS       # the first DEPART_M of leaving a spot upwards (contact.py)
     turn_in_transit: bool = False        # the transit to the pre-grasp turns along the line (contact.py)
+    level_transit: bool = True           # the transit crosses at SAFE_Z, not on a diagonal (contact.py)
     symmetric_yaw: bool = True           # grasp/push yaw: the nearer of yaw, yaw + pi (contact.py)
     joint_speed_rps: float = math.inf    # joint targets move at most this fast (contact.py)
     release_z_m: float = 0.25            # place opens at this tcp height, guarded below (contact.py)
@@ -165,6 +169,7 @@ IK_WRAPS = ContactModel(ik_near_seed=False)
 FAST_DEPART = ContactModel(depart_mps=FREE_TRANSIT_MPS)
 DEPART_03 = ContactModel(depart_mps=0.3)
 TURN = ContactModel(turn_in_transit=True)
+DIAGONAL = ContactModel(level_transit=False)
 ASKED_YAW = ContactModel(symmetric_yaw=False)
 JOINT_SPEED = ContactModel(joint_speed_rps=3.14)
 GUARDED = ContactModel(release_z_m=0.0)
@@ -212,6 +217,8 @@ CANDIDATES: dict[str, ContactModel] = {
     "rigid objects": RIGID,
     "before: no retreat": NO_RETREAT,
     "before: rise when wedged": RISE_WHEN_WEDGED,
+    "before: diagonal transit": DIAGONAL,
+    "before: rise when wedged + diagonal transit": RISE_WHEN_WEDGED + DIAGONAL,
     "guarded descent": GUARDED_DESCENT,
     "guarded descent 20": GUARDED_DESCENT_20,
     "guarded descent 50": GUARDED_DESCENT_50,
@@ -240,7 +247,8 @@ def apply(driver: Any, model: ContactModel) -> None:
     if model.force_range_n is not None:
         set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
     set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed, depart_mps=model.depart_mps,
-                turn_in_transit=model.turn_in_transit, symmetric_yaw=model.symmetric_yaw,
+                turn_in_transit=model.turn_in_transit, level_transit=model.level_transit,
+                symmetric_yaw=model.symmetric_yaw,
                 joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m,
                 close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m,
                 retreat_z_m=model.retreat_z_m, rise_after_release=model.rise_after_release,
