@@ -19,13 +19,17 @@ from bt_grasp.drivers.pybullet_arm.launches import LaunchWatch
 HELD_MIN_Z = 0.002  # the object's lowest point must be off the table by this (as in the PyBullet arm)
 
 
+def free_body_velocity(data: mujoco.MjData, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """A free body's linear (world frame) and angular (body frame) velocity: its free joint's qvel."""
+    adr = int(data.model.jnt_dofadr[data.model.body_jntadr[body]])
+    return data.qvel[adr:adr + 3], data.qvel[adr + 3:adr + 6]
+
+
 class MjLaunchWatch(LaunchWatch):
     """launches.py's LaunchWatch reading a free body's linear velocity from MuJoCo's qvel."""
 
     def velocity(self, world: Any, body: int) -> tuple[float, float, float]:
-        data: mujoco.MjData = world
-        adr = int(data.model.jnt_dofadr[data.model.body_jntadr[body]])
-        vx, vy, vz = (float(v) for v in data.qvel[adr:adr + 3])
+        vx, vy, vz = (float(v) for v in free_body_velocity(world, body)[0])
         return vx, vy, vz
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from bt_grasp.drivers.base import Observation
 from bt_grasp.drivers.mujoco_arm import model as mjmodel
 from bt_grasp.drivers.mujoco_arm.control import WristLoad
-from bt_grasp.drivers.mujoco_arm.ground_truth import MjLaunchWatch
+from bt_grasp.drivers.mujoco_arm.ground_truth import MjLaunchWatch, free_body_velocity
 from bt_grasp.drivers.pybullet_arm.episodes import EpisodeSpec
 from bt_grasp.drivers.pybullet_arm.gripper import STROKE_M
 from bt_grasp.drivers.pybullet_arm.ik import HOME_Q
@@ -82,10 +82,9 @@ class MjWorldMixin:
 
     def _objects_rest(self) -> bool:
         """Every object's linear and angular speed below the PyBullet generator's rest thresholds."""
-        m, d = self.model, self.data
         for b in self.bodies:
-            adr = int(m.jnt_dofadr[m.body_jntadr[b]])
-            if np.linalg.norm(d.qvel[adr:adr + 3]) > REST_LIN or np.linalg.norm(d.qvel[adr + 3:adr + 6]) > REST_ANG:
+            linear, angular = free_body_velocity(self.data, b)
+            if np.linalg.norm(linear) > REST_LIN or np.linalg.norm(angular) > REST_ANG:
                 return False
         return True
 
