@@ -88,6 +88,32 @@ def test_a_box_grasped_and_lifted_is_held_and_the_watchdog_says_success(mj_arm: 
     assert mj_arm.launches() == []
 
 
+def test_a_finger_that_loses_its_object_closes_no_faster_than_the_finger_speed(mj_arm: Any) -> None:
+    """A 2F-85's drive is a speed servo: the fingers close at their set speed whatever the grip
+    force, so an object that slips out of the grip is let go, not shot out. Here the held box is
+    taken from between the fingers during a hold; the gap then closes at the finger speed (the
+    former position servo, chasing a reference at the closed stop, sprang shut at ~1 m/s)."""
+    import mujoco
+
+    from bt_grasp.drivers.pybullet_arm.contact import CONTACT
+
+    mj_arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+    assert _grasp(mj_arm).fault is None and mj_arm.held_object() == "red box"
+    m, d = mj_arm.model, mj_arm.data
+    body = next(iter(mj_arm.bodies))
+    adr, dof = int(m.jnt_qposadr[m.body_jntadr[body]]), int(m.jnt_dofadr[m.body_jntadr[body]])
+    d.qpos[adr:adr + 3] = (0.45, -0.2, 0.03)
+    d.qvel[dof:dof + 6] = 0.0
+    mujoco.mj_forward(m, d)
+    tel = mj_arm.lift(0.10).telemetry
+    gap, t = tel.aperture_m, tel.t
+    assert gap[0] > 0.045 and gap[-1] < gap[0] - 0.02  # the fingers closed on the empty grip
+    later = np.searchsorted(t, t + 0.05)  # the gap's fall over every 50 ms window
+    ok = later < len(t)
+    closing = (gap[ok] - gap[later[ok]]) / (t[later[ok]] - t[ok])
+    assert closing.max() <= 2 * CONTACT.finger_speed_mps * 1.1
+
+
 def test_a_grasp_on_nothing_is_empty(mj_arm: Any) -> None:
     mj_arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
     ex = _grasp(mj_arm, pos=np.array([0.45, -0.2, 0.03]))
