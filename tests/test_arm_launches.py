@@ -218,6 +218,45 @@ def test_a_guarded_place_lowers_until_the_held_object_rests_then_opens(arm):
     assert RELEASE_FLOOR_Z + 0.03 < lowest < 0.15  # the bar's foot stopped it, 9 cm below the tcp
 
 
+def test_place_lowers_onto_the_basket_pile_as_a_guarded_move(arm):
+    """Everything delivered is released over one spot, so the basket's pile grows under it. The
+    lowering from the carry height to the release height is guarded: it stops where what the
+    gripper holds meets the pile's top, instead of driving it into the pile (a straight line did,
+    and the solver threw what the pile held)."""
+    from bt_grasp.drivers.pybullet_arm.scene import BASKET_DROP_XY
+
+    tower = ObjectSpec("grey tower", "box", "grey", "large", "box", (0.05, 0.05, 0.18), (0.5, 0.5, 0.5, 1), 0.3)
+    arm.reset_scene([TALL, tower], [(0.5, 0.0, 0.06), (*BASKET_DROP_XY, 0.0075 + 0.09)], target="green bar")
+    run_to_end(arm.start("grasp", pose=GraspPose(np.array([0.5, 0.0, 0.09]), DOWN, 0.06), width=0.06,
+                         force=60.0))
+    run_to_end(arm.start("lift", dz=0.15))
+    assert arm.held_object() == "green bar"
+    motion = arm.start("place")
+    lowest = np.inf
+    while motion.poll() is None:
+        lowest = min(lowest, float(arm.tcp_pose()[0][2]))
+    assert lowest > 0.265  # the bar's foot, 9 cm below the tcp, stood on the tower's top (0.19 m)
+    assert arm.launches() == []
+
+
+def test_successive_places_release_over_successive_spots_of_the_basket(arm):
+    """An episode's deliveries are spread over the basket's side the camera sees instead of piled
+    over one spot; a new episode starts again at the first spot."""
+    from bt_grasp.drivers.pybullet_arm.scene import BASKET_DROP_SPOTS
+
+    def released_over() -> list[tuple[float, float]]:
+        spots = []
+        for _ in range(len(BASKET_DROP_SPOTS) + 1):
+            assert run_to_end(arm.start("place")).fault is None
+            spots.append(tuple(np.round(arm.tcp_pose()[0][:2], 2)))  # place rises straight up
+        return spots
+
+    arm.reset_scene([CUBE], [(0.35, 0.25, 0.015)], target="blue cube")
+    assert released_over() == [*BASKET_DROP_SPOTS, BASKET_DROP_SPOTS[0]]
+    arm.reset_scene([CUBE], [(0.35, 0.25, 0.015)], target="blue cube")
+    assert released_over()[0] == BASKET_DROP_SPOTS[0]
+
+
 def test_rigid_objects_leave_a_penetration_without_gaining_speed(arm):
     """With rigid_objects, a cube 8 mm into the table is pushed out by split impulse, not given
     Bullet's ERP x depth / dt upwards (about 0.15 m/s at 8 mm) as a multibody is."""

@@ -27,6 +27,7 @@ from bt_grasp.drivers.pybullet_arm.params import (
     GUARD_BACKOFF_M,
     GUARD_N,
     GUARD_REST_STEPS,
+    GUARD_START_STEPS,
     GUARD_STEPS,
     NEVER_FINISH_CAP_S,
     REST_EVERY,
@@ -281,11 +282,14 @@ class ControlMixin:
             loads.append(self.wrist.read())
             yield
         base = float(np.median(loads))
-        run = 0
+        run = steps = 0
         touched = self.q_cmd
 
         def dropped() -> bool:
-            nonlocal run, touched
+            nonlocal run, touched, steps
+            steps += 1
+            if steps <= GUARD_START_STEPS:  # the move's own start rings in the reading
+                return False
             if self.wrist.read() < base - guard_n:
                 touched = self.q_cmd if run == 0 else touched
                 run += 1

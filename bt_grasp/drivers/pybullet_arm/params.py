@@ -39,6 +39,10 @@ DEPART_MPS = 0.15
 GUARD_N = 5.0
 GUARD_STEPS = 3
 GUARD_REST_STEPS = 24
+# The guard is not read over the move's first GUARD_START_STEPS (1 cm at GUARDED_MPS): starting
+# at full speed, the servos jerk the gripper, and what it holds swings in the grip; the wrist
+# reads up to 12 N under its rest value for several steps there (MuJoCo, a held object).
+GUARD_START_STEPS = 24
 GUARD_BACKOFF_M = 0.003
 GUARDED_MPS = 0.1
 # A wrist load this far above the empty gripper's weight after place has opened the gripper means

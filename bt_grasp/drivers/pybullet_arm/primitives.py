@@ -68,6 +68,7 @@ class PrimitivesMixin:
     set_body_mass: Any
     client: Any
     faults: Any
+    places_started: int
     feasible: Any
     finger_j: Any
     held_object: Any
@@ -199,7 +200,7 @@ class PrimitivesMixin:
         """Checks and body of place()."""
         if target != "basket":
             return Execution(Telemetry.empty(), 0.0, f"infeasible: unknown place target {target!r}", {})
-        bx, by = scene.BASKET_DROP_XY
+        bx, by = scene.BASKET_DROP_SPOTS[self.places_started % len(scene.BASKET_DROP_SPOTS)]
         above = np.array([bx, by, 0.25])
         info: dict[str, Any] = {"target": target, "object": self.held_object()}
 
@@ -207,6 +208,7 @@ class PrimitivesMixin:
             kinds = {f.kind: f for f in faults}
             if "never_finish" in kinds:
                 yield from self._stall_forever()
+            self.places_started += 1
             p, orn = self.tcp_pose()
             if p[2] < SAFE_Z:
                 yield from self._move_line(np.array([p[0], p[1], SAFE_Z]), orn, 0.3, Phase.APPROACH,
@@ -215,7 +217,9 @@ class PrimitivesMixin:
             # shipped, the carry turns to DOWN at its first IK point (contact.py: carry_keeps_yaw)
             carry = orn if CONTACT.carry_keeps_yaw else DOWN
             yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), carry, CARRY_TRANSIT_MPS, Phase.APPROACH)
-            yield from self._move_line(above, carry, 0.2, Phase.APPROACH)
+            # guarded: the basket's pile grows under the one drop point, and what is held, hanging
+            # below the fingers, would be driven into its top (contact.py, release_z_m)
+            yield from self._guarded_line(above, carry, GUARDED_MPS, Phase.APPROACH)
             low = max(CONTACT.release_z_m, RELEASE_FLOOR_Z)
             if low < above[2]:  # lower into the basket until what is held rests on something
                 yield from self._guarded_line(np.array([bx, by, low]), carry, GUARDED_MPS, Phase.APPROACH)

@@ -28,6 +28,10 @@ BASKET_POS = (0.32, 0.42, 0.0)
 # view ends near y = 0.39 m at table height, so a drop over the basket's centre (y = 0.42) lands
 # out of view and the robot could never confirm a delivery with its own eyes.
 BASKET_DROP_XY = (0.32, 0.34)
+# Successive places in an episode release over these in turn, all on that side: released over one
+# spot, the deliveries piled up under it until the pile reached the gripper, and what was dropped
+# next slid off its top or was pressed into it (remove_all delivers a dozen objects).
+BASKET_DROP_SPOTS = (BASKET_DROP_XY, (0.25, 0.34), (0.39, 0.34))
 BASKET_SCALE = 0.5         # traybox is 0.6 m; half of it is a 0.3 m basket
 FIT_MARGIN_M = 0.008       # an object fits when some horizontal width <= stroke - margin
 REST_LIN = 0.005           # m/s (notes: rest thresholds)

@@ -86,6 +86,7 @@ class WorldMixin:
         self.gap_ref = STROKE_M
         self._fingers_frozen = False
         self._gap_floor = 0.0
+        self.places_started = 0  # place releases over the next of scene.BASKET_DROP_SPOTS
         self.grip_force = 0.2 * self.max_force
         self._hold_arm(self.q_cmd)
         self._command_fingers(STROKE_M, self.grip_force)
