@@ -56,10 +56,11 @@ Bullet's 100 rad/s joint cap bounds them.
 
 `release_z_m`: the tcp height `place` opens the gripper at. Shipped, 0.25 m: the held object falls
 some 20 cm into the basket, reaching ~2 m/s, onto the basket's sloped near wall or the objects
-delivered before it (all are released over one spot), and a glancing impact turns that into a
-sideways throw. Below 0.25 the gripper lowers at GUARDED_MPS (params.py) as a guarded move: it
-stops where the wrist load sensor feels what it holds rest on something (a real arm's "move until
-contact"), else at the release floor (primitives.py), and opens there.
+delivered before it, and a glancing impact turns that into a sideways throw. The lowering from
+the carry height (SAFE_Z) is always a guarded move at GUARDED_MPS (params.py): it stops where the
+wrist load sensor feels what it holds rest on something (a real arm's "move until contact"), so a
+pile under the drop spot is met, not rammed. Below 0.25 the guarded move goes on down to the
+release floor (primitives.py) and the gripper opens where it stopped.
 
 `close_force_n`: the grip force while the fingers close, below the asked force. An object a finger
 meets off-centre or on a sloped face is wedged out of the closing fingers by the motor force, so

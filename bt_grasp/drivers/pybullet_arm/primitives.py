@@ -217,8 +217,8 @@ class PrimitivesMixin:
             # shipped, the carry turns to DOWN at its first IK point (contact.py: carry_keeps_yaw)
             carry = orn if CONTACT.carry_keeps_yaw else DOWN
             yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), carry, CARRY_TRANSIT_MPS, Phase.APPROACH)
-            # guarded: the basket's pile grows under the one drop point, and what is held, hanging
-            # below the fingers, would be driven into its top (contact.py, release_z_m)
+            # guarded: piles grow under the drop spots (scene.BASKET_DROP_SPOTS), and what is held,
+            # hanging below the fingers, would be driven into a pile's top (contact.py, release_z_m)
             yield from self._guarded_line(above, carry, GUARDED_MPS, Phase.APPROACH)
             low = max(CONTACT.release_z_m, RELEASE_FLOOR_Z)
             if low < above[2]:  # lower into the basket until what is held rests on something
@@ -312,8 +312,9 @@ class PrimitivesMixin:
         return run_to_end(self.start("lift", dz=dz, timeout=timeout))
 
     def place(self, target: str = "basket", timeout: float | None = None) -> Execution:
-        """Carry whatever is held over the basket at a safe height, open the gripper, and rise clear
-        of the basket with anything wedged between the fingers (contact.py, retreat_z_m).
+        """Carry whatever is held at a safe height over the basket's next drop spot (an episode's
+        places take scene.BASKET_DROP_SPOTS in turn), lower it as a guarded move, open the gripper,
+        and rise clear of the basket with anything wedged between the fingers (contact.py).
 
         Phases: APPROACH for the transit, SETTLE for the release and any rise (commanded_aperture
         shows the opening). info: `load_after_release_n`, the wrist load above the empty gripper's.
