@@ -4,8 +4,9 @@ The step loops primitives are made of (straight Cartesian lines, guarded moves, 
 reference ramp) are the PyBullet arm's, inherited from pybullet_arm/control.py's ControlMixin: a
 primitive here runs the same phases, speeds and telemetry as there. Only what touches the engine
 is replaced: the arm is held by position servos (MuJoCo `position` actuators, force-limited
-like the PyBullet motors, the links' own weight compensated), each finger by a speed servo
-whose force limit is the grip force (a 2F-85's drive, model.py), and one tick (1/240 s) is PHYSICS_SUBSTEPS MuJoCo steps (one).
+like the PyBullet motors, the links' own weight compensated), each finger by a position servo
+whose force limit is the grip force against a drive damping that caps its speed (a 2F-85's drive,
+model.py), and one tick (1/240 s) is PHYSICS_SUBSTEPS MuJoCo steps (one).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import mujoco
 import numpy as np
 
 from bt_grasp.drivers.mujoco_arm.ik import quat_xyzw
-from bt_grasp.drivers.mujoco_arm.model import FINGER_HOLD_GAIN, PHYSICS_SUBSTEPS, TICK_S
+from bt_grasp.drivers.mujoco_arm.model import PHYSICS_SUBSTEPS, TICK_S
 from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.control import ControlMixin, clamp
 from bt_grasp.drivers.pybullet_arm.gripper import FINGER_TRAVEL_M
@@ -57,13 +58,14 @@ class MjControlMixin(ControlMixin):
         self.data.ctrl[self.built.arm_act] = q
 
     def _apply_fingers(self) -> None:
-        """Each finger's speed command: towards its reference, never faster than the finger speed
-        (model.py, FINGER_DRIVE_KV). Set every tick: a speed command left standing keeps moving."""
+        """Each finger's servo target and force cap, and the drive damping that holds a free finger
+        to the finger speed at that force (model.py, the finger drive)."""
         q = clamp(self.gap_ref / 2, 0.0, FINGER_TRAVEL_M)
-        top = CONTACT.finger_speed_mps
-        for a, adr in zip(self.built.finger_act, self.built.finger_qadr, strict=True):
-            self.data.ctrl[a] = clamp(FINGER_HOLD_GAIN * (q - float(self.data.qpos[adr])), -top, top)
+        damping = max(self.grip_force, 1.0) / CONTACT.finger_speed_mps
+        for a, dof in zip(self.built.finger_act, self.built.finger_dofadr, strict=True):
+            self.data.ctrl[a] = q
             self.model.actuator_forcerange[a] = (-self.grip_force, self.grip_force)
+            self.model.dof_damping[dof] = damping
 
     def _finger_state(self) -> tuple[float, float]:
         """(gap in metres, mean |servo force| / max force)."""
@@ -85,8 +87,6 @@ class MjControlMixin(ControlMixin):
     def _tick(self) -> None:
         """One control tick: PHYSICS_SUBSTEPS steps; telemetry when due, launches, timeout and stop()."""
         self._advance_fingers()
-        if self._fingers_frozen:
-            self._apply_fingers()
         mujoco.mj_step(self.model, self.data, nstep=PHYSICS_SUBSTEPS)
         self.clock += TICK_S
         self._steps += 1

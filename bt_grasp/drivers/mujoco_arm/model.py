@@ -55,17 +55,15 @@ IMPRATIO = 10.0                # frictional-to-normal impedance ratio (elliptic 
 # the tool) and a 5 kg object sagged the micro-lift below the Watchdog's 4 mm; here 0.007 rad.
 ARM_KP = np.array([40000.0, 40000.0, 30000.0, 8000.0, 8000.0, 5000.0])  # N m / rad
 ARM_KV = 2.0 * np.sqrt(ARM_KP * 1.0)   # critical damping for ~1 kg m² (implicit: over-damped wrists stay stable)
-# Fingers: a 2F-85's drive, a speed servo whose force is capped at the grip force. A free finger
-# moves at no more than the commanded finger speed, a blocked one pushes at the grip force. As a
-# position servo chasing a reference that runs on while the fingers are blocked, a finger whose
-# object slipped sprang the rest of the way at the full grip force (a gap closing at 0.7-1.5 m/s,
-# ten times a 2F-85's 150 mm/s) and shot the object out of the grip.
-FINGER_DRIVE_KV = 5000.0       # N s/m: 400 N asked at 0.08 m/s short of the speed, so a blocked finger saturates
-FINGER_HOLD_GAIN = 50.0        # 1/s: speed command per metre of position error (control.py _apply_fingers)
-# kg reflected along the stroke (a 2F-85's screw drive is not backdrivable). At the grip force a
-# free finger then gains at most ~0.04 m/s per step, so the speed servo settles at its speed
-# instead of chattering at its force limit (at 1 kg it overshot by 0.25 m/s every other step).
-FINGER_ARMATURE = 10.0
+# Fingers: a 2F-85's drive closes at its set speed whatever its force setting. Each finger is a
+# position servo chasing the finger reference, force-capped at the grip force, against a drive
+# damping of grip force / finger speed (control.py _apply_fingers): a blocked finger pushes at the
+# grip force, a free one moves at no more than the finger speed. Without the damping a finger
+# whose object slipped chased a reference left at the closed stop at the full grip force (the gap
+# closing at 0.8-1.5 m/s) and shot the object out of the grip.
+FINGER_KP = 20000.0            # N/m: a blocked finger saturates its force limit within 5 mm
+FINGER_KV = 200.0
+FINGER_ARMATURE = 1.0          # kg reflected along the stroke: the 2F-85's screw drive is not backdrivable
 PALM_MASS, FINGER_MASS = 0.6, 0.05
 
 # Collision classes: objects collide with everything; table and basket with objects and the gripper;
@@ -201,7 +199,7 @@ def build(objects: list[ObjectSpec], poses: list[tuple[tuple[float, ...], tuple[
         for side in ("right", "left"):
             a = spec.add_actuator(name=f"finger_{side}_act", target=f"finger_{side}_joint",
                                   trntype=mujoco.mjtTrn.mjTRN_JOINT)
-            a.set_to_velocity(kv=FINGER_DRIVE_KV)
+            a.set_to_position(kp=FINGER_KP, kv=FINGER_KV)
             a.forcelimited, a.forcerange = True, [-100.0, 100.0]
             a.ctrllimited = False
         spec.add_sensor(name="wrist_force", type=mujoco.mjtSensor.mjSENS_FORCE, objtype=mujoco.mjtObj.mjOBJ_SITE,
