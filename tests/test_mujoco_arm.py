@@ -89,10 +89,10 @@ def test_a_box_grasped_and_lifted_is_held_and_the_watchdog_says_success(mj_arm: 
 
 
 def test_a_finger_that_loses_its_object_closes_no_faster_than_the_finger_speed(mj_arm: Any) -> None:
-    """A 2F-85's drive is a speed servo: the fingers close at their set speed whatever the grip
-    force, so an object that slips out of the grip is let go, not shot out. Here the held box is
-    taken from between the fingers during a hold; the gap then closes at the finger speed (the
-    former position servo, chasing a reference at the closed stop, sprang shut at ~1 m/s)."""
+    """A 2F-85 closes at its set speed whatever the grip force, so an object that slips out of the
+    grip is let go, not shot out. Here the held box is taken from between the fingers during a
+    hold; the gap then closes at the finger speed (the servo without its drive damping, chasing a
+    reference at the closed stop, sprang shut at 0.8 m/s)."""
     import mujoco
 
     from bt_grasp.drivers.pybullet_arm.contact import CONTACT
