@@ -217,12 +217,11 @@ class PrimitivesMixin:
             # shipped, the carry turns to DOWN at its first IK point (contact.py: carry_keeps_yaw)
             carry = orn if CONTACT.carry_keeps_yaw else DOWN
             yield from self._move_line(np.array([above[0], above[1], SAFE_Z]), carry, CARRY_TRANSIT_MPS, Phase.APPROACH)
-            # guarded: piles grow under the drop spots (scene.BASKET_DROP_SPOTS), and what is held,
-            # hanging below the fingers, would be driven into a pile's top (contact.py, release_z_m)
-            yield from self._guarded_line(above, carry, GUARDED_MPS, Phase.APPROACH)
-            low = max(CONTACT.release_z_m, RELEASE_FLOOR_Z)
-            if low < above[2]:  # lower into the basket until what is held rests on something
-                yield from self._guarded_line(np.array([bx, by, low]), carry, GUARDED_MPS, Phase.APPROACH)
+            # one guarded move down to the release height: piles grow under the drop spots
+            # (scene.BASKET_DROP_SPOTS), and what is held, hanging below the fingers, would be
+            # driven into a pile's top; it stops where that rests on something (contact.py)
+            low = min(above[2], max(CONTACT.release_z_m, RELEASE_FLOOR_Z))
+            yield from self._guarded_line(np.array([bx, by, low]), carry, GUARDED_MPS, Phase.APPROACH)
             self._phase = Phase.SETTLE
             self.gap_cmd = STROKE_M
             self._command_fingers(STROKE_M, self.grip_force)
