@@ -19,6 +19,7 @@ from bt_grasp.drivers.base import Execution, Fault
 from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.gripper import FINGER_TRAVEL_M, STROKE_M
+from bt_grasp.drivers.pybullet_arm.ik import HOME_Q
 from bt_grasp.drivers.pybullet_arm.launches import CHECK_EVERY
 from bt_grasp.drivers.pybullet_arm.params import (
     ARM_FORCES,
@@ -84,6 +85,10 @@ class ControlMixin:
     # Provided by the host class PyBulletArm (driver.py) and its other mixins.
     gap_cmd: float  # finger gap commanded and its rate-limited reference (metres; WorldMixin)
     gap_ref: float
+    grip_force: float
+    places_started: int
+    _fingers_frozen: bool
+    _gap_floor: float
     q_cmd: Any
     _sleep_resting: Any
     _steps: Any
@@ -101,6 +106,20 @@ class ControlMixin:
     launch_watch: Any
     _touching_fingers: Any
     _primitive: str = ""
+
+    def _reset_commands(self) -> None:
+        """A new world's per-episode command state, whatever the engine: the arm held at HOME_Q,
+        the fingers commanded open at a fifth of the force, the step count and place's drop-spot
+        counter (BASKET_DROP_SPOTS) at zero."""
+        self.q_cmd = HOME_Q.copy()
+        self.gap_cmd = self.gap_ref = STROKE_M
+        self._fingers_frozen = False
+        self._gap_floor = 0.0
+        self.places_started = 0
+        self.grip_force = 0.2 * self.max_force
+        self._hold_arm(self.q_cmd)
+        self._command_fingers(STROKE_M, self.grip_force)
+        self._steps = 0
 
     def _hold_arm(self, q: np.ndarray) -> None:
         pb.setJointMotorControlArray(self.robot, self.arm_j, pb.POSITION_CONTROL, targetPositions=list(q),

@@ -32,8 +32,7 @@ class WorldMixin:
 
     # Provided by the host class PyBulletArm (driver.py) and its other mixins.
     _cancel_active: Any
-    _command_fingers: Any
-    _hold_arm: Any
+    _reset_commands: Any
     _world_builds: Any
     camera: Any
     client: Any
@@ -43,9 +42,6 @@ class WorldMixin:
     spec: EpisodeSpec | None
     bodies: dict[int, Any]  # body id -> ObjectSpec
     _last_frame: tuple[tuple[Any, ...], Observation] | None
-    q_cmd: np.ndarray
-    gap_cmd: float
-    gap_ref: float
 
     def _build_world(self) -> None:
         self._cancel_active()  # a motion still running belongs to the old world
@@ -81,19 +77,10 @@ class WorldMixin:
         self._robot_rgba = {d[1]: d[7] for d in pb.getVisualShapeData(self.robot, physicsClientId=c)}
         self._set_arm_now(HOME_Q)
         self._set_fingers_now(STROKE_M)
-        self.q_cmd = HOME_Q.copy()
-        self.gap_cmd = STROKE_M
-        self.gap_ref = STROKE_M
-        self._fingers_frozen = False
-        self._gap_floor = 0.0
-        self.places_started = 0  # place releases over the next of scene.BASKET_DROP_SPOTS
-        self.grip_force = 0.2 * self.max_force
-        self._hold_arm(self.q_cmd)
-        self._command_fingers(STROKE_M, self.grip_force)
+        self._reset_commands()
         self.bodies = {}
         self.launch_watch = LaunchWatch()
         self._rest_checks: dict[int, int] = {}  # body -> consecutive at-rest checks (_sleep_resting)
-        self._steps = 0
 
     def _set_arm_now(self, q: np.ndarray) -> None:
         for j, v in zip(self.arm_j, q, strict=True):
