@@ -60,6 +60,17 @@ def test_a_grasps_hold_leaves_the_watchdog_a_second_window(arm):
     assert t[-1] - t[0] >= 2 * th.settle_window_s
 
 
+def test_contacts_of_a_held_box_name_both_fingers_and_nothing_else(arm):
+    """What a launch is read with (tools/perf/launch_trace.py): every contact of one object."""
+    _box_scene(arm)
+    assert {what for what, _, _ in arm.contacts_of("red box")} == {"table"}
+    assert _grasp(arm).fault is None
+    held = arm.contacts_of("red box")
+    assert {what for what, _, _ in held} == {"finger"}
+    assert sum(force for _, _, force in held) == pytest.approx(2 * 60.0, rel=0.2)  # both pads at the grip
+    assert arm.contacts_of("no such object") == []
+
+
 def test_empty_grasp_closes_to_stop_with_no_effort(arm):
     arm.clear_faults()
     arm.reset_scene([], [])

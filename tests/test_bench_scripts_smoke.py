@@ -18,10 +18,13 @@ CASES = {
     "halt_latency": ["--halts", "3", "--repeats", "1"],
     "watchdog_live": ["--n", "3", "--repeat", "1"],
     "physics_settings": ["--episodes", "1", "--image-size", "128", "--settings", "pyramid"],
+    "launch_trace": ["--image-size", "128", "--perception", "sim", "--body", "small white can", "--at", "2.0",
+                     "--before", "0.05", "--after", "0.05"],
 }
 EXPECT = {"tick_overhead": "overhead x", "watchdog": "samples/s", "episode_perf": "median",
           "ablation_watchdog": "clutter", "halt_latency": "polled / blocking wall ratio",
-          "watchdog_live": "naive / incremental", "physics_settings": "physics floor"}
+          "watchdog_live": "naive / incremental", "physics_settings": "physics floor",
+          "launch_trace": "v=("}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -88,6 +88,21 @@ def test_a_box_grasped_and_lifted_is_held_and_the_watchdog_says_success(mj_arm: 
     assert mj_arm.launches() == []
 
 
+def test_contacts_of_a_held_box_name_both_fingers_pushing_at_the_grip_force(mj_arm: Any) -> None:
+    """What a launch is read with (tools/perf/launch_trace.py): every contact of one object."""
+    mj_arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+    resting = mj_arm.contacts_of("red box")
+    assert resting and {what for what, _, _ in resting} == {"table"}
+    assert sum(force for _, _, force in resting) == pytest.approx(0.15 * 9.81, rel=0.1)  # its weight
+    assert _grasp(mj_arm).fault is None
+    held = mj_arm.contacts_of("red box")
+    fingers = [(depth, force) for what, depth, force in held if what == "finger"]
+    assert {what for what, _, _ in held} == {"finger"}  # micro-lifted: off the table
+    assert sum(force for _, force in fingers) == pytest.approx(2 * 60.0, rel=0.15)
+    assert all(depth < 0.002 for depth, _ in fingers)
+    assert mj_arm.contacts_of("no such object") == []
+
+
 def test_a_finger_that_loses_its_object_closes_no_faster_than_the_finger_speed(mj_arm: Any) -> None:
     """A 2F-85 closes at its set speed whatever the grip force, so an object that slips out of the
     grip is let go, not shot out. Here the held box is taken from between the fingers during a

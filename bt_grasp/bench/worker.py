@@ -15,7 +15,7 @@ from bt_grasp.bench.tasks import Task
 _WORLDS: dict[tuple[Any, ...], Any] = {}
 
 
-def _world_for(task: Task) -> Any:
+def world_for(task: Task) -> Any:
     """This process's World for the task's (robot, lighting, size); built once, reused."""
     from bt_grasp.profile import load_profile
     from bt_grasp.world import make_driver
@@ -61,7 +61,7 @@ def _run_task(task: Task) -> dict[str, Any]:
 
     if task.scene_cache:
         install_scene_cache(task.scene_cache)
-    profile, driver = _world_for(task)
+    profile, driver = world_for(task)
     probe = Probe()
     # The catalogue's words: the objects these scenes are built from (bench/vocabulary.py).
     # A world that does not draw the meshes' textures shows every object in its word's colour.

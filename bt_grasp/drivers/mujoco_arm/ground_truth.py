@@ -39,6 +39,7 @@ class MjGroundTruthMixin(GroundTruthMixin):
     model: Any
     data: Any
     built: Any
+    _body_name: Any
 
     def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
         for b, s in self.bodies.items():
@@ -56,6 +57,27 @@ class MjGroundTruthMixin(GroundTruthMixin):
         geoms = np.asarray(d.contact.geom[:n])
         bodies = m.geom_bodyid[geoms]
         return [(int(g[0]), int(g[1]), int(b[0]), int(b[1])) for g, b in zip(geoms, bodies, strict=True)]
+
+    def contacts_of(self, name: str) -> list[tuple[str, float, float]]:
+        """pybullet_arm/ground_truth.py's contacts_of, from MuJoCo's contacts (pads included)."""
+        body = next((b for b, s in self.bodies.items() if s.name == name), None)
+        if body is None:
+            return []
+        force = np.zeros(6)
+        out = []
+        for i, (g1, g2, b1, b2) in enumerate(self._contact_bodies()):
+            if body not in (b1, b2):
+                continue
+            geom, other = (g2, b2) if b1 == body else (g1, b1)
+            mujoco.mj_contactForce(self.model, self.data, i, force)
+            if geom in self.built.finger_geoms:
+                what = "finger"
+            elif other in self.bodies or other in (self.built.table_id, self.built.basket_id):
+                what = self._body_name(other)
+            else:
+                what = "gripper"
+            out.append((what, -float(self.data.contact.dist[i]), float(force[0])))
+        return out
 
     def _touching_fingers(self, b: int, contacts: list[tuple[int, int, int, int]] | None = None) -> bool:
         """Body b touches every finger pad (`contacts`: _contact_bodies(), read now if not given)."""

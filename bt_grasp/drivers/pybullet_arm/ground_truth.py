@@ -22,6 +22,7 @@ class GroundTruthMixin:
     robot: Any
     spec: Any
     table_id: Any
+    _body_name: Any
 
     def place_region(self, target: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The basket's box in the base frame: the fixture place() drops into (Receptacles)."""
@@ -54,6 +55,19 @@ class GroundTruthMixin:
                     not pb.getContactPoints(b, self.table_id, physicsClientId=self.client):
                 return b
         return None
+
+    def contacts_of(self, name: str) -> list[tuple[str, float, float]]:
+        """Every contact of object `name` now: (what it touches, penetration in metres, normal
+        force in N). How a launch is read step by step (tools/perf/launch_trace.py)."""
+        body = next((b for b, s in self.bodies.items() if s.name == name), None)
+        if body is None:
+            return []
+        out = []
+        for c in pb.getContactPoints(bodyA=body, physicsClientId=self.client):
+            other, link = c[2], c[4]
+            what = ("finger" if link in self.finger_j else "gripper") if other == self.robot else self._body_name(other)
+            out.append((what, -float(c[8]), float(c[9])))
+        return out
 
     def launches(self) -> list[dict[str, Any]]:
         """Objects the simulator threw this episode (see launches.py): body, speed, phase, primitive."""
