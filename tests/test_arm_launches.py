@@ -14,7 +14,7 @@ from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import GraspPose  # noqa: E402
 from bt_grasp.drivers.motion import run_to_end  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.driver import DOWN  # noqa: E402
-from bt_grasp.drivers.pybullet_arm.launches import launch_speed  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.launches import LaunchWatch, launch_speed  # noqa: E402
 
 BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
 CUBE = ObjectSpec("blue cube", "box", "blue", "small", "box", (0.03, 0.03, 0.03), (0.1, 0.1, 0.9, 1), 0.05)
@@ -29,6 +29,45 @@ def test_only_sideways_or_upward_speed_counts():
     assert launch_speed((0.0, 0.0, -3.0)) == 0.0          # falling
     assert launch_speed((0.6, 0.8, -3.0)) == pytest.approx(1.0)
     assert launch_speed((0.0, 0.0, 2.0)) == 2.0           # thrown up
+
+
+class _Scripted(LaunchWatch):
+    """The rule alone: each check reads the next scripted speed of body 1."""
+
+    def __init__(self, speeds: list[float]) -> None:
+        super().__init__()
+        self.speeds = iter(speeds)
+
+    def velocity(self, world, body):
+        return (next(self.speeds), 0.0, 0.0)
+
+
+def _watch(speeds: list[float], held: list[set[int]]) -> _Scripted:
+    watch = _Scripted(speeds)
+    spec = ObjectSpec("bar", "box", "red", "small", "box", (0.02, 0.02, 0.08), (1, 0, 0, 1), 0.05)
+    for i, grip in enumerate(held):
+        watch.check(None, {1: spec}, grip, clock=i / 30, phase="hold", primitive="grasp")
+    return watch
+
+
+def test_a_held_object_jumping_within_the_grip_is_a_grip_jump_not_a_launch():
+    """Held, then one check fast touching one finger, then held again: it never left the gripper."""
+    watch = _watch([0.0, 1.5, 0.0, 0.0], [{1}, set(), {1}, {1}])
+    assert watch.launches == [] and [(j.body, j.speed) for j in watch.grip_jumps] == [("bar", 1.5)]
+
+
+def test_an_object_thrown_out_of_the_grip_is_a_launch():
+    """Held, then fast and still out of the grip a check later, or slow but not held: thrown."""
+    for speeds, held in (([0.0, 1.5, 1.2, 0.0], [{1}, set(), set(), set()]),
+                         ([0.0, 1.5, 0.0], [{1}, set(), set()])):
+        watch = _watch(speeds, held)
+        assert [(x.body, x.speed) for x in watch.launches] == [("bar", 1.5)] and watch.grip_jumps == []
+
+
+def test_a_neighbour_thrown_into_the_grip_is_a_launch():
+    """Not held before it flew: landing between the fingers does not make it a jump within the grip."""
+    watch = _watch([0.0, 1.9, 0.0], [set(), set(), {1}])
+    assert [x.body for x in watch.launches] == ["bar"] and watch.grip_jumps == []
 
 
 def test_a_quiet_grasp_and_lift_throw_nothing(arm):

@@ -143,3 +143,11 @@ def test_launches_are_counted_per_hundred_episodes_and_per_episode():
     assert (g.launches, g.launch_episodes) == (3, 2)
     assert g.launches_per_100 == pytest.approx(75.0)
     assert group_metrics([rec()], "clutter", "sim", "easy", "all").launches_per_100 == 0.0
+
+
+def test_grip_jumps_are_counted_apart_from_launches_and_shown_beside_them():
+    jump = [{"body": "red mug", "speed": 1.5, "phase": "hold", "primitive": "grasp", "clock": 3.1}]
+    records = [rec(grip_jumps=jump), rec(episode=1)]
+    g = group_metrics(records, "clutter", "sim", "easy", "all")
+    assert (g.launches, g.grip_jumps) == (0, 1)
+    assert "0.0 (+1 in the grip)" in markdown(records)

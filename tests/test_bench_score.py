@@ -31,6 +31,9 @@ class _Driver:
     def launches(self) -> list[dict]:
         return [{"body": "red box", "speed": 3.2, "phase": "close", "primitive": "grasp", "clock": 1.5}]
 
+    def grip_jumps(self) -> list[dict]:
+        return [{"body": "red box", "speed": 1.4, "phase": "hold", "primitive": "grasp", "clock": 2.0}]
+
 
 def _score(final_z: float) -> dict:
     result = SimpleNamespace(events=[], counters={}, decision=SimpleNamespace(value="WAIT_CLARIFY"),
@@ -48,5 +51,7 @@ def test_a_target_that_fell_off_the_table_is_scored_as_lost_not_as_a_failed_sear
 
 
 def test_the_record_keeps_every_launch_the_driver_measured():
-    assert _score(0.02)["launches"] == [{"body": "red box", "speed": 3.2, "phase": "close",
-                                         "primitive": "grasp", "clock": 1.5}]
+    rec = _score(0.02)
+    assert rec["launches"] == [{"body": "red box", "speed": 3.2, "phase": "close", "primitive": "grasp",
+                                "clock": 1.5}]
+    assert [j["phase"] for j in rec["grip_jumps"]] == ["hold"]  # kept apart, never dropped

@@ -129,6 +129,7 @@ class GroupMetrics:
     taxonomy: dict[str, int] = field(default_factory=dict)
     launches: int = 0  # objects the simulator threw (score.py "launches"), over the cell's episodes
     launch_episodes: int = 0  # episodes with at least one
+    grip_jumps: int = 0  # held objects the solver jumped within the grip (launches.py): not launches
 
     @property
     def launches_per_100(self) -> float:
@@ -179,7 +180,8 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
         finalize_claims=len(claims), finalize_precision_ci=wilson(true_claims, len(claims)),
         taxonomy={c: cats[c] for c in TAXONOMY if cats.get(c)},
         launches=sum(len(r.get("launches") or ()) for r in ok),
-        launch_episodes=sum(bool(r.get("launches")) for r in ok))
+        launch_episodes=sum(bool(r.get("launches")) for r in ok),
+        grip_jumps=sum(len(r.get("grip_jumps") or ()) for r in ok))
 
 
 def compute(records: Iterable[dict[str, Any]], clutter_modes: tuple[str, ...] = CLUTTER_MODES

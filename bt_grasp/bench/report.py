@@ -59,8 +59,13 @@ def metrics_table(groups: list[GroupMetrics]) -> str:
                     f"{_f(g.action_steps)} | {_f(g.pushes)} | {_f(g.displaced)} | {_f(g.retries)} | "
                     f"{_rate(g.finalize, g.finalize_ci, g.episodes)} | "
                     f"{_rate(g.watchdog_agreement, g.watchdog_ci, g.watchdog_judged)} | "
-                    f"{_f(g.launches_per_100, digits=1)} |")
+                    f"{_f(g.launches_per_100, digits=1)}{_jumps(g)} |")
     return "\n".join(rows)
+
+
+def _jumps(g: GroupMetrics) -> str:
+    """Grip jumps beside the launches, when there were any: a held object that never left the grip."""
+    return f" (+{g.grip_jumps} in the grip)" if g.grip_jumps else ""
 
 
 def _pooled(g: GroupMetrics) -> float:

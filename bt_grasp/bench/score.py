@@ -106,6 +106,7 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
         "displaced": displaced, "target_left_table": left_table,
         # objects the simulator threw (a defect of the physics, not of the method): launches.py
         "launches": driver.launches(),
+        "grip_jumps": driver.grip_jumps(),  # held objects jumped within the grip: not launches
         "task_success": bool(target and driver.object_in_basket(target)),
         "grounded_ever": any(r["found"] and r["body"] in target_bodies for r in goal_locates),
         "attempts": attempts,

@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         if "error" in record:
             print(f"{task.key}: {record['error']}", file=sys.stderr)
             return 1
-        launch = next((x for x in record["launches"] if body_name in (None, x["body"])), None)
+        launch = next((x for x in record["launches"] + record.get("grip_jumps", [])
+                       if body_name in (None, x["body"])), None)
         if launch is None:
             print(f"{task.key}: no launch{'' if body_name is None else ' of ' + repr(body_name)} in this episode "
                   "(pass --body and --at to follow an object anyway)")
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         record = run_task(task)
     finally:
         del driver._after_step
-    print(f"episode: {record.get('decision')} ({record.get('reason')}); launches: {record.get('launches')}")
+    print(f"episode: {record.get('decision')} ({record.get('reason')}); launches: {record.get('launches')}; "
+          f"grip jumps: {record.get('grip_jumps')}")
     return 0
 
 

@@ -90,6 +90,16 @@ class MjGroundTruthMixin(GroundTruthMixin):
                 touched.add(g1)
         return touched == fingers
 
+    def _in_grip(self) -> set[int]:
+        """Bodies touching every finger pad now (the launch watch's held set)."""
+        touching: dict[int, set[int]] = {g: set() for g in self.built.finger_geoms}
+        for g1, g2, b1, b2 in self._contact_bodies():
+            if g1 in touching:
+                touching[g1].add(b2)
+            if g2 in touching:
+                touching[g2].add(b1)
+        return set.intersection(*touching.values())
+
     def _held_body(self) -> int | None:
         contacts = self._contact_bodies()
         table = self.built.table_id

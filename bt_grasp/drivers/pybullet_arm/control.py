@@ -104,7 +104,7 @@ class ControlMixin:
     wrist: Any
     bodies: Any
     launch_watch: Any
-    _touching_fingers: Any
+    _in_grip: Any
     _primitive: str = ""
 
     def _reset_commands(self) -> None:
@@ -196,7 +196,7 @@ class ControlMixin:
         CHECK_EVERY steps (`world`: what LaunchWatch.check reads velocities from), telemetry when
         due, then stop() and the timeout."""
         if self._steps % CHECK_EVERY == 0:
-            self.launch_watch.check(world, self.bodies, self._touching_fingers, self.clock,
+            self.launch_watch.check(world, self.bodies, self._in_grip(), self.clock,
                                     self._phase.name.lower(), self._primitive)
         if self._rec.due(self.clock):
             gap, effort = self._finger_state()

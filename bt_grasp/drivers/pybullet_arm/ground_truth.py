@@ -48,6 +48,14 @@ class GroundTruthMixin:
     def _touching_fingers(self, b: int) -> bool:
         return all(pb.getContactPoints(self.robot, b, j, -1, physicsClientId=self.client) for j in self.finger_j)
 
+    def _in_grip(self) -> set[int]:
+        """Bodies touching every finger now, from one contact query (the launch watch's held set)."""
+        touching: dict[int, set[int]] = {j: set() for j in self.finger_j}
+        for c in pb.getContactPoints(bodyA=self.robot, physicsClientId=self.client):
+            if c[3] in touching:
+                touching[c[3]].add(c[2])
+        return set.intersection(*touching.values())
+
     def _held_body(self) -> int | None:
         for b in self.bodies:
             lo, _ = pb.getAABB(b, -1, physicsClientId=self.client)
@@ -72,6 +80,10 @@ class GroundTruthMixin:
     def launches(self) -> list[dict[str, Any]]:
         """Objects the simulator threw this episode (see launches.py): body, speed, phase, primitive."""
         return [launch.to_json() for launch in self.launch_watch.launches]
+
+    def grip_jumps(self) -> list[dict[str, Any]]:
+        """Held objects the solver jumped within the grip this episode (launches.py): not launches."""
+        return [jump.to_json() for jump in self.launch_watch.grip_jumps]
 
     def held_object(self) -> str | None:
         """The object above the table (not touching it) that touches both fingers."""

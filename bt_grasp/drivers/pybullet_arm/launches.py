@@ -5,13 +5,16 @@ penetration by velocity, about ERP x depth / dt, so a finger forced a few millim
 object can fling it at metres per second. Nothing a real gripper does on a table moves a loose
 object at 1 m/s, so a body faster than that, sideways or upwards, is a simulator defect, counted
 for every method alike. Falling is not a launch: a body dropped or slid off the table gains speed
-downwards only.
+downwards only. Nor is a jump within the grip: a held object the solver shifts a few millimetres
+in one step (one finger's penetration pushed out, the other following) touches one finger at
+that instant, but if it was held at the check before and is held again at the next it never
+left the gripper. Those are kept apart as grip jumps, a defect of the same physics that moves
+nothing out of the gripper.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -46,33 +49,47 @@ def launch_speed(linear: tuple[float, float, float]) -> float:
 
 class LaunchWatch:
     """Keeps every launch of an episode: one entry per flight (a body over the threshold from the
-    check that first sees it to the first check that finds it slower), at its peak speed. A
-    flight spanning several primitive calls is one launch, named by the call it started in."""
+    check that first sees it to the first check that finds it slower or held), at its peak
+    speed. A flight spanning several primitive calls is one launch, named by the call it started
+    in. A flight that starts from the grip (held at the check before) and ends in it at the very
+    next check is a grip jump, not a launch."""
 
     def __init__(self) -> None:
-        self.launches: list[Launch] = []
-        self._flying: dict[int, Launch] = {}
+        self.reset()
 
     def reset(self) -> None:
-        self.launches, self._flying = [], {}
+        self.launches: list[Launch] = []
+        self.grip_jumps: list[Launch] = []
+        self._flying: dict[int, Launch] = {}
+        self._from_grip: set[int] = set()  # flights seen once so far that started from the grip
+        self._held: set[int] = set()       # bodies in the grip at the last check
 
     def velocity(self, world: Any, body: int) -> tuple[float, float, float]:
         """A body's linear velocity (m/s) in the world the driver steps (here a PyBullet client)."""
         linear, _ = pb.getBaseVelocity(body, physicsClientId=world)
         return linear
 
-    def check(self, world: Any, bodies: dict[int, Any], carried: Callable[[int], bool], clock: float,
-              phase: str, primitive: str) -> None:
-        """Record every body in `bodies` (id -> spec with .name) moving over the threshold unless
-        `carried(body)` (held by the gripper, it moves with it; asked only of fast bodies)."""
+    def check(self, world: Any, bodies: dict[int, Any], held: set[int], clock: float, phase: str,
+              primitive: str) -> None:
+        """Record every body in `bodies` (id -> spec with .name) moving over the threshold that is
+        not in `held` (touching every finger now: it moves with the gripper)."""
         for body, spec in bodies.items():
             speed = launch_speed(self.velocity(world, body))
-            if speed <= LAUNCH_SPEED_MPS or carried(body):
-                self._flying.pop(body, None)
-                continue
             flight = self._flying.get(body)
+            if speed <= LAUNCH_SPEED_MPS or body in held:
+                if flight is not None:
+                    del self._flying[body]
+                    if body in self._from_grip and body in held:  # it never left the grip
+                        self.launches.remove(flight)
+                        self.grip_jumps.append(flight)
+                    self._from_grip.discard(body)
+                continue
             if flight is None:
-                flight = self._flying[body] = Launch(spec.name, speed, phase, primitive, clock)
-                self.launches.append(flight)
-            else:
+                self._flying[body] = Launch(spec.name, speed, phase, primitive, clock)
+                self.launches.append(self._flying[body])
+                if body in self._held:
+                    self._from_grip.add(body)
+            else:  # still fast a check later, and out of the grip: thrown
                 flight.speed = max(flight.speed, speed)
+                self._from_grip.discard(body)
+        self._held = set(held)
