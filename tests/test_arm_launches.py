@@ -4,6 +4,8 @@ carried object and a quiet grasp are not launches."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pybullet as pb
 import pytest
@@ -13,8 +15,11 @@ pytest.importorskip("airo_models")
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import GraspPose  # noqa: E402
 from bt_grasp.drivers.motion import run_to_end  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.control import steps_for_turn  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.driver import DOWN  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.ik import Q_UPPER, wrapped_near  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.launches import LaunchWatch, launch_speed  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.scene import TIMESTEP  # noqa: E402
 
 BOX = ObjectSpec("red box", "box", "red", "medium", "box", (0.05, 0.05, 0.06), (0.9, 0.1, 0.1, 1), 0.15)
 CUBE = ObjectSpec("blue cube", "box", "blue", "small", "box", (0.03, 0.03, 0.03), (0.1, 0.1, 0.9, 1), 0.05)
@@ -68,6 +73,23 @@ def test_a_neighbour_thrown_into_the_grip_is_a_launch():
     """Not held before it flew: landing between the fingers does not make it a jump within the grip."""
     watch = _watch([0.0, 1.9, 0.0], [set(), set(), {1}])
     assert [x.body for x in watch.launches] == ["bar"] and watch.grip_jumps == []
+
+
+def test_a_joint_going_round_its_limit_turns_at_a_ur5e_wrists_speed():
+    """IK answers in [-pi, pi); a joint takes the equivalent nearest where it is, inside its limits.
+    A wrist the carry has turned to its limit (+2 pi) and asked a little further must go the far way
+    round, a full turn between two IK points: at 180 deg/s, not at the joint cap (0.06 s), which
+    flings what is held. Ordinary steps keep the tcp speed's timing."""
+    seed = np.array([0.5, -1.8, 2.2, -2.5, -1.6, 2 * np.pi - 0.005])
+    asked = seed.copy()
+    asked[5] = 0.010  # the IK's wrapped answer: 0.015 rad past the seed, beyond the limit
+    q = wrapped_near(asked, seed)
+    assert q[5] == pytest.approx(0.010) and q[5] <= Q_UPPER[5]
+    turn = q - seed
+    assert steps_for_turn(turn, 6, math.inf) * TIMESTEP == pytest.approx(abs(turn[5]) / math.pi, abs=0.01)
+    assert steps_for_turn(np.full(6, 0.01), 6, math.inf) == 6
+    asked[5], seed[5] = -3.10, 3.10  # crossing +-pi inside the limits: the near equivalent
+    assert wrapped_near(asked, seed)[5] == pytest.approx(2 * np.pi - 3.10)
 
 
 def test_a_quiet_grasp_and_lift_throw_nothing(arm):

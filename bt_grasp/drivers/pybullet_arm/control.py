@@ -33,6 +33,7 @@ from bt_grasp.drivers.pybullet_arm.params import (
     NEVER_FINISH_CAP_S,
     REST_EVERY,
     SAFE_Z,
+    UNWIND_RPS,
 )
 from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
@@ -77,6 +78,17 @@ class Planned(NamedTuple):
     phase: Phase
     body: Callable[[list[Fault]], Steps]
     info: dict[str, Any]
+
+
+def steps_for_turn(dq: np.ndarray, steps_per_way: int, max_turn: float) -> int:
+    """Physics steps for one IK step of a line: the tcp speed's (steps_per_way), more where a joint
+    would turn faster than max_turn per step (CONTACT.joint_speed_rps), and a turn of more than
+    half a turn (a joint going the far way round its limit) at UNWIND_RPS (params.py)."""
+    turn = float(np.max(np.abs(dq)))
+    n = max(steps_per_way, math.ceil(turn / max_turn))
+    if turn > math.pi:
+        n = max(n, math.ceil(turn / (UNWIND_RPS * scene.TIMESTEP)))
+    return n
 
 
 class ControlMixin:
@@ -267,7 +279,7 @@ class ControlMixin:
                 q_next, _, _ = self._solve(p, slerp(orn0, orn, k / n_way) if turn else orn, seed_q=q_prev, iters=6)
             else:
                 q_next = q_prev
-            n_steps = max(steps_per_way, math.ceil(float(np.max(np.abs(q_next - q_prev))) / max_turn))
+            n_steps = steps_for_turn(q_next - q_prev, steps_per_way, max_turn)
             for s in range(1, n_steps + 1):
                 self.q_cmd = q_prev + (q_next - q_prev) * s / n_steps
                 self._hold_arm(self.q_cmd)

@@ -30,6 +30,12 @@ CARRY_TRANSIT_MPS = 0.4
 # whatever they were among. DEPART_MPS is the descent's own speed (grasp: 0.15 m/s).
 DEPART_M = 0.06
 DEPART_MPS = 0.15
+# A joint whose nearest equivalent lies past its limit (ik.py wrapped_near) goes the far way round,
+# a turn of up to 2 pi between two IK points: the last wrist joint, turned by the carry to keep the
+# grasp's yaw as the base swings, reaches +-2 pi late in an episode. Such a turn is taken at a
+# UR5e wrist's speed limit (180 deg/s), not at Bullet's joint cap (100 rad/s, a full turn in
+# 0.06 s, which flung a held duck at 13 m/s).
+UNWIND_RPS = math.pi
 # Guarded moves (place's lowering into the basket, contact.py release_z_m): the arm stops once the
 # wrist load has fallen GUARD_N below its rest value for GUARD_STEPS steps in a row. Meeting
 # something at GUARDED_MPS drops it by ~100 N within a step; GUARD_N and the steps keep the dip of
