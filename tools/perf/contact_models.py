@@ -296,12 +296,12 @@ def run(tasks: list[Any], names: list[str], out: Path | None = None,
     Records already in `out` (same candidate and episode key) are kept and not run again."""
     from physics_settings import hook_reset  # the sibling tool (this script's folder is on sys.path)
 
-    from bt_grasp.bench.worker import _world_for, close_worlds, run_task
+    from bt_grasp.bench.worker import close_worlds, run_task, world_for
 
     records = _load(out)
     done = {(r["contact_model"], r["key"]) for r in records}
     current = {"model": SHIPPED}
-    _, driver = _world_for(tasks[0])
+    _, driver = world_for(tasks[0])
     hook_reset(driver, lambda: before_reset(current["model"]), lambda: apply(driver, current["model"]))
     try:
         for i, task in enumerate(tasks, 1):

@@ -105,12 +105,12 @@ def run(episodes: int, seed: int, perception: str, image_size: int, names: list[
     from episode_speed import PhaseClock  # the sibling tool (this script's folder is on sys.path)
 
     from bt_grasp.bench.tasks import make_tasks
-    from bt_grasp.bench.worker import _world_for, close_worlds, run_task
+    from bt_grasp.bench.worker import close_worlds, run_task, world_for
 
     tasks = make_tasks([str(ROOT / "trees" / "clutter.yaml")], [seed], episodes, ["easy"], [perception], image_size)
     clock = PhaseClock()  # seconds inside stepSimulation, getCameraImage and IK, by phase
     current = {"physics": SETTINGS["shipped"]}
-    profile, driver = _world_for(tasks[0])
+    profile, driver = world_for(tasks[0])
     _resetting_with(driver, lambda: current["physics"], profile.control_period_s)
     out: dict[str, list[dict]] = {n: [] for n in names}
     try:
