@@ -83,3 +83,12 @@ def test_verify_scaling_bench_runs_and_plots(tmp_path):
     # the two-branch parallel under default budgets: proven, 4 grasps at most
     assert out.count("PROVEN") >= 4 and "actions=4" in out, out[-2000:]
     assert png.stat().st_size > 0
+
+
+def test_launch_trace_names_the_line_of_a_bad_tree_and_exits_2(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tree: x\nroot:\n  sequence:\n    children:\n      - grasp: {target: 3}\n")
+    proc = subprocess.run([sys.executable, str(PERF / "launch_trace.py"), "--tree", str(bad), "--image-size", "64"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"{bad}:5:"), proc.stderr[-500:]

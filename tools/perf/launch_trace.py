@@ -67,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     body_name, at = args.body, args.at
     if body_name is None or at is None:
         record = run_task(task)
-        if "error" in record:
-            print(f"{task.key}: {record['error']}", file=sys.stderr)
-            return 1
+        if "error" in record:  # a tree or profile the user pointed at (exit 2), or the episode crashed
+            user, _, why = record["error"].partition("UserError: ")
+            print(why if not user else f"{task.key}: {record['error']}", file=sys.stderr)
+            return 2 if not user else 1
         launch = next((x for x in record["launches"] + record.get("grip_jumps", [])
                        if body_name in (None, x["body"])), None)
         if launch is None:
