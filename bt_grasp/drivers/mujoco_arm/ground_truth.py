@@ -42,11 +42,11 @@ class MjGroundTruthMixin(GroundTruthMixin):
     _body_name: Any
 
     def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-        for b, s in self.bodies.items():
-            if s.name == name:
-                w, x, y, z = (float(v) for v in self.data.xquat[b])
-                return np.array(self.data.xpos[b]), np.array([x, y, z, w])
-        return None
+        b = self._body_named(name)
+        if b is None:
+            return None
+        w, x, y, z = (float(v) for v in self.data.xquat[b])
+        return np.array(self.data.xpos[b]), np.array([x, y, z, w])
 
     def _contact_bodies(self) -> list[tuple[int, int, int, int]]:
         """(geom1, geom2, body1, body2) of every active contact."""
@@ -60,7 +60,7 @@ class MjGroundTruthMixin(GroundTruthMixin):
 
     def contacts_of(self, name: str) -> list[tuple[str, float, float]]:
         """pybullet_arm/ground_truth.py's contacts_of, from MuJoCo's contacts (pads included)."""
-        body = next((b for b, s in self.bodies.items() if s.name == name), None)
+        body = self._body_named(name)
         if body is None:
             return []
         force = np.zeros(6)
@@ -79,21 +79,10 @@ class MjGroundTruthMixin(GroundTruthMixin):
             out.append((what, -float(self.data.contact.dist[i]), float(force[0])))
         return out
 
-    def _touching_fingers(self, b: int, contacts: list[tuple[int, int, int, int]] | None = None) -> bool:
-        """Body b touches every finger pad (`contacts`: _contact_bodies(), read now if not given)."""
-        fingers = set(self.built.finger_geoms)
-        touched: set[int] = set()
-        for g1, g2, b1, b2 in self._contact_bodies() if contacts is None else contacts:
-            if b1 == b and g2 in fingers:
-                touched.add(g2)
-            elif b2 == b and g1 in fingers:
-                touched.add(g1)
-        return touched == fingers
-
-    def _in_grip(self) -> set[int]:
-        """Bodies touching every finger pad now (the launch watch's held set)."""
+    def _in_grip(self, contacts: list[tuple[int, int, int, int]] | None = None) -> set[int]:
+        """Bodies touching every finger pad (`contacts`: _contact_bodies(), read now if not given)."""
         touching: dict[int, set[int]] = {g: set() for g in self.built.finger_geoms}
-        for g1, g2, b1, b2 in self._contact_bodies():
+        for g1, g2, b1, b2 in self._contact_bodies() if contacts is None else contacts:
             if g1 in touching:
                 touching[g1].add(b2)
             if g2 in touching:
@@ -102,9 +91,10 @@ class MjGroundTruthMixin(GroundTruthMixin):
 
     def _held_body(self) -> int | None:
         contacts = self._contact_bodies()
+        grip = self._in_grip(contacts)
         table = self.built.table_id
         for b in self.bodies:
-            if not self._touching_fingers(b, contacts):
+            if b not in grip:
                 continue
             if any({b1, b2} == {b, table} for _, _, b1, b2 in contacts):
                 continue

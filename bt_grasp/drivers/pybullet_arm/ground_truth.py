@@ -38,18 +38,18 @@ class GroundTruthMixin:
     def task(self) -> str | None:
         return self.spec.target if self.spec else None
 
-    def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-        for b, s in self.bodies.items():
-            if s.name == name:
-                p, o = pb.getBasePositionAndOrientation(b, physicsClientId=self.client)
-                return np.array(p), np.array(o)
-        return None
+    def _body_named(self, name: str) -> int | None:
+        return next((b for b, s in self.bodies.items() if s.name == name), None)
 
-    def _touching_fingers(self, b: int) -> bool:
-        return all(pb.getContactPoints(self.robot, b, j, -1, physicsClientId=self.client) for j in self.finger_j)
+    def object_pose(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        b = self._body_named(name)
+        if b is None:
+            return None
+        p, o = pb.getBasePositionAndOrientation(b, physicsClientId=self.client)
+        return np.array(p), np.array(o)
 
     def _in_grip(self) -> set[int]:
-        """Bodies touching every finger now, from one contact query (the launch watch's held set)."""
+        """Bodies touching every finger now, from one contact query (held: _held_body, launches.py)."""
         touching: dict[int, set[int]] = {j: set() for j in self.finger_j}
         for c in pb.getContactPoints(bodyA=self.robot, physicsClientId=self.client):
             if c[3] in touching:
@@ -57,9 +57,10 @@ class GroundTruthMixin:
         return set.intersection(*touching.values())
 
     def _held_body(self) -> int | None:
+        grip = self._in_grip()
         for b in self.bodies:
             lo, _ = pb.getAABB(b, -1, physicsClientId=self.client)
-            if lo[2] > 0.002 and self._touching_fingers(b) and \
+            if lo[2] > 0.002 and b in grip and \
                     not pb.getContactPoints(b, self.table_id, physicsClientId=self.client):
                 return b
         return None
@@ -67,7 +68,7 @@ class GroundTruthMixin:
     def contacts_of(self, name: str) -> list[tuple[str, float, float]]:
         """Every contact of object `name` now: (what it touches, penetration in metres, normal
         force in N). How a launch is read step by step (tools/perf/launch_trace.py)."""
-        body = next((b for b, s in self.bodies.items() if s.name == name), None)
+        body = self._body_named(name)
         if body is None:
             return []
         out = []
