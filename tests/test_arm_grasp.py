@@ -71,6 +71,24 @@ def test_contacts_of_a_held_box_name_both_fingers_and_nothing_else(arm):
     assert arm.contacts_of("no such object") == []
 
 
+def test_an_observer_sees_every_physics_step_with_the_arms_readout_until_removed(arm):
+    """How a run is read step by step (tools/perf/launch_trace.py), without the driver's internals."""
+    _box_scene(arm)
+    seen = []
+    remove = arm.observe_steps(lambda world: seen.append(arm.readout()))
+    assert _grasp(arm).fault is None
+    remove()
+    steps = [r.step for r in seen]
+    assert steps == list(range(steps[0], steps[0] + len(steps)))  # every step, in order
+    assert {r.primitive for r in seen} == {"grasp"}
+    assert [p.name.lower() for p in Phase] == list(dict.fromkeys(r.phase for r in seen))
+    hold = seen[-1]
+    assert hold.gap_m == pytest.approx(0.05, abs=0.004) and hold.reference_m < hold.gap_m  # squeezing
+    assert hold.effort > 0.5 and hold.tcp_z > CENTRE[2]
+    arm.open_gripper()
+    assert len(seen) == len(steps)  # removed: no more calls
+
+
 def test_empty_grasp_closes_to_stop_with_no_effort(arm):
     arm.clear_faults()
     arm.reset_scene([], [])

@@ -103,6 +103,21 @@ def test_contacts_of_a_held_box_name_both_fingers_pushing_at_the_grip_force(mj_a
     assert mj_arm.contacts_of("no such object") == []
 
 
+def test_an_observer_sees_every_physics_step_with_the_arms_readout(mj_arm: Any) -> None:
+    """The same step-by-step read-out as the PyBullet arm's (tools/perf/launch_trace.py)."""
+    mj_arm.reset_scene([BOX], [tuple(CENTRE)], target="red box")
+    seen: list[Any] = []
+    remove = mj_arm.observe_steps(lambda world: seen.append((world is mj_arm.data, mj_arm.readout())))
+    assert _grasp(mj_arm).fault is None
+    remove()
+    assert all(is_data for is_data, _ in seen)
+    steps = [r.step for _, r in seen]
+    assert steps == list(range(steps[0], steps[0] + len(steps)))
+    hold = seen[-1][1]
+    assert (hold.primitive, hold.phase) == ("grasp", "hold")
+    assert hold.gap_m == pytest.approx(0.05, abs=0.004) and hold.effort > 0.5
+
+
 def test_a_finger_that_loses_its_object_closes_no_faster_than_the_finger_speed(mj_arm: Any) -> None:
     """A 2F-85 closes at its set speed whatever the grip force, so an object that slips out of the
     grip is let go, not shot out. Here the held box is taken from between the fingers during a

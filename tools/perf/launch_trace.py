@@ -33,12 +33,12 @@ def _line(driver: Any, world: Any, body: int, name: str) -> str:
     vx, vy, vz = driver.launch_watch.velocity(world, body)
     pose = driver.object_pose(name)
     x, y, z = pose[0] if pose is not None else (float("nan"),) * 3
-    gap, effort = driver._finger_state()
+    arm = driver.readout()
     contacts = " ".join(f"{what}:{depth * 1000:.1f}mm/{force:.0f}N" for what, depth, force in driver.contacts_of(name))
-    return (f"t={driver.clock:7.3f} {driver._primitive}/{driver._phase.name.lower():10s} "
+    return (f"t={arm.clock:7.3f} {arm.primitive}/{arm.phase:10s} "
             f"v=({vx:+.2f},{vy:+.2f},{vz:+.2f}) p=({x:.3f},{y:.3f},{z:.3f}) "
-            f"gap={gap * 1000:.1f}mm ref={driver.gap_ref * 1000:.1f}mm effort={effort:.2f} "
-            f"tcp_z={driver.tcp_pose()[0][2]:.3f} | {contacts}")
+            f"gap={arm.gap_m * 1000:.1f}mm ref={arm.reference_m * 1000:.1f}mm effort={arm.effort:.2f} "
+            f"tcp_z={arm.tcp_z:.3f} | {contacts}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,21 +83,19 @@ def main(argv: list[str] | None = None) -> int:
               f"t={launch['clock']} s")
 
     _, driver = world_for(task)
-    step = driver._after_step  # the driver's own per-step hook, kept and called after printing
     t0, t1 = at - args.before, at + args.after
 
-    def after_step(world: Any) -> None:
-        if t0 <= driver.clock <= t1 and driver._steps % args.every == 0:
+    def print_step(world: Any) -> None:
+        if t0 <= driver.clock <= t1 and driver.readout().step % args.every == 0:
             body = next((b for b, s in driver.bodies.items() if s.name == body_name), None)
             if body is not None:
                 print(_line(driver, world, body, body_name))
-        step(world)
 
-    driver._after_step = after_step
+    stop_printing = driver.observe_steps(print_step)
     try:
         record = run_task(task)
     finally:
-        del driver._after_step
+        stop_printing()
     print(f"episode: {record.get('decision')} ({record.get('reason')}); launches: {record.get('launches')}; "
           f"grip jumps: {record.get('grip_jumps')}")
     return 0

@@ -49,10 +49,11 @@ from bt_grasp.drivers.pybullet_arm.camera import Lighting  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.episodes import episode_seed  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.faults import FaultBook, InjectsFaults  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.routes import RoutesMixin  # noqa: E402
 from bt_grasp.profile import RobotProfile  # noqa: E402
 
 
-class MujocoArm(pybullet_driver.ArmSettings, MjWorldMixin, MjControlMixin, MjFeasibilityMixin, MjPrimitivesMixin,
+class MujocoArm(pybullet_driver.ArmSettings, MjWorldMixin, MjControlMixin, RoutesMixin, MjFeasibilityMixin, MjPrimitivesMixin,
                 MotionsMixin, MjGroundTruthMixin, MjLabellingMixin, InjectsFaults):
     """UR5e + parallel gripper in MuJoCo: primitives with telemetry, scenes, ground truth, faults."""
 

@@ -23,16 +23,8 @@ from bt_grasp.drivers.pybullet_arm.ik import HOME_Q
 from bt_grasp.drivers.pybullet_arm.launches import CHECK_EVERY
 from bt_grasp.drivers.pybullet_arm.params import (
     ARM_FORCES,
-    DEPART_M,
-    FREE_TRANSIT_MPS,
-    GUARD_BACKOFF_M,
-    GUARD_N,
-    GUARD_REST_STEPS,
-    GUARD_START_STEPS,
-    GUARD_STEPS,
     NEVER_FINISH_CAP_S,
     REST_EVERY,
-    SAFE_Z,
     UNWIND_RPS,
 )
 from bt_grasp.drivers.pybullet_arm.recorder import Recorder, with_latency, with_nan
@@ -80,6 +72,19 @@ class Planned(NamedTuple):
     info: dict[str, Any]
 
 
+class ArmReadout(NamedTuple):
+    """The arm at one physics step, for reading a run step by step (tools/perf/launch_trace.py)."""
+
+    clock: float        # the driver's clock (s)
+    step: int           # physics steps since the world was reset
+    primitive: str      # the primitive running ("" before the first)
+    phase: str          # its motion phase (approach, close, settle, ...)
+    gap_m: float        # the finger gap now
+    reference_m: float  # the gap the finger servos chase (moved at the finger speed; control.py)
+    effort: float       # mean finger force / the gripper's max force
+    tcp_z: float        # the tool point's height (m)
+
+
 def steps_for_turn(dq: np.ndarray, steps_per_way: int, max_turn: float) -> int:
     """Physics steps for one IK step of a line: the tcp speed's (steps_per_way), more where a joint
     would turn faster than max_turn per step (CONTACT.joint_speed_rps), and a turn of more than
@@ -118,6 +123,8 @@ class ControlMixin:
     launch_watch: Any
     _in_grip: Any
     _primitive: str = ""
+    _phase: Phase = Phase.APPROACH  # until a primitive sets its own
+    _step_observers: tuple[Callable[[Any], None], ...] = ()
 
     def _reset_commands(self) -> None:
         """A new world's per-episode command state, whatever the engine: the arm held at HOME_Q,
@@ -184,6 +191,23 @@ class ControlMixin:
         return np.array([s[0] for s in pb.getJointStates(self.robot, self.arm_j, physicsClientId=self.client)])
 
     # ------------------------------------------------------------------ primitive runtime
+    def readout(self) -> ArmReadout:
+        """Where the arm and gripper are now, and what they are doing."""
+        gap, effort = self._finger_state()
+        return ArmReadout(self.clock, self._steps, self._primitive, self._phase.name.lower(), gap, self.gap_ref,
+                          effort, float(self.tcp_pose()[0][2]))
+
+    def observe_steps(self, observer: Callable[[Any], None]) -> Callable[[], None]:
+        """Call observer(world) after every physics step from now on, before the step's launch
+        check and telemetry (world: the engine's handle, what launch_watch.velocity reads). Returns
+        the call that removes it. For reading a run; an observer reads the physics, never sets it."""
+        self._step_observers = (*self._step_observers, observer)
+
+        def remove() -> None:
+            self._step_observers = tuple(o for o in self._step_observers if o is not observer)
+
+        return remove
+
     def _begin(self, timeout: float | None, phase: Phase) -> None:
         self._t0 = self.clock
         self._deadline = None if timeout is None else self.clock + float(timeout)
@@ -206,7 +230,9 @@ class ControlMixin:
     def _after_step(self, world: Any) -> None:
         """What every physics step ends with, whatever the engine: the launch check every
         CHECK_EVERY steps (`world`: what LaunchWatch.check reads velocities from), telemetry when
-        due, then stop() and the timeout."""
+        due, then stop() and the timeout. Observers (observe_steps) see the step first."""
+        for observe in self._step_observers:
+            observe(world)
         if self._steps % CHECK_EVERY == 0:
             self.launch_watch.check(world, self.bodies, self._in_grip(), self.clock,
                                     self._phase.name.lower(), self._primitive)
@@ -296,91 +322,6 @@ class ControlMixin:
                 break
             self._tick()
             yield
-
-    def _guarded_line(self, pos: np.ndarray, orn: np.ndarray, speed: float, phase: Phase,
-                      guard_n: float = GUARD_N) -> Steps:
-        """A guarded move: the line to (pos, orn), stopped where the wrist has carried `guard_n`
-        newtons less than at rest before it for GUARD_STEPS steps in a row, i.e. where what the
-        gripper holds or touches rests on something. The arm then backs off to the joint targets
-        of the step the load first fell and GUARD_BACKOFF_M further: the joints lag their targets,
-        so holding the targets of the step it stopped at would keep pressing ~50 N on what it met.
-        The rest load is the median over GUARD_REST_STEPS steps held still first (the end of the
-        previous move still rings in the reading)."""
-        self._phase = phase
-        loads = []
-        for _ in range(GUARD_REST_STEPS):
-            self._tick()
-            loads.append(self.wrist.read())
-            yield
-        base = float(np.median(loads))
-        run = steps = 0
-        touched = self.q_cmd
-
-        def dropped() -> bool:
-            nonlocal run, touched, steps
-            steps += 1
-            if steps <= GUARD_START_STEPS:  # the move's own start rings in the reading
-                return False
-            if self.wrist.read() < base - guard_n:
-                touched = self.q_cmd if run == 0 else touched
-                run += 1
-            else:
-                run = 0
-            return run >= GUARD_STEPS
-
-        start = self.tcp_pose()[0]
-        yield from self._move_line(pos, orn, speed, phase, until=dropped)
-        if run >= GUARD_STEPS:  # back off to where it was first felt, and GUARD_BACKOFF_M more
-            self.q_cmd = touched.copy()
-            self._hold_arm(self.q_cmd)
-            here = self.tcp_pose()[0]
-            away = (start - here) / max(float(np.linalg.norm(start - here)), 1e-9)
-            yield from self._move_line(here + away * GUARD_BACKOFF_M, orn, speed, phase)
-
-    def _facing(self, orn: np.ndarray) -> np.ndarray:
-        """`orn`, or `orn` turned a half turn about its approach axis if that is nearer the
-        gripper's current orientation (contact.py, symmetric_yaw; the fingers are mirror images).
-        A tie (both a quarter turn away, within ~0.2 deg) keeps `orn`: either turn is as large."""
-        orn = np.asarray(orn, float)
-        if not CONTACT.symmetric_yaw:
-            return orn
-        turned = np.array(pb.multiplyTransforms((0, 0, 0), orn, (0, 0, 0), (0, 0, 1, 0))[1])
-        now = self.tcp_pose()[1]
-        return turned if abs(float(np.dot(turned, now))) > abs(float(np.dot(orn, now))) + 1e-3 else orn
-
-    def _depart(self, pos: np.ndarray, orn: np.ndarray, phase: Phase) -> Steps:
-        """Leave the current spot in a straight line to (pos, orn), the first DEPART_M at
-        CONTACT.depart_mps and the rest at free transit (params.py says why).
-
-        With a slow depart the whole line keeps the current orientation: a line takes its end
-        orientation at its first IK point, so turning to `orn` there would swing the fingers
-        through what they are among (the wrist turns up to a half turn at Bullet's 100 rad/s cap,
-        and a large turn can flip IK to another arm branch); the next move, from above, turns."""
-        start, now = self.tcp_pose()
-        dist = float(np.linalg.norm(pos - start))
-        if CONTACT.depart_mps >= FREE_TRANSIT_MPS or dist < 1e-6:
-            yield from self._move_line(pos, orn, FREE_TRANSIT_MPS, phase)
-            return
-        slow = min(DEPART_M, dist)
-        yield from self._move_line(start + (pos - start) * slow / dist, now, CONTACT.depart_mps, phase)
-        if dist > DEPART_M:
-            yield from self._move_line(pos, now, FREE_TRANSIT_MPS, phase)
-
-    def _transit(self, pos: np.ndarray, orn: np.ndarray, phase: Phase) -> Steps:
-        """Free transit to (pos, orn) over what stands on the table (contact.py, level_transit):
-        up to SAFE_Z keeping the orientation, across at that height turning to `orn` (evenly with
-        turn_in_transit, else at the first IK point), then straight down."""
-        start, now = self.tcp_pose()
-        if not CONTACT.level_transit:
-            yield from self._move_line(pos, orn, FREE_TRANSIT_MPS, phase, turn=CONTACT.turn_in_transit)
-            return
-        z = max(float(start[2]), float(pos[2]), SAFE_Z)
-        if z - start[2] > 1e-3:
-            yield from self._move_line(np.array([start[0], start[1], z]), now, FREE_TRANSIT_MPS, phase)
-        yield from self._move_line(np.array([pos[0], pos[1], z]), orn, FREE_TRANSIT_MPS, phase,
-                                   turn=CONTACT.turn_in_transit)
-        if z - pos[2] > 1e-3:
-            yield from self._move_line(pos, orn, FREE_TRANSIT_MPS, phase)
 
     def _faulted(self, tel: Telemetry, faults: list[Fault]) -> Telemetry:
         """Telemetry as the injected telemetry faults (NaN, latency) make it look."""

@@ -27,7 +27,6 @@ from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.camera import Camera, Lighting
 from bt_grasp.drivers.pybullet_arm.checks import FeasibilityMixin
 from bt_grasp.drivers.pybullet_arm.contact import CONTACT
-from bt_grasp.drivers.pybullet_arm.control import ControlMixin
 from bt_grasp.drivers.pybullet_arm.episodes import (
     close_generator,
     episode_seed,
@@ -40,6 +39,7 @@ from bt_grasp.drivers.pybullet_arm.labelling import LabellingMixin
 from bt_grasp.drivers.pybullet_arm.motions import MotionsMixin
 from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: F401  (re-exported: callers import it from here)
 from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
+from bt_grasp.drivers.pybullet_arm.routes import RoutesMixin
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
 from bt_grasp.drivers.pybullet_arm.world import WorldMixin
 from bt_grasp.profile import RobotProfile
@@ -72,7 +72,7 @@ class ArmSettings:
         return image_size or profile.camera.width, image_size or profile.camera.height
 
 
-class PyBulletArm(ArmSettings, WorldMixin, ControlMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin,
+class PyBulletArm(ArmSettings, WorldMixin, RoutesMixin, FeasibilityMixin, PrimitivesMixin, MotionsMixin,
                   GroundTruthMixin, LabellingMixin, InjectsFaults):
     """UR5e + Robotiq-class gripper in PyBullet: primitives with telemetry, scenes, ground truth, faults."""
 
