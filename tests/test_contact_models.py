@@ -45,3 +45,20 @@ def test_contact_models_table_and_shipped_reproduces_a_bench_episode(tmp_path):
     assert "error" not in plain and "error" not in shipped
     assert {k: v for k, v in shipped.items() if k not in NOT_OUTCOME} == \
            {k: v for k, v in plain.items() if k not in NOT_OUTCOME}
+
+
+def test_a_candidate_is_the_drivers_own_switches_split_at_the_reset():
+    """Candidates name contact.py's switches (no copy of its fields to fall out of step): those the
+    reset builds into the world are set before it, the rest after it, on the same scene."""
+    sys.path.insert(0, str(ROOT / "tools" / "perf"))
+    try:
+        import contact_models as cm
+    finally:
+        sys.path.remove(str(ROOT / "tools" / "perf"))
+    both = cm.SOFT_PADS + cm.ROBOTIQ + cm.ANCHOR
+    assert both.switched(at_build=True) == {"pad_stiffness_n_m": 3e4}
+    assert both.switched(at_build=False) == {"finger_speed_mps": 0.05, "force_min_n": 20.0, "force_max_n": 235.0}
+    assert both.friction_anchor and cm.SHIPPED.switched(True) == cm.SHIPPED.switched(False) == {}
+    assert (cm.FINGER_LEAD + cm.FINGER_LEAD_10).switched(False) == {"finger_lead_m": 0.01}  # the later wins
+    with pytest.raises(ValueError, match="not a contact.py switch: pad_stiffness"):
+        cm.switches(pad_stiffness=3e4)

@@ -100,7 +100,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -114,78 +113,83 @@ from bt_grasp.threads import use_one_thread  # noqa: E402
 
 use_one_thread()  # before numpy is imported: one core means one thread
 
-from bt_grasp.drivers.pybullet_arm.params import DEPART_MPS, FREE_TRANSIT_MPS  # noqa: E402
+from bt_grasp.drivers.pybullet_arm.params import FREE_TRANSIT_MPS  # noqa: E402
+
+# Driver switches (contact.py ContactOptions) that take effect as the reset builds the world: a
+# candidate sets them before the reset; every other switch after it, so the scene is the same.
+BUILD_SWITCHES = frozenset({"pad_stiffness_n_m", "pad_damping", "rigid_objects"})
 
 
 @dataclass(frozen=True)
 class ContactModel:
-    """Contact settings applied after an episode's reset; every field's default is shipped."""
+    """A candidate: driver switches by their contact.py names, and engine settings the driver has
+    no switch for. The defaults (no switch, no setting) are shipped."""
 
-    pad_stiffness: float = math.inf      # contactStiffness of the finger links (inf: rigid; contact.py)
-    pad_damping: float = 1e3
+    switches: tuple[tuple[str, Any], ...] = ()  # (ContactOptions field, value) pairs
     friction_anchor: bool = False        # frictionAnchor on the finger links
     object_max_velocity: float | None = None  # maxJointVelocity of every object (m/s)
-    finger_speed_mps: float | None = None     # per finger (drivers/pybullet_arm/contact.py)
-    force_range_n: tuple[float, float] | None = None
     solver_iterations: int | None = None
     residual_threshold: float | None = None
     gear: bool = False                   # gear constraint between the two fingers
-    carry_keeps_yaw: bool = True         # place carries with the grasp's yaw (contact.py)
     arm_max_velocity: float | None = None  # maxJointVelocity of the six arm joints (rad/s)
-    ik_near_seed: bool = True            # IK joint turns nearest the seed (contact.py)
-    depart_mps: float = DEPART_MPS       # the first DEPART_M of leaving a spot upwards (contact.py)
-    turn_in_transit: bool = False        # the transit to the pre-grasp turns along the line (contact.py)
-    level_transit: bool = True           # the transit crosses at SAFE_Z, not on a diagonal (contact.py)
-    symmetric_yaw: bool = True           # grasp/push yaw: the nearer of yaw, yaw + pi (contact.py)
-    joint_speed_rps: float = math.inf    # joint targets move at most this fast (contact.py)
-    release_z_m: float = 0.25            # place opens at this tcp height, guarded below (contact.py)
     contact_erp: float | None = None     # engine contactERP (penetration share removed per step)
     contact_slop: float | None = None    # engine contactSlop (m of penetration left alone)
-    close_force_n: float = math.inf      # grip force while closing, ramped up in the settle (contact.py)
-    finger_lead_m: float = math.inf      # a closing finger's target at most this past it (contact.py)
-    rigid_objects: bool = False          # objects as rigid bodies with split impulse (contact.py)
-    retreat_z_m: float = 0.40            # place rises to this tcp height after the release (contact.py)
-    rise_after_release: bool = True      # False: only when the wrist still feels weight (contact.py)
-    descent_guard_n: float = math.inf    # grasp's last descent stops where the wrist feels this (contact.py)
+
+    def __post_init__(self) -> None:
+        from bt_grasp.drivers.pybullet_arm.contact import ContactOptions
+
+        known = {f.name for f in fields(ContactOptions)}
+        unknown = [name for name, _ in self.switches if name not in known]
+        if unknown:
+            raise ValueError(f"not a contact.py switch: {', '.join(unknown)}")
 
     def __add__(self, other: ContactModel) -> ContactModel:
-        """Both models' non-default settings (other's win where both set one)."""
+        """Both models' settings (other's win where both set one)."""
         changed = {f.name: getattr(other, f.name) for f in fields(other)
-                   if getattr(other, f.name) != f.default}
-        return replace(self, **changed)
+                   if f.name != "switches" and getattr(other, f.name) != f.default}
+        return replace(self, switches=tuple({**dict(self.switches), **dict(other.switches)}.items()), **changed)
+
+    def switched(self, at_build: bool) -> dict[str, Any]:
+        """The driver switches set as the world is built (at_build) or after the reset."""
+        return {name: value for name, value in self.switches if (name in BUILD_SWITCHES) == at_build}
+
+
+def switches(**values: Any) -> ContactModel:
+    """A candidate made of driver switches only (contact.py names)."""
+    return ContactModel(switches=tuple(values.items()))
 
 
 SHIPPED = ContactModel()
-SOFT_PADS = ContactModel(pad_stiffness=3e4)
+SOFT_PADS = switches(pad_stiffness_n_m=3e4)
 ANCHOR = ContactModel(friction_anchor=True)
 VCAP = ContactModel(object_max_velocity=3.0)
-ROBOTIQ = ContactModel(finger_speed_mps=0.05, force_range_n=(20.0, 235.0))
-ROBOTIQ_150 = ContactModel(finger_speed_mps=0.075, force_range_n=(20.0, 235.0))
+ROBOTIQ = switches(finger_speed_mps=0.05, force_min_n=20.0, force_max_n=235.0)
+ROBOTIQ_150 = switches(finger_speed_mps=0.075, force_min_n=20.0, force_max_n=235.0)
 SOLVER = ContactModel(solver_iterations=150, residual_threshold=1e-4)
 GEAR = ContactModel(gear=True)
-YAW_TURN = ContactModel(carry_keeps_yaw=False)
+YAW_TURN = switches(carry_keeps_yaw=False)
 ARM_VCAP = ContactModel(arm_max_velocity=3.14)
-IK_WRAPS = ContactModel(ik_near_seed=False)
-FAST_DEPART = ContactModel(depart_mps=FREE_TRANSIT_MPS)
-DEPART_03 = ContactModel(depart_mps=0.3)
-TURN = ContactModel(turn_in_transit=True)
-DIAGONAL = ContactModel(level_transit=False)
-ASKED_YAW = ContactModel(symmetric_yaw=False)
-JOINT_SPEED = ContactModel(joint_speed_rps=3.14)
-GUARDED = ContactModel(release_z_m=0.0)
+IK_WRAPS = switches(ik_near_seed=False)
+FAST_DEPART = switches(depart_mps=FREE_TRANSIT_MPS)
+DEPART_03 = switches(depart_mps=0.3)
+TURN = switches(turn_in_transit=True)
+DIAGONAL = switches(level_transit=False)
+ASKED_YAW = switches(symmetric_yaw=False)
+JOINT_SPEED = switches(joint_speed_rps=3.14)
+GUARDED = switches(release_z_m=0.0)
 CONTACT_ERP = ContactModel(contact_erp=0.02)
 SLOP = ContactModel(contact_slop=0.002)
-GRIP_40 = ContactModel(force_range_n=(0.0, 40.0))
-SOFT_CLOSE = ContactModel(close_force_n=20.0)
-FINGER_LEAD = ContactModel(finger_lead_m=0.003)
-FINGER_LEAD_10 = ContactModel(finger_lead_m=0.01)
-RIGID = ContactModel(rigid_objects=True)
-NO_RETREAT = ContactModel(retreat_z_m=0.0)
-RISE_WHEN_WEDGED = ContactModel(rise_after_release=False)
-GUARDED_DESCENT = ContactModel(descent_guard_n=5.0)
-GUARDED_DESCENT_20 = ContactModel(descent_guard_n=20.0)
-GUARDED_DESCENT_50 = ContactModel(descent_guard_n=50.0)
-GUARDED_DESCENT_150 = ContactModel(descent_guard_n=150.0)
+GRIP_40 = switches(force_min_n=0.0, force_max_n=40.0)
+SOFT_CLOSE = switches(close_force_n=20.0)
+FINGER_LEAD = switches(finger_lead_m=0.003)
+FINGER_LEAD_10 = switches(finger_lead_m=0.01)
+RIGID = switches(rigid_objects=True)
+NO_RETREAT = switches(retreat_z_m=0.0)
+RISE_WHEN_WEDGED = switches(rise_after_release=False)
+GUARDED_DESCENT = switches(descent_guard_n=5.0)
+GUARDED_DESCENT_20 = switches(descent_guard_n=20.0)
+GUARDED_DESCENT_50 = switches(descent_guard_n=50.0)
+GUARDED_DESCENT_150 = switches(descent_guard_n=150.0)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -237,22 +241,12 @@ def apply(driver: Any, model: ContactModel) -> None:
     from bt_grasp.drivers.pybullet_arm.contact import set_contact
 
     c = driver.client
-    for j in driver.finger_j if model.friction_anchor else ():  # the pads' stiffness: before_reset
+    for j in driver.finger_j if model.friction_anchor else ():
         pb.changeDynamics(driver.robot, j, frictionAnchor=1, physicsClientId=c)
     if model.object_max_velocity is not None:
         for body in driver.bodies:
             pb.changeDynamics(body, -1, maxJointVelocity=model.object_max_velocity, physicsClientId=c)
-    if model.finger_speed_mps is not None:
-        set_contact(finger_speed_mps=model.finger_speed_mps)
-    if model.force_range_n is not None:
-        set_contact(force_min_n=model.force_range_n[0], force_max_n=model.force_range_n[1])
-    set_contact(carry_keeps_yaw=model.carry_keeps_yaw, ik_near_seed=model.ik_near_seed, depart_mps=model.depart_mps,
-                turn_in_transit=model.turn_in_transit, level_transit=model.level_transit,
-                symmetric_yaw=model.symmetric_yaw,
-                joint_speed_rps=model.joint_speed_rps, release_z_m=model.release_z_m,
-                close_force_n=model.close_force_n, finger_lead_m=model.finger_lead_m,
-                retreat_z_m=model.retreat_z_m, rise_after_release=model.rise_after_release,
-                descent_guard_n=model.descent_guard_n)
+    set_contact(**model.switched(at_build=False))
     for j in driver.arm_j if model.arm_max_velocity is not None else ():
         pb.changeDynamics(driver.robot, j, maxJointVelocity=model.arm_max_velocity, physicsClientId=c)
     engine: dict[str, Any] = {}
@@ -273,15 +267,15 @@ def apply(driver: Any, model: ContactModel) -> None:
 
 
 def before_reset(model: ContactModel = SHIPPED) -> None:
-    """The shipped driver switches for the reset, but `model`'s finger pads (set as the reset builds
-    the robot; the fingers are open and clear of the objects until the episode starts). The engine
-    needs nothing: the reset's resetSimulation restores Bullet's defaults and scene.configure the
-    shipped ones, and the other finger and object dynamics belong to bodies the reset rebuilds."""
+    """The shipped driver switches for the reset, but `model`'s build-time ones (BUILD_SWITCHES:
+    set as the reset builds the robot and objects; the fingers are open and clear of the objects
+    until the episode starts). The engine needs nothing: the reset's resetSimulation restores
+    Bullet's defaults and scene.configure the shipped ones, and the other finger and object
+    dynamics belong to bodies the reset rebuilds."""
     from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
 
     reset_contact()
-    set_contact(pad_stiffness_n_m=model.pad_stiffness, pad_damping=model.pad_damping,
-                rigid_objects=model.rigid_objects)
+    set_contact(**model.switched(at_build=True))
 
 
 def _load(out: Path | None) -> list[dict[str, Any]]:
