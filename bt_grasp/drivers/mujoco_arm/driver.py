@@ -9,7 +9,7 @@ beside PyBullet's, never mixed with them, and PyBullet stays the default.
 
 Same protocols and the same behaviour as PyBulletArm: Driver, Streaming (motions.py), GroundTruth,
 GraspChecker, Receptacles, TaskSource, SimLabelling and FaultInjectable. Most of the driver is the
-PyBullet arm's own code, inherited: the motions, primitives and feasibility checks are written
+PyBullet arm's own code, inherited: the motions, routes, primitives and feasibility checks are written
 against a handful of engine calls, which the mujoco_arm modules replace (model.py builds the world,
 control.py the servos and the tick, checks.py the collision queries, ground_truth.py contacts and
 launches, labelling.py the physics facts `watchdog record` labels with, camera.py rendering).

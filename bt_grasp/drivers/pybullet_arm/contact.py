@@ -26,7 +26,7 @@ finger dragged up at free transit (0.8 m/s, 3.3 mm per physics step) through a n
 touches lifts it into the finger, whose penetration the solver removes by velocity. A real arm
 backs out of clutter slowly along the approach axis for the same reason (it cannot see what the
 fingers touch); here at the descent's own speed, and the whole rise keeps the gripper's
-orientation (control.py, _depart): turning to the next grasp's yaw at the rise's first IK point
+orientation (routes.py, _depart): turning to the next grasp's yaw at the rise's first IK point
 would swing the fingers through the neighbours, sometimes with an IK flip to another arm branch.
 
 `turn_in_transit`: the transit to the pre-grasp (or above a push) turns the gripper evenly along
@@ -112,7 +112,7 @@ the robot, would show it as delivered, and one that falls on the way lands in th
 weight (params.py WEDGED_N; "before: rise when wedged"); 0 m never rises ("before: no retreat").
 
 `descent_guard_n` (off): the grasp's last descent, from the pre-grasp to the grasp pose at 0.15
-m/s, is a guarded move (control.py _guarded_line): it stops, and backs off, where the wrist load
+m/s, is a guarded move (routes.py _guarded_line): it stops, and backs off, where the wrist load
 sensor feels the gripper pushed up by this many newtons, and the fingers close there. Without it
 a finger that lands on a neighbour the grasp planner let it brush (params.py FINGER_TOL_M) but
 that cannot move aside (wedged in a pile) is driven 1-2 cm into it, some 500 N, and the solver

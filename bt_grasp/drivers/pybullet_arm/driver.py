@@ -3,9 +3,9 @@
 Implements the Driver, GroundTruth, SimLabelling and FaultInjectable protocols of
 bt_grasp.drivers.base and Streaming of bt_grasp.drivers.motion (primitives run across ticks, one
 control period per poll: motions.py). The class is assembled from one module per job: world.py
-(building, scenes, camera), control.py (joint/finger commands, the per-step runtime), checks.py
-(feasibility), primitives.py, motions.py, ground_truth.py (for scoring only) and labelling.py (for
-labelling recorded telemetry only).
+(building, scenes, camera), control.py (joint/finger commands, the per-step runtime), routes.py
+(guarded moves, departs, transits), checks.py (feasibility), primitives.py, motions.py,
+ground_truth.py (for scoring only) and labelling.py (for labelling recorded telemetry only).
 Motions are Cartesian straight lines sampled every centimetre, solved by iterated IK on a private
 kinematic copy (ik.py) and tracked with joint position control at 240 Hz. Simplifications: the
 gripper is prismatic (gripper.py explains why), the arm's joint motors are stronger than a real
