@@ -216,6 +216,29 @@ def test_the_target_arriving_beside_something_of_another_colour_is_delivered():
 
 BASKET = (20, 30, 50, 60)  # pixels of the basket where things land
 BLUE = (40, 40, 200)
+BLACK, WHITE = (20, 20, 22), (225, 225, 220)
+
+
+def test_a_black_target_is_not_seen_in_white_or_grey_matter_that_moved_in_the_basket():
+    """Black, grey and white share one chromaticity: a black target is told by brightness too. A
+    black bar that bounced out of the basket knocked a white can aside, and the can's new pixels
+    and the grey floor it bared must not read as the bar arriving."""
+    pick = frame({TARGET: 0.03}, colour=BLACK)
+    before = frame({TARGET: 0.03, BASKET: 0.06}, colour=BLACK)
+    before.rgb[BASKET[0]:BASKET[1], BASKET[2]:BASKET[3]] = WHITE
+    before.rgb[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]] = pick.rgb[TARGET[0]:TARGET[1], TARGET[2]:TARGET[3]]
+    after = frame({(40, 50, 50, 60): 0.06}, colour=WHITE, clock=1)  # the can, knocked aside
+    assert _run(VerifyDelivery, Driver(after), before)[0] == "unknown"
+    arrived = frame({BASKET: 0.03}, colour=(30, 30, 33), clock=1)  # the bar itself, a little lit
+    outcome, _, ctx = _run(VerifyDelivery, Driver(arrived), pick)
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
+def test_a_white_target_is_still_seen_in_shade():
+    """The brightness bound leaves room for shading: white seen half as bright still counts."""
+    pick = frame({TARGET: 0.03}, colour=WHITE)
+    outcome, _, ctx = _run(VerifyDelivery, Driver(frame({BASKET: 0.03}, colour=(115, 115, 112), clock=1)), pick)
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
 
 
 def _knocked_aside(landed_colour) -> tuple[Observation, Observation]:

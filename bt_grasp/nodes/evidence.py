@@ -212,6 +212,11 @@ RIM_SHARE = 0.5  # outside over inside: over a third of the object's visible top
 ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's area seen at the pick
 ARRIVED_RISE_M = 0.008  # a pixel whose surface rose this much holds something new
 COLOUR_GAP = 0.15  # L1 chromaticity distance from the target's colour of a pixel that counts as it
+# Chromaticity cannot tell black from grey or white: all three are neutral. A target whose colour
+# lies this close to neutral is told by brightness as well: a black target matched the grey basket
+# floor and a white can it knocked aside, and was confirmed where it had bounced out of the basket.
+ACHROMATIC_GAP = 0.06  # L1 chromaticity distance from neutral grey
+BRIGHTNESS_RATIO = 2.5  # such a target's pixel is at most this much brighter or darker than at the pick
 
 
 def metric_area(obs: Any, mask: np.ndarray) -> float:
@@ -240,8 +245,11 @@ def in_box(P: np.ndarray, box: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
 
 def arrived_pixels(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
                    box: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the after frame's pointmap, HxW new matter inside the box, HxW the part of it whose
-    chromaticity lies within COLOUR_GAP (L1) of the target's at the pick).
+    """(the after frame's pointmap, HxW new matter inside the box, HxW the part of it that has the
+    target's colour at the pick).
+
+    A pixel has the target's colour when its chromaticity is near the target's, and, for a black,
+    grey or white target (ACHROMATIC_GAP), its brightness too (BRIGHTNESS_RATIO).
 
     New matter: a surface that rose by ARRIVED_RISE_M or more, or one whose height changed by
     that much and that took the target's colour where another colour was. The second kind is a
@@ -257,10 +265,18 @@ def arrived_pixels(before_obs: Any, after_obs: Any, target_mask: np.ndarray,
     arrived, matching = np.zeros_like(changed), np.zeros_like(changed)
     if not changed.any():
         return P1, arrived, matching
-    target = _chroma(before_obs.rgb[np.asarray(target_mask, bool)]).mean(0)
+    seen = before_obs.rgb[np.asarray(target_mask, bool)]
+    target = _chroma(seen).mean(0)
+    achromatic = float(np.abs(target - 1.0 / 3.0).sum()) <= ACHROMATIC_GAP
+    value = float(np.median(seen.max(1))) + 1.0  # the target's brightness at the pick (+1: never 0)
 
     def of_target_colour(rgb: np.ndarray) -> np.ndarray:
-        return np.abs(_chroma(rgb[changed]) - target).sum(1) <= COLOUR_GAP
+        px = rgb[changed]
+        near = np.abs(_chroma(px) - target).sum(1) <= COLOUR_GAP
+        if achromatic:
+            ratio = (px.max(1).astype(float) + 1.0) / value
+            near &= (ratio <= BRIGHTNESS_RATIO) & (ratio >= 1.0 / BRIGHTNESS_RATIO)
+        return near
 
     now, was = of_target_colour(after_obs.rgb), of_target_colour(before_obs.rgb)
     rose = dz[changed] >= ARRIVED_RISE_M
