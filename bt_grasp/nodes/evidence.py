@@ -213,8 +213,8 @@ ARRIVED_SHARE = 0.3  # new area in the receptacle, as a share of the target's ar
 ARRIVED_RISE_M = 0.008  # a pixel whose surface rose this much holds something new
 COLOUR_GAP = 0.15  # L1 chromaticity distance from the target's colour of a pixel that counts as it
 # Chromaticity cannot tell black from grey or white: all three are neutral. A target whose colour
-# lies this close to neutral is told by brightness as well: a black target matched the grey basket
-# floor and a white can it knocked aside, and was confirmed where it had bounced out of the basket.
+# lies this close to neutral is told by brightness as well, or a black one that missed the basket
+# is confirmed by the grey floor, or by a white object its fall knocked aside in there.
 ACHROMATIC_GAP = 0.06  # L1 chromaticity distance from neutral grey
 BRIGHTNESS_RATIO = 2.5  # such a target's pixel is at most this much brighter or darker than at the pick
 
