@@ -29,11 +29,11 @@ use_one_thread()  # before numpy is imported
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _line(driver: Any, world: Any, body: int, name: str) -> str:
+def _line(driver: Any, arm: Any, world: Any, body: int, name: str) -> str:
+    """One printed step: `arm` is the driver's readout() at that step."""
     vx, vy, vz = driver.launch_watch.velocity(world, body)
     pose = driver.object_pose(name)
     x, y, z = pose[0] if pose is not None else (float("nan"),) * 3
-    arm = driver.readout()
     contacts = " ".join(f"{what}:{depth * 1000:.1f}mm/{force:.0f}N" for what, depth, force in driver.contacts_of(name))
     return (f"t={arm.clock:7.3f} {arm.primitive}/{arm.phase:10s} "
             f"v=({vx:+.2f},{vy:+.2f},{vz:+.2f}) p=({x:.3f},{y:.3f},{z:.3f}) "
@@ -86,10 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     t0, t1 = at - args.before, at + args.after
 
     def print_step(world: Any) -> None:
-        if t0 <= driver.clock <= t1 and driver.readout().step % args.every == 0:
-            body = next((b for b, s in driver.bodies.items() if s.name == body_name), None)
-            if body is not None:
-                print(_line(driver, world, body, body_name))
+        if not t0 <= driver.clock <= t1:
+            return
+        arm = driver.readout()
+        if arm.step % args.every:
+            return
+        body = next((b for b, s in driver.bodies.items() if s.name == body_name), None)
+        if body is not None:
+            print(_line(driver, arm, world, body, body_name))
 
     stop_printing = driver.observe_steps(print_step)
     try:

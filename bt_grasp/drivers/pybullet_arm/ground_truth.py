@@ -58,10 +58,9 @@ class GroundTruthMixin:
 
     def _held_body(self) -> int | None:
         grip = self._in_grip()
-        for b in self.bodies:
+        for b in (b for b in self.bodies if b in grip):  # only what touches every finger is asked more
             lo, _ = pb.getAABB(b, -1, physicsClientId=self.client)
-            if lo[2] > 0.002 and b in grip and \
-                    not pb.getContactPoints(b, self.table_id, physicsClientId=self.client):
+            if lo[2] > 0.002 and not pb.getContactPoints(b, self.table_id, physicsClientId=self.client):
                 return b
         return None
 
