@@ -49,7 +49,8 @@ def _open(path: Path):  # type: ignore[no-untyped-def]
             with contextlib.suppress(Exception):
                 writer.close()
         _remove(path)
-        reason = output_error("MCAP file", exc) if isinstance(exc, OSError) else f"cannot write the MCAP file: {exc}"
+        reason = output_error("MCAP file", exc) if isinstance(exc, OSError) else (
+            f"cannot write the MCAP file: {exc} (free some space or give a path in a writable folder)")
         raise UserError(reason, file=str(path)) from None
     return context, writer
 

@@ -227,5 +227,11 @@ def write_rosbag(trace: Trace, out: Path) -> None:
             bag.record(tick, t)
         if trace.final is not None:
             bag.record(trace.final, clock_of(trace.final, t))
-    finally:
         bag.close()
+    except (OSError, sqlite3.Error) as exc:  # a disk that fills while converting
+        bag.abandon()
+        reason = output_error("ROS 2 bag", exc) if isinstance(exc, OSError) else f"cannot write the ROS 2 bag: {exc}"
+        raise UserError(reason, file=str(out)) from None
+    except BaseException:
+        bag.abandon()
+        raise
