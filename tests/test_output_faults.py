@@ -1,0 +1,179 @@
+"""Outputs never take a run down: a trace, recording or results file that cannot be written is
+one line and exit 2 before anything moves; one that fails during the run stops with one warning
+line while the run decides; traces hold strict JSON (non-finite numbers as null)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import subprocess
+
+import pytest
+from helpers import RETRYING, ROOT, tree
+
+from bt_grasp import episode
+from bt_grasp.blackboard import Blackboard
+from bt_grasp.cli import main
+from bt_grasp.context import RunContext
+from bt_grasp.default_registry import default_registry
+from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.runner import Runner
+from bt_grasp.trace import TraceWriter, read_trace
+from bt_grasp.verifier.tick_cap import episode_limits
+
+CLUTTER = str(ROOT / "trees" / "clutter.yaml")
+
+
+@pytest.fixture
+def no_robot(monkeypatch):
+    """The world is never built: an output refused must stop the run before anything moves."""
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the robot was set up although an output is unusable")
+    monkeypatch.setattr(episode, "build_world_for", refuse)
+
+
+def _bad_paths(tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "a_dir.jsonl").mkdir()
+    return {"full disk (/dev/full)": "/dev/full", "a directory": str(tmp_path / "a_dir.jsonl"),
+            "under a regular file": str(tmp_path / "a_file" / "run.jsonl")}
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", ["full disk (/dev/full)", "a directory", "under a regular file"])
+def test_an_unusable_trace_is_one_line_exit_2_and_nothing_moves(tmp_path, case, no_robot, capsys):
+    path = _bad_paths(tmp_path)[case]
+    assert main(["run", CLUTTER, "--trace", path]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(f"{path}: cannot write the trace")
+
+
+@pytest.mark.parametrize("suffix", [".mcap", ".db3"])
+@pytest.mark.parametrize("case", ["a directory", "under a regular file", "full disk (/dev/full)"])
+def test_an_unusable_recording_is_one_line_exit_2_and_nothing_moves(tmp_path, case, suffix, no_robot, capsys):
+    pytest.importorskip("foxglove" if suffix == ".mcap" else "rosbags")
+    # a bag is a folder: run.db3 names the folder run/, so "a directory" is that folder existing
+    (tmp_path / "d").mkdir()
+    path = {"a directory": str(tmp_path / f"d{suffix}"), "under a regular file": str(tmp_path / "a_file" / f"r{suffix}"),
+            "full disk (/dev/full)": "/dev/full"}[case]
+    (tmp_path / "a_file").write_text("x")
+    if suffix == ".mcap":
+        (tmp_path / f"d{suffix}").mkdir()
+    fmt = ["--record-format", "mcap" if suffix == ".mcap" else "rosbag2"]
+    assert main(["run", CLUTTER, "--record", path, *fmt]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(f"{path}: ") and ("cannot write" in line or "already exists" in line)
+    assert os.path.exists("/dev/full")  # a refused device is never removed
+
+
+class FullAfter:
+    """A file whose writes fail with ENOSPC after `lines` of them: a disk that fills mid-run."""
+
+    def __init__(self, real, lines: int) -> None:
+        self.real, self.left = real, lines
+
+    def write(self, text: str) -> int:
+        if self.left <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.left -= 1
+        return self.real.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def _oracle_run(trace_writer, grasps=("fault", "fault", "done")):
+    spec = tree(RETRYING)
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
+                     oracle=ScriptedOracle({"grasp": list(grasps)}), blackboard=Blackboard({"goal.object": "mug"}))
+    return Runner(spec, ctx, observers=[trace_writer]).run()
+
+
+def test_a_disk_that_fills_mid_run_stops_the_trace_with_one_warning_and_the_run_decides(tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    writer = TraceWriter(path)
+    writer._fh = FullAfter(writer._fh, 3)  # the header and two ticks fit
+    result = _oracle_run(writer)
+    assert result.reason == "held"  # the run went on to its decision
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(f"bt-grasp: warning: {path}: cannot write the trace: No space left on device")
+    trace = read_trace(path)
+    assert [t["tick"] for t in trace.ticks] == [1, 2] and not trace.complete
+
+
+def test_traces_are_strict_json_with_non_finite_numbers_as_null_and_old_ones_still_read(tmp_path):
+    path = tmp_path / "t.jsonl"
+    writer = TraceWriter(path)
+    writer.write({"type": "header", "tree": "t", "structure": {"id": "r", "type": "sequence"}})
+    writer.write({"type": "tick", "tick": 1, "clock": math.inf, "visited": [["r", "RUNNING"]],
+                  "blackboard": {"x": [math.nan, 1.5], "y": -math.inf}, "events": []})
+    writer.close()
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    rec = json.loads(text.splitlines()[1], parse_constant=lambda c: pytest.fail(f"{c} in a trace"))
+    assert rec["clock"] is None and rec["blackboard"] == {"x": [None, 1.5], "y": None}
+    assert read_trace(path).ticks[0]["clock"] is None
+    # a trace written before: Infinity as the clock, still read, and converted without a crash
+    old = tmp_path / "old.jsonl"
+    old.write_text(text.replace('"clock":null', '"clock":Infinity'))
+    assert read_trace(old).ticks[0]["clock"] == math.inf
+    pytest.importorskip("rosbags")
+    assert main(["trace", "convert", str(old), "-o", str(tmp_path / "old.btlog")]) == 0
+    assert main(["trace", "convert", str(old), "-o", str(tmp_path / "old.db3")]) == 0
+
+
+def test_trace_convert_onto_a_full_disk_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    src = tmp_path / "t.jsonl"
+    _oracle_run(TraceWriter(src))
+    capsys.readouterr()
+    # .btlog is written in one call: make that call meet a full disk
+    import pathlib
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pathlib.Path, "write_bytes", full)
+    assert main(["trace", "convert", str(src), "-o", str(tmp_path / "t.btlog")]) == 2
+    assert "No space left on device" in _one_line(capsys.readouterr().err)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A real full disk: a 64 KiB tmpfs filled to its last block (needs root and mount rights)."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with open(mount / "filler", "wb", buffering=0) as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 4096)
+            except OSError:
+                pass
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.mark.parametrize("suffix", [".mcap", ".db3", ".btlog"])
+def test_trace_convert_onto_a_real_full_disk_is_one_line_exit_2(tmp_path, full_disk, suffix, capsys):
+    pytest.importorskip({".mcap": "foxglove", ".db3": "rosbags", ".btlog": "yaml"}[suffix])
+    src = tmp_path / "t.jsonl"
+    _oracle_run(TraceWriter(src))
+    capsys.readouterr()
+    assert main(["trace", "convert", str(src), "-o", str(full_disk / f"t{suffix}")]) == 2
+    _one_line(capsys.readouterr().err)
+
+
+def test_a_trace_on_a_real_full_disk_is_one_line_exit_2_before_the_robot_moves(full_disk, no_robot, capsys):
+    assert main(["run", CLUTTER, "--trace", str(full_disk / "t.jsonl")]) == 2
+    assert "No space left on device" in _one_line(capsys.readouterr().err)
