@@ -4,10 +4,12 @@ line while the run decides; traces hold strict JSON (non-finite numbers as null)
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -144,24 +146,32 @@ def test_trace_convert_onto_a_full_disk_is_one_line_exit_2(tmp_path, capsys, mon
     assert "No space left on device" in _one_line(capsys.readouterr().err)
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """A real full disk: a 64 KiB tmpfs filled to its last block (needs root and mount rights)."""
-    mount = tmp_path / "full"
+@contextlib.contextmanager
+def small_disk(tmp_path, free: int):
+    """A real disk with `free` bytes left: a 256 KiB tmpfs filled up to them (needs root and
+    mount rights, else the test is skipped)."""
+    mount = tmp_path / f"disk{free}"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
                       capture_output=True).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
         with open(mount / "filler", "wb", buffering=0) as fh:
             try:
-                while True:
+                while shutil.disk_usage(mount).free > free:
                     fh.write(b"\0" * 4096)
             except OSError:
                 pass
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A real disk without a free block."""
+    with small_disk(tmp_path, 0) as mount:
+        yield mount
 
 
 @pytest.mark.parametrize("suffix", [".mcap", ".db3", ".btlog"])
@@ -177,3 +187,38 @@ def test_trace_convert_onto_a_real_full_disk_is_one_line_exit_2(tmp_path, full_d
 def test_a_trace_on_a_real_full_disk_is_one_line_exit_2_before_the_robot_moves(full_disk, no_robot, capsys):
     assert main(["run", CLUTTER, "--trace", str(full_disk / "t.jsonl")]) == 2
     assert "No space left on device" in _one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("suffix", [".mcap", ".db3"])
+def test_a_disk_filling_mid_run_stops_the_recording_with_one_warning_and_keeps_what_it_wrote(
+        tmp_path, suffix, capsys):
+    """The recorders flush every tick here (flush_interval=0), so the disk fills during the run."""
+    pytest.importorskip("foxglove" if suffix == ".mcap" else "rosbags")
+    from bt_grasp.observe.mcap_record import McapRecorder
+    from bt_grasp.observe.rosbag import RosbagRecorder
+
+    with small_disk(tmp_path, (24 if suffix == ".mcap" else 96) * 1024) as disk:
+        path = disk / f"run{suffix}"
+        cls = McapRecorder if suffix == ".mcap" else RosbagRecorder
+        recorder = cls(path, images=False, flush_interval=0.0)
+        result = episode.run_episode(CLUTTER, image_size=128, observers=[recorder])
+        recorder.close()
+        assert result.decision.value in ("FINALIZE", "WAIT_CLARIFY")
+        line = _one_line(capsys.readouterr().err)
+        assert line.startswith(f"bt-grasp: warning: {path}: the ") and " stopped after " in line
+        stopped_after = int(line.split(" stopped after ")[1].split()[0])
+        assert 0 < stopped_after < result.ticks  # the disk filled during the run
+        if suffix == ".mcap":  # recovered onto another disk, read with mcap's reader
+            assert main(["trace", "recover", str(path), "-o", str(tmp_path / "rec.mcap")]) == 0
+            from mcap.reader import make_reader
+
+            with open(tmp_path / "rec.mcap", "rb") as fh:
+                ticks = sum(ch.topic == "/bt_grasp/tick" for _, ch, _ in make_reader(fh).iter_messages())
+        else:  # read as it is with rosbags: metadata.yaml of the last commit
+            from rosbags.rosbag2 import Reader
+
+            with Reader(disk / "run") as reader:
+                conns = [c for c in reader.connections if c.topic == "/bt_grasp/trace"]
+                ticks = sum(b'"type":"tick"' in raw for _, _, raw in reader.messages(connections=conns))
+        print(f"disk full mid-run {suffix}: {ticks} ticks readable, stopped after {stopped_after}")
+        assert ticks >= stopped_after - 1

@@ -149,3 +149,20 @@ def test_a_recorder_that_raises_stops_with_one_warning_and_keeps_what_it_wrote(t
     else:
         runs = [1] * _bag_ticks(tmp_path / "run")
     assert len(runs) >= 1  # the tick before the fault is there, read by the standard reader
+
+
+def test_trace_recover_leaves_a_whole_mcap_alone_and_refuses_what_is_not_a_recording(tmp_path, capsys):
+    spec = tree(RETRYING)
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
+                     oracle=ScriptedOracle({"grasp": ["done"]}), blackboard=Blackboard({"goal.object": "mug"}))
+    path = tmp_path / "run.mcap"
+    rec = McapRecorder(path)
+    Runner(spec, ctx, observers=[rec]).run()
+    before = path.read_bytes()
+    assert main(["trace", "recover", str(path)]) == 0
+    assert "already complete" in capsys.readouterr().out and path.read_bytes() == before
+    (tmp_path / "junk.mcap").write_bytes(b"not an mcap file at all")
+    for target in ("junk.mcap", "missing.mcap", "nobag.db3"):
+        assert main(["trace", "recover", str(tmp_path / target)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
