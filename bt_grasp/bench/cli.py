@@ -84,7 +84,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not records:
         print(f"{results}: no episode records", file=sys.stderr)
         return 1
-    md, pngs = write_report(records, out)
+    try:
+        md, pngs = write_report(records, out)
+    except OSError as exc:
+        from bt_grasp.outputs import output_error
+
+        raise UserError(output_error("report", exc) + f"; {results} is complete", file=str(out)) from None
     print(markdown(records))
     print(f"wrote {results}, {md}, " + ", ".join(str(p) for p in pngs), file=sys.stderr)
     return 0

@@ -199,6 +199,9 @@ def run_bench(tasks: list[Task], out_jsonl: str | Path, workers: int = 1, backen
                              "run the same command again to resume") from None
         finally:
             os.close(fd)
+            close = getattr(source, "close", None)
+            if close is not None:  # the pool's queued episodes dropped now, not when collected
+                close()
     if bar:
         bar.close()
     wanted = {t.key for t in tasks}
