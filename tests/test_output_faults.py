@@ -189,21 +189,32 @@ def test_a_trace_on_a_real_full_disk_is_one_line_exit_2_before_the_robot_moves(f
     assert "No space left on device" in _one_line(capsys.readouterr().err)
 
 
+LONG = """
+    tree: long
+    budgets: {max_ticks: 400}
+    root: {repeat: {child: {force_success: {child: {open_gripper: {id: open}}}}}}
+"""
+
+
 @pytest.mark.parametrize("suffix", [".mcap", ".db3"])
 def test_a_disk_filling_mid_run_stops_the_recording_with_one_warning_and_keeps_what_it_wrote(
         tmp_path, suffix, capsys):
-    """The recorders flush every tick here (flush_interval=0), so the disk fills during the run."""
+    """400 ticks (the tick cap decides), recorders flushing every tick (flush_interval=0), on a
+    disk with a few KiB left: it fills during the run."""
     pytest.importorskip("foxglove" if suffix == ".mcap" else "rosbags")
     from bt_grasp.observe.mcap_record import McapRecorder
     from bt_grasp.observe.rosbag import RosbagRecorder
 
-    with small_disk(tmp_path, (24 if suffix == ".mcap" else 96) * 1024) as disk:
+    with small_disk(tmp_path, (12 if suffix == ".mcap" else 64) * 1024) as disk:
         path = disk / f"run{suffix}"
         cls = McapRecorder if suffix == ".mcap" else RosbagRecorder
-        recorder = cls(path, images=False, flush_interval=0.0)
-        result = episode.run_episode(CLUTTER, image_size=128, observers=[recorder])
+        recorder = cls(path, flush_interval=0.0)
+        spec = tree(LONG)
+        ctx = RunContext(registry=default_registry(), limits=episode_limits(spec), oracle=ScriptedOracle({}),
+                         blackboard=Blackboard({"goal.object": "mug"}))
+        result = Runner(spec, ctx, observers=[recorder]).run()
         recorder.close()
-        assert result.decision.value in ("FINALIZE", "WAIT_CLARIFY")
+        assert result.reason == "tick cap (400 ticks)"  # the run went on to its decision
         line = _one_line(capsys.readouterr().err)
         assert line.startswith(f"bt-grasp: warning: {path}: the ") and " stopped after " in line
         stopped_after = int(line.split(" stopped after ")[1].split()[0])
@@ -222,3 +233,17 @@ def test_a_disk_filling_mid_run_stops_the_recording_with_one_warning_and_keeps_w
                 ticks = sum(b'"type":"tick"' in raw for _, _, raw in reader.messages(connections=conns))
         print(f"disk full mid-run {suffix}: {ticks} ticks readable, stopped after {stopped_after}")
         assert ticks >= stopped_after - 1
+
+
+def test_a_real_disk_filling_mid_run_stops_the_trace_with_one_warning(tmp_path, capsys):
+    with small_disk(tmp_path, 12 * 1024) as disk:
+        path = disk / "run.jsonl"
+        spec = tree(LONG)
+        ctx = RunContext(registry=default_registry(), limits=episode_limits(spec), oracle=ScriptedOracle({}),
+                         blackboard=Blackboard({"goal.object": "mug"}))
+        result = Runner(spec, ctx, observers=[TraceWriter(path)]).run()
+        assert result.reason == "tick cap (400 ticks)"
+        assert "No space left on device" in _one_line(capsys.readouterr().err)
+        trace = read_trace(path)  # whole lines up to the fault; a torn last one is ignored
+        assert 0 < len(trace.ticks) < 400 and not trace.complete
+        assert [t["tick"] for t in trace.ticks] == list(range(1, len(trace.ticks) + 1))
