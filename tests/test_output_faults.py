@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import json
 import math
 import os
@@ -247,3 +248,48 @@ def test_a_real_disk_filling_mid_run_stops_the_trace_with_one_warning(tmp_path, 
         trace = read_trace(path)  # whole lines up to the fault; a torn last one is ignored
         assert 0 < len(trace.ticks) < 400 and not trace.complete
         assert [t["tick"] for t in trace.ticks] == list(range(1, len(trace.ticks) + 1))
+
+
+def test_a_clock_at_infinity_leaves_a_strict_json_trace_and_recordings(tmp_path):
+    """A clock that jumps to infinity (a broken driver clock): every trace line and recorded JSON
+    message parses without NaN/Infinity; clocks are null where they were not finite."""
+    from bt_grasp.context import LogicalClock
+
+    class Broken(LogicalClock):
+        def end_tick(self, tick_start: float) -> None:
+            self.now = math.inf
+
+    observers = [TraceWriter(tmp_path / "t.jsonl")]
+    if importlib.util.find_spec("foxglove"):
+        from bt_grasp.observe.mcap_record import McapRecorder
+
+        observers.append(McapRecorder(tmp_path / "t.mcap"))
+    if importlib.util.find_spec("rosbags"):
+        from bt_grasp.observe.rosbag import RosbagRecorder
+
+        observers.append(RosbagRecorder(tmp_path / "t.db3"))
+    spec = tree(RETRYING)
+    ctx = RunContext(registry=default_registry(), limits=episode_limits(spec), clock=Broken(),
+                     oracle=ScriptedOracle({"grasp": ["fault", "done"]}), blackboard=Blackboard({"goal.object": "mug"}))
+    Runner(spec, ctx, observers=observers).run()
+    for o in observers:
+        o.close()
+
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in {text[:80]}"))
+
+    lines = [strict(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [r["clock"] for r in lines if r["type"] == "tick"] == [None] * (len(lines) - 2)
+    if (tmp_path / "t.mcap").exists():
+        from mcap.reader import make_reader
+
+        with open(tmp_path / "t.mcap", "rb") as fh:
+            jsons = [m.data for _, ch, m in make_reader(fh).iter_messages() if ch.message_encoding == "json"]
+        assert jsons and all(strict(d.decode()) for d in jsons)
+    if (tmp_path / "t").exists():
+        from rosbags.rosbag2 import Reader
+
+        with Reader(tmp_path / "t") as reader:
+            conns = [c for c in reader.connections if c.topic == "/bt_grasp/trace"]
+            raws = [raw for _, _, raw in reader.messages(connections=conns)]
+        assert raws and all(b"Infinity" not in r and b"NaN" not in r for r in raws)
