@@ -83,7 +83,10 @@ class BagWriter:
             self._writer.storage.conn.execute("PRAGMA cache_spill=OFF")
             self.flush()
         except (OSError, sqlite3.Error) as exc:
-            self._writer.storage = None  # nothing to close: the folder goes
+            storage, self._writer.storage = self._writer.storage, None  # the folder goes
+            if storage is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    storage.conn.close()
             shutil.rmtree(self.folder, ignore_errors=True)
             reason = output_error("ROS 2 bag", exc) if isinstance(exc, OSError) else f"cannot write the ROS 2 bag: {exc}"
             raise UserError(reason, file=str(path)) from None
