@@ -204,3 +204,15 @@ def test_bench_out_naming_a_regular_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["bench", "--trees", "clutter", "--episodes", "1", "-o", str(target)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"{target}: is a file; -o names the folder")
+
+
+def test_bench_reports_a_dead_worker_in_one_line_with_exit_1(tmp_path, monkeypatch, capsys):
+    def dies(*_args, **_kwargs):
+        raise bench_runner.WorkerDied(f"{tmp_path}/results.jsonl: a worker process died (killed, or out "
+                                      "of memory) after 3 new episodes; the finished ones are kept, "
+                                      "run the same command again to resume")
+
+    monkeypatch.setattr(bench_runner, "run_bench", dies)
+    assert main(["bench", "--trees", "clutter", "--episodes", "1", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a worker process died" in err[0] and "run the same command again" in err[0]
