@@ -183,6 +183,7 @@ def test_trace_convert_onto_a_real_full_disk_is_one_line_exit_2(tmp_path, full_d
     capsys.readouterr()
     assert main(["trace", "convert", str(src), "-o", str(full_disk / f"t{suffix}")]) == 2
     _one_line(capsys.readouterr().err)
+    assert not (full_disk / f"t{suffix}").is_file()  # no half file left to pass for a whole one
 
 
 def test_a_trace_on_a_real_full_disk_is_one_line_exit_2_before_the_robot_moves(full_disk, no_robot, capsys):

@@ -66,6 +66,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
             raise UserError(exc.message, file=args.trace) from None
         raise
     except OSError as exc:  # a full disk, a refused folder: the converter's own writes
+        if out.is_file() and not isinstance(exc, IsADirectoryError):
+            out.unlink(missing_ok=True)  # half a file would pass for a whole one
         raise UserError(output_error(f"{suffix} file", exc), file=args.out) from None
     print(f"wrote {out}")
     return 0
