@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.observe.foxglove_channels import FoxglovePublisher
 from bt_grasp.observe.foxglove_tree import tree_xml
+from bt_grasp.observe.recording import finite_numbers
 from bt_grasp.observers import Record, RunObserver, Tick
 from bt_grasp.trace import clock_of
 
@@ -45,7 +46,8 @@ class FoxgloveObserver(RunObserver):
             obs = ctx.services.get("last_observation")
             if obs is not None and obs is not self._frame:
                 self._frame = obs
-                self.publisher.frame(clock, obs, self.images)
+                if finite_numbers(obs.K, obs.T_cam_base):  # a frame without a usable geometry is left out
+                    self.publisher.frame(clock, obs, self.images)
             for key in tick.blackboard:
                 value = ctx.blackboard.get(key)
                 if getattr(value, "points_base", None) is not None:
@@ -65,5 +67,7 @@ class FoxgloveObserver(RunObserver):
         try:
             position, orientation = tcp()
         except Exception:  # a recorder never stops a run: the frame is just missing
+            return
+        if not finite_numbers(position, orientation):
             return
         self.publisher.transforms(clock, [fm.transform(clock, fm.GRIPPER, position, orientation)])

@@ -1,11 +1,11 @@
 """The base of the run recorders (MCAP, ROS 2 bag): a recording never takes the run down and
-loses as little as it can.
+loses as little as it can. Poses and frames that are not finite are left out (`finite_numbers`).
 
 - Flushed as it goes: `flush()` (an MCAP chunk ended and written, a bag's transaction committed
   with its metadata.yaml) runs at most every `flush_interval` seconds of wall time and at the
   end, so a run killed with SIGKILL leaves everything but its last second readable.
 - Fault-contained: anything the recorder raises — a disk that fills, a value its library refuses
-  (a NaN camera pose) — stops the recording with one warning line and closes what it wrote; the
+  (an image of the wrong shape) — stops the recording with one warning line and closes what it wrote; the
   run goes on to its decision. Interrupted (a signal) is a BaseException and still unwinds.
 """
 
@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from bt_grasp.errors import one_line
 from bt_grasp.observers import Record, RunObserver, Tick
 from bt_grasp.outputs import warn
@@ -22,6 +24,15 @@ from bt_grasp.outputs import warn
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
     from bt_grasp.runner import EpisodeResult
+
+
+def finite_numbers(*values: Any) -> bool:
+    """Are all `values` numbers (arrays of them) and finite? A recording leaves out a pose or a
+    frame that is not (a NaN camera pose, a gripper at infinity): no NaN in a recording."""
+    try:
+        return all(bool(np.isfinite(np.asarray(v, dtype=float)).all()) for v in values)
+    except (TypeError, ValueError):
+        return False
 
 
 class Recorder(RunObserver):

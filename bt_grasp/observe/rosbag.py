@@ -28,7 +28,7 @@ from bt_grasp.errors import UserError
 from bt_grasp.observe.extras import need
 from bt_grasp.observe.groot2_status import StatusFold
 from bt_grasp.observe.groot2_xml import groot2_tree
-from bt_grasp.observe.recording import Recorder
+from bt_grasp.observe.recording import Recorder, finite_numbers
 from bt_grasp.observe.rosbag_msgs import (
     BT_LOG,
     CAMERA_FRAME,
@@ -153,6 +153,8 @@ def tcp_pose(driver: Any) -> np.ndarray | None:
     if not callable(report):
         return None
     pos, quat = report()
+    if not finite_numbers(pos, quat):
+        return None  # a pose that is not finite is left out of the recording
     T = np.eye(4)
     T[:3, :3] = Rotation.from_quat(np.asarray(quat, dtype=float)).as_matrix()
     T[:3, 3] = np.asarray(pos, dtype=float)
@@ -194,8 +196,9 @@ class RosbagRecorder(Recorder):
         obs = self._ctx.services.get("last_observation")
         if obs is not None and obs is not self._last:
             self._last = obs
-            self.frames += 1
-            self.bag.frame(obs, t, self.images)
+            if finite_numbers(obs.K, obs.T_cam_base):  # a frame without a usable geometry is left out
+                self.frames += 1
+                self.bag.frame(obs, t, self.images)
         T = tcp_pose(self._ctx.driver) if self._ctx.driver is not None else None
         if T is not None:
             b = self.bag.build
