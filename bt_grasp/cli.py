@@ -72,11 +72,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             except Exception as exc:  # after the decision: a warning, never a traceback
                 warn(f"{type(observer).__name__} did not close: {describe(exc)}")
     total = process_wall()
-    if result.exit_code == EXIT_SETUP:
-        print(f"bt-grasp: robot '{result.robot}' could not start: {result.reason.removeprefix('setup failed: ')}",
-              file=sys.stderr)
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
+    elif result.exit_code == EXIT_SETUP:  # one line, no summary: nothing ran
+        print(f"bt-grasp: robot '{result.robot}' could not start: {result.reason.removeprefix('setup failed: ')}",
+              file=sys.stderr)
     else:
         print(f"{result.summary_line()} episode, {total:.1f} s process")
     return result.exit_code

@@ -38,10 +38,12 @@ GROUPS = {PERCEIVERS: "perceiver", DRIVERS: "driver", NODES: "node"}
 
 BUILTIN: dict[str, dict[str, str]] = {
     PERCEIVERS: {"geometric": "bt_grasp.perception.geometric:GeometricPerceiver",
-                 "sim": "bt_grasp.perception.sim_annotator:SimPerceiver"},
+                 "sim": "bt_grasp.perception.sim_annotator:SimPerceiver",
+                 "fault": "bt_grasp.testing.faults:fault_perceiver"},
     DRIVERS: {"pybullet_arm": "bt_grasp.builtin_drivers:pybullet_arm",
               "mujoco_arm": "bt_grasp.builtin_drivers:mujoco_arm",
-              "stretch": "bt_grasp.builtin_drivers:stretch"},
+              "stretch": "bt_grasp.builtin_drivers:stretch",
+              "fault": "bt_grasp.testing.faults:fault_driver"},
     NODES: {},
 }
 DEFAULT_PERCEIVER = "geometric"

@@ -87,7 +87,9 @@ def warn(text: str) -> None:
 
 
 def describe(exc: BaseException) -> str:
-    """'Type: message' (or the type alone), one line."""
+    """'Type: message' (or the type alone), one line; a call past its limit says so itself."""
+    if isinstance(exc, NotResponding):
+        return one_line(str(exc))
     return one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 

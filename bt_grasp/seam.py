@@ -66,11 +66,11 @@ def finite_array(value: Any, what: str, shape: tuple[int | None, ...]) -> np.nda
     return arr
 
 
-def _needs(value: Any, what: str, kind: str, attrs: tuple[str, ...]) -> None:
+def _needs(value: Any, what: str, kind: str, attrs: tuple[str, ...], verb: str = "returned") -> None:
     """Duck typing, as the protocols allow: the attributes a consumer reads must be there."""
     missing = [a for a in attrs if not hasattr(value, a)]
     if missing:
-        raise SeamFault(f"{what} returned {_show(value)}, not {kind} (no {', '.join(missing)})")
+        raise SeamFault(f"{what} {verb} {_show(value)}, not {kind} (no {', '.join(missing)})")
 
 
 def execution(value: Any, what: str) -> Execution:
@@ -99,10 +99,12 @@ def scene(value: Any, what: str = "perceiver.survey()") -> SceneGraph:
     if not isinstance(value.objects, list):
         raise SeamFault(f"{what} objects is {_show(value.objects)}, not a list")
     for i, obj in enumerate(value.objects):
-        _needs(obj, f"{what} object {i}", "a SceneObject", ("id", "name"))
+        _needs(obj, f"{what} object {i}", "a SceneObject", ("id", "name"), verb="is")
         if isinstance(obj.id, bool) or not isinstance(obj.id, (int, np.integer)) or not isinstance(obj.name, str):
             raise SeamFault(f"{what} object {i} has id {_show(obj.id)} and name {_show(obj.name)}, "
                             "not an integer id and a name")
+        if getattr(obj, "point2d", None) is not None:
+            finite_array(obj.point2d, f"{what} object {i} point2d", (2,))
     for rel in value.relations:
         if not (isinstance(rel, (tuple, list)) and len(rel) == 3):
             raise SeamFault(f"{what} relation {_show(rel)} is not (id, relation, id)")

@@ -163,6 +163,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
     def fault_result(self, reason: str) -> LeafResult:
         """What an exception inside execute() becomes (never an exception out of the leaf)."""
         fallback = "fault" if "fault" in self.alphabet else (self.alphabet[-1] if self.alphabet else None)
+        self.ctx.last_fault = f"{self.node_id}: {reason}"  # a guard that ends the run then names it
         return LeafResult(fallback, Status.FAILURE, {f"{self.node_id}.error": reason},
                           event_meta={"error": reason})
 
@@ -323,11 +324,13 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
             for scope, _ in ctx.action_scopes:
                 ctx.ledger.scoped_actions[scope] = ctx.ledger.scoped_actions.get(scope, 0) + 1
             ctx.ledger.perception_streak = 0
+            ctx.last_fault = None
         elif nt.perception:
             if ctx.ledger.perception_streak >= ctx.limits.perception_streak:
+                last = f" (last fault: {ctx.last_fault})" if ctx.last_fault else ""
                 ctx.decide(Decision.WAIT_CLARIFY,
                            f"perception loop: {ctx.limits.perception_streak} perception calls "
-                           "in a row without a manipulation")
+                           f"in a row without a manipulation{last}")
                 return False
             ctx.ledger.perception_streak += 1
             ctx.ledger.perception_calls += 1
