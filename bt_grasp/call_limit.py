@@ -29,6 +29,10 @@ class NotResponding(RuntimeError):
     """A driver or perceiver call gave no answer within its wall-clock limit (or was cancelled)."""
 
 
+def _done() -> None:
+    """What a finished job's function becomes."""
+
+
 class _Job:
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
@@ -47,12 +51,17 @@ class _Worker:
         self.thread.start()
 
     def _loop(self) -> None:
-        while (job := self.jobs.get()) is not None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
             try:
                 job.value = job.fn()
             except BaseException as exc:  # handed to the caller, who decides what it means
                 job.error = exc
+            job.fn = _done  # hold nothing of the run (its driver) while waiting for the next call
             job.done.set()
+            del job
 
     def retire(self) -> None:
         self.jobs.put(None)
@@ -75,6 +84,7 @@ class CallLimiter:
         with self._lock:
             if self._worker is None:
                 self._worker = _Worker()
+                weakref.finalize(self, self._worker.retire)  # a forgotten limiter ends its thread
             job = self._current = _Job(fn)
             self._worker.jobs.put(job)
         finished = job.done.wait(limit)

@@ -133,6 +133,7 @@ class RunContext:
     action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
     services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
     last_fault: str | None = None  # "node: why" of the latest call that faulted since a manipulation
+    faults: int = 0  # calls that faulted this run: the runner stops the driver at the end if any
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
     explore_running: bool = False  # verifier: the oracle may keep a multi-tick call running
     # runs driver and perceiver calls under a wall-clock limit (bt_grasp.call_limit)

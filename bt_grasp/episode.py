@@ -16,7 +16,7 @@ from typing import Any
 
 from bt_grasp import seam
 from bt_grasp.blackboard import Blackboard
-from bt_grasp.call_limit import SETUP_LIMIT_S, limiter_for
+from bt_grasp.call_limit import SETUP_LIMIT_S, call_limit, limiter_for
 from bt_grasp.context import LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import TaskSource
@@ -130,9 +130,11 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
 
 
 def close_world(world: Any) -> None:
-    """world.close(); a failure is one warning line (the decision is recorded already)."""
+    """world.close() under a wall-clock limit; a failure is one warning line (the decision is
+    recorded already)."""
     try:
-        world.close()
+        limit = call_limit(getattr(world, "profile", None), 1)
+        limiter_for(world.driver).call(world.close, limit, "close()")
     except Interrupted:
         pass  # the decision is recorded; a second signal only cuts the clean-up short
     except Exception as exc:

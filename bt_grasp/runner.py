@@ -5,7 +5,8 @@ WAIT_CLARIFY "no decision"; `max_ticks` is a hard cap (WAIT_CLARIFY "tick cap");
 stop the driver and record WAIT_CLARIFY "interrupted". Any other exception while the episode
 runs (a node, a clock read, an observer, a callback) is a fault of the run: the tree is halted,
 the driver stopped, and the decision is WAIT_CLARIFY "fault in <node>: <what>" (a driver call past
-its wall-clock limit: "driver not responding: ..."). Observers that fail at the end get one
+its wall-clock limit: "driver not responding: ..."). A run in which a call faulted (its `fault`
+outcome, routed by the tree) also ends with driver.stop(). Observers that fail at the end get one
 warning line each; the decision stands.
 """
 
@@ -256,7 +257,7 @@ class Runner:
                 fault = exc
                 ctx.decide(Decision.WAIT_CLARIFY, fault_reason(exc))
         self._halt_tree()
-        if fault is not None and ctx.driver is not None:
+        if (fault is not None or ctx.faults) and ctx.driver is not None:  # a faulty robot is left stopped
             stop_driver(ctx.driver, ctx.limiter, ctx.call_limit(1))
         result = EpisodeResult(
             decision=ctx.decision or Decision.WAIT_CLARIFY, reason=ctx.reason, ticks=ctx.tick,

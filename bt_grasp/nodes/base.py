@@ -164,6 +164,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         """What an exception inside execute() becomes (never an exception out of the leaf)."""
         fallback = "fault" if "fault" in self.alphabet else (self.alphabet[-1] if self.alphabet else None)
         self.ctx.last_fault = f"{self.node_id}: {reason}"  # a guard that ends the run then names it
+        self.ctx.faults += 1
         return LeafResult(fallback, Status.FAILURE, {f"{self.node_id}.error": reason},
                           event_meta={"error": reason})
 
@@ -261,7 +262,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         except NotResponding:
             raise
         except Exception:
-            pass
+            self.ctx.faults += 1
 
     # -- halting -----------------------------------------------------------------------------
     def terminate(self, new_status: Status) -> None:
@@ -292,6 +293,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
                     writes.update(pending.halt_writes(execution))
             except Exception as exc:  # the robot would not stop: say so, loudly, in the event
                 meta["error"] = fault_text(exc)
+                ctx.faults += 1  # and the runner stops the driver at the end
                 execution = None
         for key, value in writes.items():
             ctx.blackboard.set(key, value)

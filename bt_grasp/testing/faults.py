@@ -136,15 +136,16 @@ class SimulatedTime:
 
 
 class FakeArm:
-    """A streaming robot without physics: every motion runs `periods` control periods and ends
-    without a fault; the camera sees a grey table. `calls` records what was called. With
+    """A streaming robot without physics: every motion runs `periods` control periods (`slow`:
+    per primitive) and ends without a fault; the camera sees a grey table. `calls` records what was called. With
     `realtime`, the run keeps time by its `clock` (a simulated wall clock) as on a real robot."""
 
     name = "fake_arm"
     control_period = 0.05
 
-    def __init__(self, periods: int = 3, realtime: bool = False) -> None:
+    def __init__(self, periods: int = 3, realtime: bool = False, slow: dict[str, int] | None = None) -> None:
         self.periods = periods
+        self.slow = dict(slow or {})  # primitive -> its own number of periods (one that outlasts a timeout)
         self.realtime = realtime
         self.calls: list[str] = []
         self.clock = SimulatedTime()
@@ -166,7 +167,7 @@ class FakeArm:
 
         def steps() -> Any:
             try:
-                for _ in range(self.periods):
+                for _ in range(self.slow.get(primitive, self.periods)):
                     ran[0] += 1
                     self.clock.sleep(self.control_period)
                     yield
@@ -369,7 +370,8 @@ def fault_driver(profile: Any, **options: Any) -> FaultDriver:
     if spec is not None and spec.moment == "factory":
         raise RuntimeError("injected fault: robot unreachable")
     wrap = settings.get("wrap") or os.environ.get("BT_GRASP_DRIVER_WRAP") or "fake_arm"
-    inner = FakeArm() if wrap == "fake_arm" else make_driver(wrap, profile, **options)
+    # the plug-in's fake arm opens its gripper slowly, so DEMO_TREE's timeout halts that motion
+    inner = FakeArm(slow={"open_gripper": 100}) if wrap == "fake_arm" else make_driver(wrap, profile, **options)
     return FaultDriver(inner, spec, log=os.environ.get("BT_GRASP_FAULT_LOG"))
 
 
@@ -381,3 +383,46 @@ def fault_perceiver(**options: Any) -> FaultPerceiver:
     wrap = os.environ.get("BT_GRASP_PERCEIVER_WRAP")
     inner = make_perceiver(wrap, **options) if wrap else FakePerceiver()
     return FaultPerceiver(inner, _spec(os.environ.get("BT_GRASP_PERCEIVER_FAULT")))
+
+
+# -- a tree and a robot profile to run them with -------------------------------------------------------
+
+# Perceives, lets a `timeout` halt a slow motion (FakeArm(slow={"open_gripper": 100})), then moves:
+# every moment of the fault driver and perceiver is reached.
+DEMO_TREE = """\
+tree: fault_demo
+root:
+  selector:
+    id: episode
+    children:
+      - sequence:
+          id: main
+          children:
+            - survey_scene: {id: survey}
+            - locate_object: {id: locate, target: "{goal.object}"}
+            - force_success:
+                id: halted_open
+                child:
+                  timeout:
+                    id: deadline
+                    seconds: 0.2
+                    child:
+                      open_gripper: {id: slow_open}
+            - lift: {id: lift_1}
+            - place: {id: place_1, target: basket}
+            - finalize: {id: done, reason: placed}
+      - wait_clarify: {id: give_up, reason: gave up}
+"""
+
+
+def profile_yaml(fault: str | None = None, wrap: str = "fake_arm", call_timeout_s: float | None = 0.5,
+                 perception: str = "fault") -> str:
+    """A robot profile running the `fault` driver (wrapping `wrap`) with `fault` ('poll:raise'),
+    each call limited to `call_timeout_s` wall seconds (None: the default limit)."""
+    options = {"wrap": wrap, **({"fault": fault} if fault else {})}
+    lines = ["name: fault_arm", "driver: fault", f"perception: {perception}",
+             *([f"call_timeout_s: {call_timeout_s}"] if call_timeout_s is not None else []),
+             f"driver_options: {options}",
+             "camera: {width: 32, height: 32, fov_deg: 50.0, near: 0.05, far: 2.0,",
+             "  T_cam_base: [[0, -1, 0, 0.5], [-1, 0, 0, 0], [0, 0, -1, 0.85], [0, 0, 0, 1]]}"]
+    return "\n".join(lines) + "\n"
