@@ -18,6 +18,8 @@ from bt_grasp.observers import RunObserver
 from bt_grasp.outcomes import Decision
 from bt_grasp.testing.faults import (
     DEMO_TREE,
+    FAULT_DRIVER,
+    FAULT_PERCEIVER,
     FakeArm,
     FakePerceiver,
     FaultDriver,
@@ -221,7 +223,7 @@ def test_a_driver_plug_in_failing_to_close_is_one_warning_after_the_decision(tmp
     hanging past its limit is one warning line, the decision stands."""
     profile = tmp_path / "p.yaml"
     profile.write_text(profile_yaml(f"close:{kind}", call_timeout_s=0.3))
-    result = api.run(api.from_yaml(DEMO_TREE), robot=str(profile), driver="fault", perceiver="fault",
+    result = api.run(api.from_yaml(DEMO_TREE), robot=str(profile), driver=FAULT_DRIVER, perceiver=FAULT_PERCEIVER,
                      trace=str(tmp_path / "t.jsonl"))
     assert result.decision is Decision.FINALIZE
     err = capsys.readouterr().err
@@ -232,7 +234,7 @@ def test_a_driver_plug_in_failing_to_close_is_one_warning_after_the_decision(tmp
 def test_a_driver_factory_that_raises_is_a_setup_decision(tmp_path, capsys) -> None:
     profile = tmp_path / "p.yaml"
     profile.write_text(profile_yaml("factory:raise"))
-    result = api.run(api.from_yaml(DEMO_TREE), robot=str(profile), driver="fault", perceiver="fault",
+    result = api.run(api.from_yaml(DEMO_TREE), robot=str(profile), driver=FAULT_DRIVER, perceiver=FAULT_PERCEIVER,
                      trace=str(tmp_path / "t.jsonl"))
     final = check_recorded(result, tmp_path / "t.jsonl", capsys)
     assert final["reason"] == "setup failed: RuntimeError: injected fault: robot unreachable"

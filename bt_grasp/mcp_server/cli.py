@@ -80,13 +80,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except Exception as exc:  # the driver factory or reset() failed: one line, no traceback
             print(f"bt-grasp: robot '{profile.name}' could not start: {describe(exc)}", file=sys.stderr)
             return EXIT_SETUP
-        app = build_server(runner)
-        s = runner.session
-        print(f"bt-grasp serve: {profile.name}, perception {args.perception}, "
-              f"actions {limits.actions}, perception streak {limits.perception_streak}, "
-              f"task {s.blackboard.get('goal.object')!r}; tools: {', '.join(s.tools())}", file=sys.stderr)
     previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM: stop the robot, then exit 0
     try:
+        with stdout_to_stderr():
+            app = build_server(runner)
+            s = runner.session
+            print(f"bt-grasp serve: {profile.name}, perception {args.perception}, "
+                  f"actions {limits.actions}, perception streak {limits.perception_streak}, "
+                  f"task {s.blackboard.get('goal.object')!r}; tools: {', '.join(s.tools())}", file=sys.stderr)
         app.run(transport=args.transport)
     except KeyboardInterrupt:
         pass

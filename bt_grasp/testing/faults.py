@@ -22,8 +22,9 @@ wrapped driver or perceiver. FakeArm and FakePerceiver are a robot and a camera 
 (motions take `periods` control periods and always succeed; one red mug is in view): enough for
 what does not need physics, and fast.
 
-As plug-ins (`--driver fault`, `--perception fault`, or `driver: fault` in a robot profile), the
-spec comes from the profile's `driver_options: {fault: "poll:raise", wrap: fake_arm}` or the
+As plug-ins (`--driver bt_grasp.testing.faults:fault_driver`, `--perception
+bt_grasp.testing.faults:fault_perceiver`, or the same in a robot profile: FAULT_DRIVER and
+FAULT_PERCEIVER; bt_grasp/plugins.py loads a `module:attr` name directly), the spec comes from the profile's `driver_options: {fault: "poll:raise", wrap: fake_arm}` or the
 environment: BT_GRASP_DRIVER_FAULT="poll:raise[:n]" (wrapping the fake arm, or the driver plug-in
 named by BT_GRASP_DRIVER_WRAP) and BT_GRASP_PERCEIVER_FAULT="locate:wrong_type[:n]" (wrapping the
 fake perceiver, or the plug-in named by BT_GRASP_PERCEIVER_WRAP); BT_GRASP_FAULT_LOG names a file
@@ -44,6 +45,8 @@ from bt_grasp.drivers.motion import MotionHalted, SteppedMotion, start_motion
 from bt_grasp.perception.types import Located, SceneGraph, SceneObject
 from bt_grasp.watchdog.telemetry import Telemetry
 
+FAULT_DRIVER = "bt_grasp.testing.faults:fault_driver"  # the plug-in names
+FAULT_PERCEIVER = "bt_grasp.testing.faults:fault_perceiver"
 DRIVER_MOMENTS = ("factory", "reset", "observe", "start", "poll", "duration", "clock", "now", "halt", "stop",
                   "close")
 PERCEIVER_MOMENTS = ("survey", "locate")
@@ -361,7 +364,7 @@ def _spec(text: str | None) -> FaultSpec | None:
 
 
 def fault_driver(profile: Any, **options: Any) -> FaultDriver:
-    """The `fault` driver plug-in: the profile's driver_options (fault, wrap) or the environment
+    """The fault driver plug-in (FAULT_DRIVER): the profile's driver_options (fault, wrap) or the environment
     (BT_GRASP_DRIVER_FAULT, BT_GRASP_DRIVER_WRAP) say what fails and what is wrapped."""
     from bt_grasp.plugins import make_driver
 
@@ -376,7 +379,7 @@ def fault_driver(profile: Any, **options: Any) -> FaultDriver:
 
 
 def fault_perceiver(**options: Any) -> FaultPerceiver:
-    """The `fault` perceiver plug-in: BT_GRASP_PERCEIVER_FAULT says what fails, and
+    """The fault perceiver plug-in (FAULT_PERCEIVER): BT_GRASP_PERCEIVER_FAULT says what fails, and
     BT_GRASP_PERCEIVER_WRAP which plug-in it wraps (default: the fake perceiver)."""
     from bt_grasp.plugins import make_perceiver
 
@@ -416,11 +419,11 @@ root:
 
 
 def profile_yaml(fault: str | None = None, wrap: str = "fake_arm", call_timeout_s: float | None = 0.5,
-                 perception: str = "fault") -> str:
+                 perception: str = FAULT_PERCEIVER) -> str:
     """A robot profile running the `fault` driver (wrapping `wrap`) with `fault` ('poll:raise'),
     each call limited to `call_timeout_s` wall seconds (None: the default limit)."""
     options = {"wrap": wrap, **({"fault": fault} if fault else {})}
-    lines = ["name: fault_arm", "driver: fault", f"perception: {perception}",
+    lines = ["name: fault_arm", f"driver: {FAULT_DRIVER}", f"perception: {perception}",
              *([f"call_timeout_s: {call_timeout_s}"] if call_timeout_s is not None else []),
              f"driver_options: {options}",
              "camera: {width: 32, height: 32, fov_deg: 50.0, near: 0.05, far: 2.0,",
