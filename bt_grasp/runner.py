@@ -28,7 +28,7 @@ from bt_grasp import __version__
 from bt_grasp.call_limit import CallLimiter, NotResponding
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
-from bt_grasp.errors import one_line
+from bt_grasp.errors import UserError, one_line
 from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.structure import structure
@@ -253,6 +253,11 @@ class Runner:
                 stop_driver(ctx.driver)
                 ctx.decision = None
                 ctx.decide(Decision.WAIT_CLARIFY, "interrupted")
+            except UserError:  # bad input found late (an observer's option): one line, exit 2
+                self._halt_tree()
+                if ctx.tick and ctx.driver is not None:
+                    stop_driver(ctx.driver, ctx.limiter, ctx.call_limit(1))
+                raise
             except Exception as exc:  # no exception leaves a run without its decision
                 fault = exc
                 ctx.decide(Decision.WAIT_CLARIFY, fault_reason(exc))

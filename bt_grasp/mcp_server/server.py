@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -54,6 +55,8 @@ class SessionThread:
     def __init__(self, factory: Callable[[], Any]) -> None:
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1,
                                                               thread_name_prefix="bt-grasp-robot")
+        self.in_flight = 0  # calls submitted and not yet done: `status` then answers at once
+        self._count = threading.Lock()
         try:
             self.session = self.executor.submit(factory).result()
         except BaseException:
@@ -62,15 +65,23 @@ class SessionThread:
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
         """Run session.call(tool, **args) on the robot thread (session.call never raises).
-        `status` is answered at once, even while another call waits for the robot."""
-        if tool == "status" and not args:
+        `status` is answered at once (not queued) while another call waits for the robot."""
+        if tool == "status" and not args and self.in_flight:
             return dict(self.session.status_now())
         try:
+            with self._count:
+                self.in_flight += 1
             future = self.executor.submit(self.session.call, tool, **args)
+            future.add_done_callback(self._landed)
             return await asyncio.wrap_future(future)
         except Exception as exc:  # executor shut down, loop cancelled: still answer
             return {"tool": tool, "ok": False, "outcome": "error", "terminal": False,
                     "error": f"{type(exc).__name__}: {exc}"}
+
+    def _landed(self, future: concurrent.futures.Future[Any]) -> None:
+        """A call is done (on the robot thread): one fewer in flight."""
+        with self._count:
+            self.in_flight -= 1
 
     def close(self, reason: str = "the server is shutting down") -> None:
         """Cancel a call still waiting for the robot (its episode decides WAIT_CLARIFY after

@@ -266,14 +266,17 @@ class ToolSession(SessionTools):
         return self.limiter.cancel(reason)
 
     def status_now(self) -> dict[str, Any]:
-        """`status` without waiting for a call in progress (read from another thread: the
-        figures are those of the last finished tick); `busy` says whether a call runs."""
+        """`status` while another call is in progress, without waiting for it (read from another
+        thread: the figures are those of its last finished tick), with `busy: true`."""
+        start = time.perf_counter()
         try:
             result = self._tool_status()
         except Exception as exc:  # read while the robot thread writes: still answer
             result = self._base("status", ok=False, outcome="error")
             result["error"] = f"{type(exc).__name__}: {exc}"
-        result["busy"] = self.limiter.busy
+        result["busy"] = True
+        result["wall_s"] = round(time.perf_counter() - start, 3)
+        self._log("status", {}, result)
         return result
 
     def _tool_status(self) -> dict[str, Any]:
@@ -285,7 +288,7 @@ class ToolSession(SessionTools):
             "run_id": self.run_id, "episode": self.episode, "seed": self.seed,
             "task": self.blackboard.get("goal.object"),
             "located": located.name if located is not None and not isinstance(located, str) else None,
-            "tools": self.tools(), "calls": self.calls, "events": len(self.events),
+            "tools": self.tools(), "calls": self.calls, "events": len(self.events), "busy": False,
             "counters": jsonable(self.ledger.snapshot()),
         })
         return result
