@@ -8,7 +8,9 @@ calls, and the caller gets NotResponding. The runner then halts the tree, stops 
 decides WAIT_CLARIFY "driver not responding: ...".
 
 One worker per driver serves every call, one at a time, so a driver still sees a single caller
-(PyBullet and real robot APIs expect one) and the same thread across episodes.
+(PyBullet and real robot APIs expect one) and the same thread across episodes. A driver whose
+resources belong to the thread that made it declares `thread_bound = True` (the MuJoCo arm: its
+EGL context); its calls run on the caller's thread, without a wall-clock limit.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class _Worker:
 class CallLimiter:
     """Runs calls on one worker thread, waiting at most a limit for each (see the module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inline: bool = False) -> None:
+        self.inline = inline  # every call runs on the caller's thread, unlimited (a thread-bound driver)
         self._worker: _Worker | None = None
         self._current: _Job | None = None
         self._lock = threading.Lock()
@@ -79,7 +82,7 @@ class CallLimiter:
         """fn() on the worker, its exception re-raised here; NotResponding after `limit` seconds
         (None: no limit, run here). A call made from inside a call runs inline."""
         worker = self._worker
-        if limit is None or (worker is not None and threading.current_thread() is worker.thread):
+        if limit is None or self.inline or (worker is not None and threading.current_thread() is worker.thread):
             return fn()
         with self._lock:
             if self._worker is None:
@@ -133,14 +136,17 @@ _BY_DRIVER: weakref.WeakKeyDictionary[Any, CallLimiter] = weakref.WeakKeyDiction
 
 def limiter_for(driver: Any) -> CallLimiter:
     """The limiter (and so the worker thread) of `driver`, the same across its episodes; a driver
-    that cannot be weakly referenced or hashed gets a fresh one."""
+    that cannot be weakly referenced or hashed gets a fresh one. A driver declaring
+    `thread_bound = True` (its resources belong to the thread that made it: an EGL context) gets
+    an inline one: its calls have no wall-clock limit."""
+    inline = bool(getattr(driver, "thread_bound", False))
     try:
         found = _BY_DRIVER.get(driver)
         if found is None:
-            found = _BY_DRIVER[driver] = CallLimiter()
+            found = _BY_DRIVER[driver] = CallLimiter(inline)
         return found
     except TypeError:
-        return CallLimiter()
+        return CallLimiter(inline)
 
 
 def call_limit(profile: Any, max_ticks: int) -> float:

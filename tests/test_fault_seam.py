@@ -115,3 +115,19 @@ def test_fault_specs_parse_and_refuse_unknown_moments() -> None:
     assert FaultSpec.parse("locate:raise:2+") == FaultSpec("locate", "raise", 2, True)
     with pytest.raises(ValueError, match="unknown fault moment"):
         FaultSpec.parse("teleport:raise")
+
+
+def test_a_thread_bound_driver_is_called_on_the_callers_thread() -> None:
+    """A driver whose resources belong to its thread (the MuJoCo arm's EGL context) declares
+    thread_bound: its calls run inline, so without a wall-clock limit."""
+    from bt_grasp.call_limit import limiter_for
+
+    class Bound:
+        thread_bound = True
+
+    class Free:
+        pass
+
+    here = threading.current_thread().name
+    assert limiter_for(Bound()).call(lambda: threading.current_thread().name, 1.0, "observe") == here
+    assert limiter_for(Free()).call(lambda: threading.current_thread().name, 1.0, "observe") != here
