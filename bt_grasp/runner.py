@@ -3,7 +3,7 @@
 Ends: a terminal leaf or a budget guard sets the Decision; a root that finishes without one is
 WAIT_CLARIFY "no decision"; `max_ticks` is a hard cap (WAIT_CLARIFY "tick cap"); SIGINT/SIGTERM
 stop the driver and record WAIT_CLARIFY "interrupted". Any other exception while the episode
-runs (a node, a clock read, an observer, a callback) is a fault of the run: the tree is halted,
+runs on a world (a node, a clock read, an observer, a callback) is a fault of the run: the tree is halted,
 the driver stopped, and the decision is WAIT_CLARIFY "fault in <node>: <what>" (a driver call past
 its wall-clock limit: "driver not responding: ..."). A run in which a call faulted (its `fault`
 outcome, routed by the tree) also ends with driver.stop(). Observers that fail at the end get one
@@ -259,6 +259,8 @@ class Runner:
                     stop_driver(ctx.driver, ctx.limiter, ctx.call_limit(1))
                 raise
             except Exception as exc:  # no exception leaves a run without its decision
+                if ctx.oracle is not None:
+                    raise  # the verifier's run: its oracle steers a replay by raising (verifier/replay.py)
                 fault = exc
                 ctx.decide(Decision.WAIT_CLARIFY, fault_reason(exc))
         self._halt_tree()
