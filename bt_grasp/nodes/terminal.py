@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from py_trees.common import Status
 
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.nodes.declare import leaf_type
 from bt_grasp.outcomes import Decision
 from bt_grasp.registry import Port
+
+# A reason may quote the goal ("not found: {goal.object}"): the words the user gave, which the
+# episode's decision answers. Only goal.* keys, which every episode sets before its first tick.
+_GOAL_QUOTE = re.compile(r"\{(goal\.[A-Za-z_]\w*)\}")
 
 
 class _Terminal(Leaf):
@@ -16,7 +22,9 @@ class _Terminal(Leaf):
     def update(self) -> Status:
         if self.ctx.decision is not None:
             return Status.FAILURE
-        self.ctx.decide(self.DECISION, str(self.port("reason")))
+        board = self.ctx.blackboard
+        reason = _GOAL_QUOTE.sub(lambda m: str(board.get(m.group(1), m.group(0))), str(self.port("reason")))
+        self.ctx.decide(self.DECISION, reason)
         self.feedback_message = f"{self.DECISION.value}: {self.ctx.reason}"
         return Status.SUCCESS
 
