@@ -51,27 +51,34 @@ def _load(path: str):
 # -- run -------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import contextlib
+
     from bt_grasp.episode import run_episode
     from bt_grasp.resources import tree_path
+    from bt_grasp.run_summary import GoalSeen, result_json, summary_line
 
     observers = _tool_observers(args)
     if args.live and args.live != "foxglove":
         from bt_grasp.live.view import TerminalView
 
         observers.append(TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live))
+    goal = GoalSeen()
+    # With --json, stdout is the one result document: whatever the run prints goes to stderr.
+    shown = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
     try:
-        result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
-                             goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
-                             lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                             dry_run=args.dry_run, driver=args.driver, observers=observers)
+        with shown:
+            result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
+                                 goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
+                                 lighting=args.lighting, image_size=args.image_size, handle_signals=True,
+                                 dry_run=args.dry_run, driver=args.driver, observers=[*observers, goal])
     finally:
         for observer in observers:  # the live view's last frame, the recording's end, the servers
             observer.close()
     total = process_wall()
     if args.json:
-        print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
+        print(json.dumps({**result_json(result, goal.goal), "process_wall": round(total, 3)}))
     else:
-        print(f"{result.summary_line()} episode, {total:.1f} s process")
+        print(f"{summary_line(result, goal.goal)} episode, {total:.1f} s process")
     return result.exit_code
 
 
@@ -332,6 +339,8 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
       "import": "turn a BehaviorTree.CPP v4 XML tree into a bt_grasp tree file"}),
     ("bt_grasp.bench.cli", "add_bench_parser",
      {"bench": "clutter benchmark: trees × seeds × episodes × lighting × perception"}),
+    ("bt_grasp.bench.objects_cli", "add_objects_parser",
+     {"objects": "list the objects the simulated worlds can place"}),
     ("bt_grasp.mcp_server.cli", "add_serve_parser",
      {"serve": "serve the robot's tools over the Model Context Protocol"}),
     ("bt_grasp.mobile.cli", "add_scenarios_parser",
@@ -344,7 +353,7 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
      {"perceive": "run the geometric perceiver on a ROS 2 bag's RGB-D frames"}),
 ]
 # Commands that drive a simulator: pybullet is imported up front, without its banner.
-_SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}
+_SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog", "objects"}
 
 
 def _unavailable(name: str, reason: str) -> Any:
