@@ -70,7 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
                                  goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
                                  lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                                 dry_run=args.dry_run, driver=args.driver, observers=[*observers, goal])
+                                 dry_run=args.dry_run, driver=args.driver, observers=[*observers, goal],
+                                 vocabulary=args.vocabulary)
     finally:
         for observer in observers:  # the live view's last frame, the recording's end, the servers
             observer.close()
@@ -271,6 +272,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                         "sim, the simulator's annotator, an upper bound for scoring; or an installed one")
     p.add_argument("--driver", default=None, metavar="NAME",
                    help="driver plug-in (default: the profile's driver:): pybullet_arm, stretch or an installed one")
+    p.add_argument("--vocabulary", default=None, metavar="FILE",
+                   help="the perceiver's vocabulary (docs/perception.md, Vocabulary; default: the profile's "
+                        "perception: {vocabulary: FILE}, else the shipped catalogue vocabulary)")
     p.add_argument("--lighting", default="easy", choices=("easy", "hard"))
     p.add_argument("--image-size", type=int, default=None)
     p.add_argument("--dry-run", action="store_true",
