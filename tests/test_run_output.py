@@ -71,3 +71,26 @@ def test_a_goal_that_fits_no_catalogue_object_is_searched_for_and_not_found(caps
     code = main(["run", str(tree), "--goal", "Grasp the banana", "--image-size", "128", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["decision"] == "WAIT_CLARIFY" and "banana" in data["reason"]
+
+
+def test_a_trees_goal_in_everyday_words_builds_its_scene(tmp_path, capsys) -> None:
+    """goal: {object: "coffee mug"} (a synonym, no catalogue name) runs: one of the mugs is placed
+    in view and located."""
+    tree = tmp_path / "coffee.yaml"
+    tree.write_text("""\
+tree: coffee
+goal: {object: "coffee mug"}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - survey_scene: {id: survey}
+            - locate_object: {id: locate, target: "{goal.object}"}
+            - finalize: {id: seen, reason: "located {goal.object}"}
+      - wait_clarify: {id: gone, reason: "not found: {goal.object}"}
+""")
+    code = main(["run", str(tree), "--image-size", "256", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["goal"] == "Grasp the coffee mug"
+    assert (data["decision"], data["reason"]) == ("FINALIZE", "located coffee mug")
