@@ -13,6 +13,7 @@ from bt_grasp.registry import Port
 
 # A reason may quote the goal ("not found: {goal.object}"): the words the user gave, which the
 # episode's decision answers. Only goal.* keys, which every episode sets before its first tick.
+QUOTES = "may quote the goal: {goal.object} is replaced by its words"
 _GOAL_QUOTE = re.compile(r"\{(goal\.[A-Za-z_]\w*)\}")
 
 
@@ -31,13 +32,13 @@ class _Terminal(Leaf):
 
 class Finalize(_Terminal):
     NODE_TYPE = leaf_type("finalize", "terminal", {
-        "reason": Port("reason", "str", default="done"),
+        "reason": Port("reason", "str", default="done", doc=QUOTES),
     }, doc="End the episode with FINALIZE.")
     DECISION = Decision.FINALIZE
 
 
 class WaitClarify(_Terminal):
     NODE_TYPE = leaf_type("wait_clarify", "terminal", {
-        "reason": Port("reason", "str", default="needs clarification"),
+        "reason": Port("reason", "str", default="needs clarification", doc=QUOTES),
     }, doc="End the episode with WAIT_CLARIFY.")
     DECISION = Decision.WAIT_CLARIFY
