@@ -81,3 +81,15 @@ def test_a_reason_quotes_the_goal_object() -> None:
     """)
     result = run_oracle(spec, ScriptedOracle({}), goal="banana")
     assert result.reason == "not found: banana ({goal.missing} stays)"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("Grasp the red mug, please", "red mug"), ("Bring me the red mug please", "red mug"),
+    ("Could you grab the purple dice?", "purple dice"), ("grab the mug", "mug"),
+    ("Grasp the small white can", "small white can"),
+])
+def test_the_goals_object_is_its_words_without_verb_and_politeness(text: str, words: str) -> None:
+    """What "not found: <words>" quotes and the scene is grounded on: no verb, article or "please"."""
+    from bt_grasp.goal_text import goal_object
+
+    assert goal_object(text) == words
