@@ -83,3 +83,10 @@ def test_a_scene_without_an_instruction_of_a_form_gives_none() -> None:
     alone = [_obj("red mug", 0.5, 0.0)]
     for form in ("relation", "superlative", "ambiguous"):
         assert generate(form, "red mug", alone, catalogue(), _rng()) is None, form
+
+
+def test_the_command_line_offers_exactly_the_generators_forms() -> None:
+    """bench/cli.py lists the forms without importing the generator (a fast --help)."""
+    from bt_grasp.bench.cli import INSTRUCTION_FORMS
+
+    assert INSTRUCTION_FORMS == FORMS

@@ -67,6 +67,13 @@ def test_a_category_word_places_one_object_of_it_chosen_by_the_seed() -> None:
     assert len(targets) > 1
 
 
+@pytest.mark.parametrize("words", ["", "the object", "the"])
+def test_words_that_fit_anything_still_build_a_full_scene(words: str) -> None:
+    """Nothing to keep out: one object is the target and the other fourteen are drawn as ever."""
+    got, target, absent = episodes._choose_objects(np.random.default_rng(5), 15, words, None)
+    assert len(got) == 15 and target == got[0].name and absent is None
+
+
 def test_words_that_fit_nothing_build_a_scene_without_a_named_target() -> None:
     """"banana": fifteen catalogue objects, no target forced, the words kept as absent."""
     got, target, absent = episodes._choose_objects(np.random.default_rng(3), 15, "banana", None)

@@ -97,13 +97,15 @@ def _choose_objects(rng: np.random.Generator, n: int, target: str | None,
         from bt_grasp.bench.goal_scene import goal_objects
 
         fit = goal_objects(target, pool)
-        unfit = {o.name for o in fit.fitting}
-        pool = [o for o in pool if o.name not in unfit]
         if fit.absent:
             target, absent = None, target
         else:
             target = fit.fitting[int(rng.integers(len(fit.fitting)))].name
             chosen.append(by_name[target.lower()])
+        others = {o.name for o in fit.fitting}
+        if len(pool) - len(others) < n - len(chosen):  # words that fit (nearly) anything: keep the rest
+            others = {target or ""}
+        pool = [o for o in pool if o.name not in others]
     elif target is not None:
         chosen.append(by_name[target.lower()])
         pool = [o for o in pool if o.name.lower() != target.lower()]
