@@ -100,3 +100,19 @@ def test_the_goals_object_is_its_words_without_verb_and_politeness(text: str, wo
     from bt_grasp.goal_text import goal_object
 
     assert goal_object(text) == words
+
+
+def test_objects_lists_what_the_arm_scenes_are_built_from(capsys) -> None:
+    """`bt-grasp objects --json`: every placeable object once, by category with its sizes and
+    colours; each name, as a goal, fits exactly that object."""
+    import json
+
+    from bt_grasp.cli import main
+
+    assert main(["objects", "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    names = [n for e in table.values() for n in e["names"]]
+    assert sorted(names) == sorted(o.name for o in _pool())
+    assert set(table["mug"]["colours"]) == {o.colour for o in _pool() if o.category == "mug"}
+    for name in names:
+        assert [o.name for o in goal_objects(name, _pool()).fitting] == [name], name
