@@ -28,7 +28,6 @@ from bt_grasp.episode import close_world, run_episode
 from bt_grasp.errors import UserError
 from bt_grasp.observers import RunObserver, Tick, observers_from
 from bt_grasp.outcomes import OutcomeEvent
-from bt_grasp.perception.lexicon import default_vocabulary
 from bt_grasp.perception.types import Perceiver
 from bt_grasp.profile import RobotProfile, load_profile
 from bt_grasp.registry import Registry
@@ -332,7 +331,7 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     OutcomeEvent; `on_tick` callbacks a Tick (number, clock, visited [(node, status)], events);
     `observers` are RunObservers (bt_grasp.observers: header, every tick, final), the one
     interface the callbacks, the trace writer and the live view share."""
-    from bt_grasp.world import World, make_driver, make_services
+    from bt_grasp.world import World, make_driver, make_services, perceiver_options, read_vocabulary
 
     spec = as_spec(tree)
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
@@ -351,10 +350,11 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
             made.append(make_driver(profile, **options))
         robot_driver: Any = made[0] if own_driver else driver
         if perceiver is None or isinstance(perceiver, str):
-            # a world that does not draw the catalogue meshes' textures: no `looks` (lexicon.py)
-            untextured = not getattr(robot_driver, "draws_mesh_textures", True)
-            perceiver = plugins.make_perceiver(perceiver or profile.perception, **(
-                {"vocabulary": default_vocabulary().untextured()} if untextured else {}))
+            # the profile's vocabulary; a world that does not draw the catalogue meshes' textures
+            # takes it without `looks` (lexicon.py)
+            vocab = read_vocabulary(profile.perception_vocabulary)
+            perceiver = plugins.make_perceiver(perceiver or profile.perception,
+                                               **perceiver_options(robot_driver, vocab))
         return World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
 
     try:

@@ -51,8 +51,11 @@ def _load(path: str):
 # -- run -------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import contextlib
+
     from bt_grasp.episode import EXIT_SETUP, run_episode
     from bt_grasp.resources import tree_path
+    from bt_grasp.run_summary import GoalSeen, result_json, summary_line
     from bt_grasp.runner import describe, warn
 
     observers = _tool_observers(args)
@@ -60,11 +63,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         from bt_grasp.live.view import TerminalView
 
         observers.append(TerminalView(stream=sys.stderr if args.json else sys.stdout, mode=args.live))
+    goal = GoalSeen()
+    # With --json, stdout is the one result document: whatever the run prints goes to stderr.
+    shown = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
     try:
-        result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
-                             goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
-                             lighting=args.lighting, image_size=args.image_size, handle_signals=True,
-                             dry_run=args.dry_run, driver=args.driver, observers=observers)
+        with shown:
+            result = run_episode(tree_path(args.tree), robot=args.robot, seed=args.seed, episode=args.episode,
+                                 goal=args.goal, trace=args.trace, gui=args.gui, perception=args.perception,
+                                 lighting=args.lighting, image_size=args.image_size, handle_signals=True,
+                                 dry_run=args.dry_run, driver=args.driver, observers=[*observers, goal],
+                                 vocabulary=args.vocabulary)
     finally:
         for observer in observers:  # the live view's last frame, the recording's end, the servers
             try:
@@ -73,12 +81,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 warn(f"{type(observer).__name__} did not close: {describe(exc)}")
     total = process_wall()
     if args.json:
-        print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
+        print(json.dumps({**result_json(result, goal.goal), "process_wall": round(total, 3)}))
     elif result.exit_code == EXIT_SETUP:  # one line, no summary: nothing ran
         print(f"bt-grasp: robot '{result.robot}' could not start: {result.reason.removeprefix('setup failed: ')}",
               file=sys.stderr)
     else:
-        print(f"{result.summary_line()} episode, {total:.1f} s process")
+        print(f"{summary_line(result, goal.goal)} episode, {total:.1f} s process")
     return result.exit_code
 
 
@@ -271,6 +279,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                         "sim, the simulator's annotator, an upper bound for scoring; or an installed one")
     p.add_argument("--driver", default=None, metavar="NAME",
                    help="driver plug-in (default: the profile's driver:): pybullet_arm, stretch or an installed one")
+    p.add_argument("--vocabulary", default=None, metavar="FILE",
+                   help="the perceiver's vocabulary (docs/perception.md, Vocabulary; default: the profile's "
+                        "perception: {vocabulary: FILE}, else the shipped catalogue vocabulary)")
     p.add_argument("--lighting", default="easy", choices=("easy", "hard"))
     p.add_argument("--image-size", type=int, default=None)
     p.add_argument("--dry-run", action="store_true",
@@ -339,6 +350,8 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
       "import": "turn a BehaviorTree.CPP v4 XML tree into a bt_grasp tree file"}),
     ("bt_grasp.bench.cli", "add_bench_parser",
      {"bench": "clutter benchmark: trees × seeds × episodes × lighting × perception"}),
+    ("bt_grasp.bench.objects_cli", "add_objects_parser",
+     {"objects": "list the objects the simulated worlds can place"}),
     ("bt_grasp.mcp_server.cli", "add_serve_parser",
      {"serve": "serve the robot's tools over the Model Context Protocol"}),
     ("bt_grasp.mobile.cli", "add_scenarios_parser",
@@ -351,7 +364,7 @@ EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
      {"perceive": "run the geometric perceiver on a ROS 2 bag's RGB-D frames"}),
 ]
 # Commands that drive a simulator: pybullet is imported up front, without its banner.
-_SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog"}
+_SIMULATING = {"run", "bench", "scenarios", "serve", "watchdog", "objects"}
 
 
 def _unavailable(name: str, reason: str) -> Any:

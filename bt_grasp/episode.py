@@ -85,7 +85,8 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 goal: str | None = None, trace: str | None = None, gui: bool = False,
                 perception: str | None = None, lighting: str = "easy", image_size: int | None = None,
                 handle_signals: bool = False, world: Any = None, dry_run: bool = False,
-                driver: str | None = None, observers: Iterable[RunObserver] = ()) -> EpisodeResult:
+                driver: str | None = None, observers: Iterable[RunObserver] = (),
+                vocabulary: str | None = None) -> EpisodeResult:
     """Load, set up, run. With `handle_signals`, SIGINT/SIGTERM at any moment after the inputs
     are validated — set-up included — stop the driver and record WAIT_CLARIFY "interrupted";
     the trace's header is written before set-up, so even SIGKILL leaves a readable file.
@@ -93,7 +94,8 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
     `tree`: a tree file or an already validated TreeSpec; `robot`: a profile name, file or
     RobotProfile. `perception` and `driver` name plug-ins (default: the profile's). `world`
     replaces the whole set-up (driver, perceiver, services). `observers` watch the run
-    (bt_grasp.observers), after the trace writer if `trace` is given."""
+    (bt_grasp.observers), after the trace writer if `trace` is given. `vocabulary`: the
+    perceiver's vocabulary file (default: the profile's)."""
     spec = tree if isinstance(tree, TreeSpec) else _load(tree)
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
     chosen = perception or profile.perception
@@ -109,7 +111,8 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
                 _early_header(writer, spec, goal, {**about, "perception": chosen})
                 try:
                     if own_world:
-                        world = build_world_for(profile, chosen, gui, lighting, image_size, dry_run, driver)
+                        world = build_world_for(profile, chosen, gui, lighting, image_size, dry_run, driver,
+                                                      vocabulary)
                     elif callable(world):  # built here, so that its failure is this run's decision
                         world = world()
                     ctx, header = _prepare(spec, world, goal, trace, about)
@@ -163,11 +166,11 @@ def _load(tree: Any) -> TreeSpec:
 
 
 def build_world_for(profile: Any, perception: str | None, gui: bool, lighting: str, image_size: int | None,
-                    dry_run: bool, driver: str | None = None) -> Any:
+                    dry_run: bool, driver: str | None = None, vocabulary: str | None = None) -> Any:
     from bt_grasp.world import build_world
 
     return build_world(profile, perception=perception, gui=gui, lighting=lighting,
-                       image_size=image_size, dry_run=dry_run, driver=driver)
+                       image_size=image_size, dry_run=dry_run, driver=driver, vocabulary=vocabulary)
 
 
 def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,

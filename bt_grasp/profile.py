@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bt_grasp.errors import UserError
 from bt_grasp.resources import ROBOTS, profile_path, shipped_dir
@@ -81,7 +89,11 @@ class RobotProfile(BaseModel):
     driver: str = Field(description="driver plug-in (entry point group bt_grasp.drivers): "
                                     "pybullet_arm | stretch | an installed one")
     perception: str = Field("geometric", description="perceiver plug-in (entry point group "
-                                                     "bt_grasp.perceivers): geometric | sim | an installed one")
+                                                     "bt_grasp.perceivers): geometric | sim | an installed one; "
+                                                     "or {backend: NAME, vocabulary: FILE}")
+    perception_vocabulary: str | None = Field(
+        None, description="the perceiver's vocabulary file (written perception: {vocabulary: FILE}, relative "
+                          "to the profile); none: the shipped catalogue vocabulary")
     camera: CameraSpec
     gripper: GripperSpec = GripperSpec()
     watchdog: dict[str, Any] = Field(default_factory=dict, description="Watchdog thresholds")
@@ -96,6 +108,22 @@ class RobotProfile(BaseModel):
                     "WAIT_CLARIFY 'driver not responding' (default: the call's max_ticks x "
                     "control_period_s, at least 30 s; see docs/semantics.md, When things fail)")
     source: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _perception_block(cls, data: Any) -> Any:
+        """perception: {backend: NAME, vocabulary: FILE} -> perception and perception_vocabulary."""
+        block = data.get("perception") if isinstance(data, dict) else None
+        if not isinstance(block, dict):
+            return data
+        unknown = [k for k in block if k not in PERCEPTION_KEYS]
+        if unknown:
+            raise ValueError(f"perception: unknown key {unknown[0]!r} (one of: {', '.join(PERCEPTION_KEYS)})")
+        out = {k: v for k, v in data.items() if k != "perception"}
+        out["perception"] = block.get("backend", "geometric")
+        if block.get("vocabulary") is not None:
+            out["perception_vocabulary"] = block["vocabulary"]
+        return out
 
     @field_validator("driver")
     @classmethod
@@ -114,6 +142,7 @@ class RobotProfile(BaseModel):
 
 
 DEFAULT_PROFILE = "ur5e_robotiq"
+PERCEPTION_KEYS = ("backend", "vocabulary")
 
 
 def resolve_profile_path(name_or_path: str | None) -> Path:
@@ -151,7 +180,17 @@ def validate_profile(path: Path) -> RobotProfile:
                         display, getattr(data, "pos", Pos(display, 1, 1)).line,
                         getattr(data, "pos", Pos(display, 1, 1)).col)
     try:
+        block = data.get("perception")
+        for key in block if isinstance(block, PosDict) else ():
+            if key not in PERCEPTION_KEYS:
+                raise _Located(("perception", key), f"unknown key {key!r} (one of: {', '.join(PERCEPTION_KEYS)})")
         prof = RobotProfile(**plain(data))
+        if prof.perception_vocabulary is not None:
+            vocab = path.parent / prof.perception_vocabulary
+            if not vocab.is_file():
+                raise _Located(("perception", "vocabulary"), f"no vocabulary file {str(vocab)!r} (a path relative "
+                                                              "to the profile)")
+            prof.perception_vocabulary = str(vocab.resolve())
         if prof.watchdog:
             from bt_grasp.watchdog.thresholds import WatchdogThresholds
 

@@ -72,19 +72,40 @@ def make_services(profile: RobotProfile) -> dict[str, Any]:
 
 def build_world(profile: RobotProfile, perception: str | None = None, gui: bool = False,
                 lighting: str = "easy", image_size: int | None = None, dry_run: bool = False,
-                driver: str | None = None) -> World:
-    """Driver and perceiver by plug-in name: given here, else the profile's, else the default."""
+                driver: str | None = None, vocabulary: str | None = None) -> World:
+    """Driver and perceiver by plug-in name: given here, else the profile's, else the default.
+    `vocabulary`: the perceiver's vocabulary file (else the profile's, else the shipped one)."""
     from bt_grasp.plugins import PERCEIVERS, load
 
     name = perception or profile.perception
     where = "--perception" if perception else profile.source  # where a wrong name was written
     factory = load(PERCEIVERS, name, file=where)  # a bad perceiver fails before a simulator starts
+    vocab = read_vocabulary(vocabulary or profile.perception_vocabulary)
     robot = make_driver(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run,
                         name=driver)
     try:
-        perceiver = factory()
+        perceiver = factory(**perceiver_options(robot, vocab))
         services = make_services(profile)
     except Exception:
         robot.close()
         raise
     return World(profile, robot, perceiver, services)
+
+
+def read_vocabulary(path: str | None) -> Any:
+    """The Vocabulary in file `path` (None: None, the perceiver's default); bad files are one line."""
+    if path is None:
+        return None
+    from bt_grasp.perception.lexicon import Vocabulary
+
+    return Vocabulary.from_yaml(path)
+
+
+def perceiver_options(driver: Any, vocabulary: Any = None) -> dict[str, Any]:
+    """The perceiver's keyword arguments: the vocabulary, without its texture `looks` for a world
+    that draws every object in its own colour (lexicon.Vocabulary.untextured); none when default."""
+    if getattr(driver, "draws_mesh_textures", True):
+        return {} if vocabulary is None else {"vocabulary": vocabulary}
+    from bt_grasp.perception.lexicon import default_vocabulary
+
+    return {"vocabulary": (vocabulary or default_vocabulary()).untextured()}

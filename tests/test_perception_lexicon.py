@@ -159,3 +159,42 @@ def test_an_untextured_world_sees_each_colour_as_its_word():
     plain = v.untextured()
     assert plain.looks("duck", "blue") == "blue" and plain.appearance == {}
     assert [c.name for c in plain.categories] == [c.name for c in v.categories]
+
+
+def test_the_shipped_vocabulary_reads_goal_texts_exactly_as_before():
+    """Its words and phrasing are data now; every parse of a corpus of goal phrasings (names,
+    synonyms, relations, superlatives, comparatives, unknown nouns) is what it was when they were code."""
+    import json
+    from dataclasses import asdict
+
+    from bt_grasp.perception.query import parse
+
+    golden = json.loads((ROOT / "tests" / "data" / "query_parses.json").read_text())
+    assert len(golden) > 40
+    for phrase, want in golden.items():
+        assert asdict(parse(phrase)) == want, phrase
+        assert asdict(parse(phrase, default_vocabulary())) == want, phrase
+
+
+def test_a_vocabulary_reads_goal_texts_in_its_own_words():
+    """The workshop file's phrasing: "teal" is cyan, "big" its largest size word; a catalogue
+    word it does not hold ("mug") names nothing, so it is an unknown noun."""
+    from bt_grasp.perception.query import parse
+
+    _, vocab = _workshop()
+    q = parse("the big teal reel please", vocab)
+    assert (q.category, q.colour, q.size) == ("spool", "cyan", "jumbo")
+    assert parse("the red mug", vocab).unknown_noun == "mug"
+
+
+def test_phrasing_mistakes_are_one_line_at_their_place(tmp_path):
+    """An unknown phrasing key or a colour word without a meaning fails at its line and column."""
+    base = EXAMPLE.read_text().split("phrasing:")[0]
+    path = tmp_path / "v.yaml"
+    path.write_text(base + "phrasing:\n  colours: {teal: cyan}\n")
+    with pytest.raises(UserError) as err:
+        Vocabulary.from_yaml(path)
+    assert "unknown key 'colours'" in str(err.value) and f":{base.count(chr(10)) + 2}:3:" in str(err.value)
+    path.write_text(base + "phrasing:\n  colour_words: {teal: [cyan]}\n")
+    with pytest.raises(UserError, match="phrasing.colour_words.teal: expected a word"):
+        Vocabulary.from_yaml(path)

@@ -48,14 +48,15 @@ def test_search_continues_until_the_budget_is_spent_and_only_then_asks():
     assert res.decision.value == "WAIT_CLARIFY"
     # every search round, as many as the action budget (10) allows, not one miss and give up
     assert _called(oracle).count("search/grasp_hider") == res.actions == 10
-    assert res.reason == "search and grasp attempts spent"
+    # ... and the question says what was not found, in the goal's words
+    assert res.reason == "not found: red mug"
 
 
 def test_nothing_left_to_move_ends_the_search_with_its_reason():
     oracle = ScriptedOracle({"locate": ["not_found"] * 3, "search/pick_hider": ["found", "not_found"]},
                             fallback="done")
     res = run_oracle(_clutter(), oracle)
-    assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "target not found: nothing left to search under")
+    assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "not found: red mug (nothing left to search under)")
 
 
 def test_an_ungraspable_hider_is_pushed_aside_instead():

@@ -14,6 +14,8 @@ from bt_grasp.cliargs import add_out_argument
 from bt_grasp.errors import UserError
 
 DEFAULT_TREES = ["clutter", "open_loop", "remove_all"]
+# bench/instructions.py's FORMS (not imported here: `bt-grasp --help` stays fast)
+INSTRUCTION_FORMS = ("name", "synonym", "attributes", "relation", "superlative", "ambiguous", "absent")
 
 
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +33,9 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lighting", nargs="+", default=["easy"], choices=["easy", "hard"])
     p.add_argument("--perception", nargs="+", default=["geometric"], choices=["geometric", "sim"],
                    help="geometric: RGB-D only (default); sim: the simulator's annotator, an upper bound for scoring")
+    p.add_argument("--instructions", nargs="+", default=None, metavar="FORM", choices=INSTRUCTION_FORMS,
+                   help="referring-expression forms, each on every scene: " + ", ".join(INSTRUCTION_FORMS)
+                        + " (default: the target's name only; docs/benchmark.md, Instructions)")
     p.add_argument("--robot", default=None, help="robot profile (default: the UR5e arm)")
     p.add_argument("--image-size", type=int, default=512, help="square camera image side (px)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
@@ -74,7 +79,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                            args.lighting, args.perception, args.image_size, args.robot,
                            None if args.no_traces else str((out / "traces").resolve()),
                            None if args.no_scene_cache else str((out / "scene_cache").resolve()),
-                           interleave=args.workers)
+                           interleave=args.workers, instructions=args.instructions)
         try:
             records = run_bench(tasks, results, workers=args.workers, backend=args.backend,
                                 progress=not args.no_progress)

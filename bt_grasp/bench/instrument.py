@@ -179,6 +179,9 @@ class PerceiverProxy:
         instance = (getattr(obs, "annotations", None) or {}).get("instance")
         if out is not None and instance is not None:
             rec["body"], rec["purity"] = _mask_bodies(out.mask, np.asarray(instance))
+            alts = [scene.by_id(i) for i in getattr(out, "alternative_ids", ())] if scene is not None else []
+            rec["alt_bodies"] = [_mask_bodies(a.mask, np.asarray(instance))[0] for a in alts
+                                 if a is not None and getattr(a, "mask", None) is not None]
         self._probe.locates.append(rec)
         return out
 

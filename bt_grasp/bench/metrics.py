@@ -34,7 +34,7 @@ from bt_grasp.stats import percentile, wilson
 GROUP_KEYS = ("method", "perception", "lighting", "clutter")
 # Failure taxonomy, in the order it is decided (the first that applies names the episode).
 TAXONOMY = ("success", "false FINALIZE", "target left the table", "grounding miss", "wrong object grasped",
-            "grasp failed", "push ineffective", "budget spent", "other")
+            "grasp failed", "push ineffective", "budget spent", "not found", "other")
 TARGET_GRASP_NODE = "grasp"  # the leaf that grasps the located target in the shipped trees
 
 
@@ -53,7 +53,7 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
     target's mask. wrong object grasped: the target-grasp leaf closed on another object. grasp failed: grasps aimed at the
     target never held it (detail = the Watchdog label of the last one). push ineffective: pushes
     were made and the target was never held. budget spent: the action budget or the attempts ran
-    out. other: anything else (detail = the decision's reason)."""
+    out. not found: the search ended with the target unseen ("not found: <goal>"). other: anything else (detail = the decision's reason)."""
     target = rec.get("target")
     attempts = rec.get("attempts") or []
     reason = str(rec.get("reason", ""))
@@ -77,6 +77,8 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
         return {"category": "push ineffective", "detail": reason}
     if "budget spent" in reason or "attempts spent" in reason or "rounds spent" in reason:
         return {"category": "budget spent", "detail": reason}
+    if reason.startswith("not found"):
+        return {"category": "not found", "detail": reason}
     return {"category": "other", "detail": reason}
 CLUTTER_MODES = ("high", "low", "all")
 

@@ -115,7 +115,16 @@ def perf_table(records: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def named(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The episodes whose goal is the target's name (today's benchmark): the main tables' input."""
+    return [r for r in records if r.get("form") in (None, "name") and "skipped" not in r]
+
+
 def markdown(records: list[dict[str, Any]], groups: list[GroupMetrics] | None = None) -> str:
+    from bt_grasp.bench.instruction_report import form_tables
+
+    forms = form_tables(records)
+    records = named(records)
     groups = groups if groups is not None else compute(records)
     split = clutter_split(records)
     errors = [r for r in records if "error" in r]
@@ -129,6 +138,8 @@ def markdown(records: list[dict[str, Any]], groups: list[GroupMetrics] | None = 
              "## Failure taxonomy", "", taxonomy_table(groups), "",
              "## Decisions", "", decisions_table(groups), "",
              "## Time per episode (one core)", "", perf_table(records), ""]
+    if forms:
+        parts += [forms]
     if errors:
         parts += ["## Errors", ""] + [f"- `{r['key']}`: {r['error']}" for r in errors[:20]] + [""]
     return "\n".join(parts)
@@ -210,7 +221,7 @@ def write_report(records: list[dict[str, Any]], out_dir: str | Path) -> tuple[Pa
     """report.md + metrics.json-free PNGs into out_dir; returns (markdown path, png paths)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    groups = compute(records)
+    groups = compute(named(records))
     md = out / "report.md"
     md.write_text(markdown(records, groups))
     return md, plots(groups, out)

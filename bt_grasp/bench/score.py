@@ -18,9 +18,10 @@ LEFT_TABLE_DROP_M = 0.25
 
 class SnapshotWorld:
     """The World handed to run_episode: after reset, remembers every object's pose (for
-    'objects displaced') before the tree moves anything."""
+    'objects displaced') before the tree moves anything. `fixed_scene`: the goal text does not
+    choose the scene (an instruction written for the seed's own scene)."""
 
-    def __init__(self, world: Any, before: dict[str, Any]) -> None:
+    def __init__(self, world: Any, before: dict[str, Any], fixed_scene: bool = False) -> None:
         self._world = world
         self._before = before
         proxy = world.driver
@@ -31,6 +32,8 @@ class SnapshotWorld:
                 return getattr(proxy, name)
 
             def reset(self, *args: Any, **kwargs: Any) -> Any:
+                if fixed_scene:  # the instruction was written for the seed's scene: keep it
+                    kwargs.pop("target", None)
                 obs = proxy.reset(*args, **kwargs)
                 outer._snapshot()
                 return obs

@@ -23,6 +23,7 @@ class Task:
     robot: str | None = None
     trace_dir: str | None = None
     scene_cache: str | None = None  # directory of generated scenes shared by the workers
+    instruction: str | None = None  # a referring-expression form (bench/instructions.py); None: the name
 
     @property
     def method(self) -> str:
@@ -30,8 +31,8 @@ class Task:
 
     @property
     def key(self) -> str:
-        return task_key(self.method, self.perception, self.lighting, self.image_size, self.seed,
-                        self.episode)
+        key = task_key(self.method, self.perception, self.lighting, self.image_size, self.seed, self.episode)
+        return key if self.instruction is None else f"{key}|{self.instruction}"
 
 
 def task_key(method: str, perception: str, lighting: str, image_size: int, seed: int,
@@ -42,14 +43,16 @@ def task_key(method: str, perception: str, lighting: str, image_size: int, seed:
 def make_tasks(trees: list[str], seeds: list[int], episodes: int, lighting: list[str],
                perception: list[str], image_size: int, robot: str | None = None,
                trace_dir: str | None = None, scene_cache: str | None = None,
-               interleave: int = 1) -> list[Task]:
+               interleave: int = 1, instructions: list[str] | None = None) -> list[Task]:
     """Scene-major order (every method and perception on a scene before the next scenes) so a
     partial run is still a fair comparison. With `interleave` = number of workers, groups of that
     many scenes are dealt round-robin, so workers starting together build different scenes and
-    the scene cache serves the remaining methods of each scene instead of all missing at once."""
+    the scene cache serves the remaining methods of each scene instead of all missing at once.
+    `instructions`: referring-expression forms, each run on every scene (None: the name, as ever)."""
     scenes = [(li, s, e) for li in lighting for s in seeds for e in range(episodes)]
-    per_scene = [[Task(str(t), p, li, s, e, image_size, robot, trace_dir, scene_cache)
-                  for p in perception for t in trees] for li, s, e in scenes]
+    forms: list[str | None] = list(instructions) if instructions else [None]
+    per_scene = [[Task(str(t), p, li, s, e, image_size, robot, trace_dir, scene_cache, f)
+                  for f in forms for p in perception for t in trees] for li, s, e in scenes]
     out: list[Task] = []
     k = max(1, interleave)
     for g in range(0, len(per_scene), k):

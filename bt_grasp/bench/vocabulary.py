@@ -1,9 +1,11 @@
 """The catalogue as a perception Vocabulary: its categories, sizes and colours, as the
 geometric perceiver needs them (bt_grasp.perception.lexicon).
 
-    python -m bt_grasp.bench.vocabulary > bt_grasp/perception/catalogue_vocabulary.yaml
+    python -m bt_grasp.bench.vocabulary > new.yaml && mv new.yaml bt_grasp/perception/catalogue_vocabulary.yaml
 
-regenerates the perceiver's shipped default (a test checks the two are equal).
+regenerates the perceiver's shipped default (a test checks the two are equal). The words people
+use for the objects (each category's `words`, the `phrasing`) are not the catalogue's to say:
+they are data, kept from the shipped file.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 
 import yaml
 
-from bt_grasp.perception.lexicon import Category, Vocabulary
+from bt_grasp.perception.lexicon import Category, Vocabulary, default_vocabulary
 
 from .catalogue import catalogue, extents
 
@@ -50,17 +52,27 @@ def catalogue_vocabulary() -> Vocabulary:
         sizes.setdefault(s.category, {}).setdefault(s.size, extents(s))
         colours.setdefault(s.category, {})[s.colour] = None
         body[s.category] = MESH_BODY[s.category] if s.shape == "mesh" else s.shape
+    shipped = default_vocabulary()
     cats = []
     for name, by_size in sizes.items():
         ordered = tuple((z, by_size[z]) for z in SIZES if z in by_size)
         shapes, other = SHAPES[name]
         looks = tuple((c, v) for c, v in LOOKS.get(name, {}).items() if c in colours[name])
-        cats.append(Category(name, body[name], ordered, tuple(colours[name]), shapes, other, looks,
+        words = shipped.by_name[name].words if name in shipped.by_name else ()
+        cats.append(Category(name, body[name], ordered, tuple(colours[name]), shapes, other, looks, words,
                              block=name in BLOCKS))
-    return Vocabulary(SIZES, tuple(cats))
+    return Vocabulary(SIZES, tuple(cats), shipped.phrasing)
+
+
+def default_vocabulary_header() -> list[str]:
+    """The shipped file's leading comment lines (kept when it is regenerated)."""
+    from bt_grasp.perception.lexicon import DEFAULT_FILE
+
+    lines = DEFAULT_FILE.read_text().splitlines(keepends=True)
+    return [line for line in lines[:next(i for i, x in enumerate(lines) if not x.startswith("#"))]]
 
 
 if __name__ == "__main__":
-    sys.stdout.write("# The benchmark catalogue's vocabulary (generated: python -m bt_grasp.bench.vocabulary).\n")
+    sys.stdout.write("".join(default_vocabulary_header()))
     sys.stdout.write(yaml.safe_dump(catalogue_vocabulary().to_data(), sort_keys=False, default_flow_style=None,
                                     width=110))

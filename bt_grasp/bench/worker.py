@@ -47,9 +47,10 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 def _task_fields(task: Task) -> dict[str, Any]:
-    return {"key": task.key, "method": task.method, "tree": task.tree, "perception": task.perception,
-            "lighting": task.lighting, "image_size": task.image_size, "seed": task.seed,
-            "episode": task.episode}
+    out = {"key": task.key, "method": task.method, "tree": task.tree, "perception": task.perception,
+           "lighting": task.lighting, "image_size": task.image_size, "seed": task.seed,
+           "episode": task.episode}
+    return out if task.instruction is None else {**out, "form": task.instruction}
 
 
 def _run_task(task: Task) -> dict[str, Any]:
@@ -75,13 +76,27 @@ def _run_task(task: Task) -> dict[str, Any]:
         Path(task.trace_dir).mkdir(parents=True, exist_ok=True)
         trace = str(Path(task.trace_dir) / (task.key.replace("|", "_") + ".jsonl"))
     before: dict[str, Any] = {}
+    instruction = None
+    if task.instruction is not None:  # the form's text, from the scene's ground truth
+        from bt_grasp.bench.instruction_run import instruction_for
+
+        instruction = instruction_for(task.instruction, driver, task.seed, task.episode)
+        if instruction is None:
+            return {**_task_fields(task), "robot": profile.name, "skipped": f"no {task.instruction} instruction "
+                                                                           "fits this scene"}
+    goal = instruction.text if instruction is not None and task.instruction != "name" else None
     t0 = time.perf_counter()
     result = run_episode(task.tree, robot=task.robot, seed=task.seed, episode=task.episode,
-                         trace=trace, perception=task.perception, lighting=task.lighting,
-                         image_size=task.image_size, world=SnapshotWorld(world, before))
+                         trace=trace, perception=task.perception, lighting=task.lighting, goal=goal,
+                         image_size=task.image_size,
+                         world=SnapshotWorld(world, before, fixed_scene=instruction is not None))
     wall = time.perf_counter() - t0
     rec = {**_task_fields(task), "robot": profile.name, "driver": profile.driver,
            **score_episode(driver, result, probe, before)}
+    if instruction is not None:
+        from bt_grasp.bench.instruction_run import score_instruction
+
+        rec.update(score_instruction(instruction, rec, probe, driver))
     rec["wall"] = round(wall, 4)
     rec["scene_cache"] = bool(task.scene_cache)
     rec["time"] = {k: round(v, 4) for k, v in probe.timings.shares(wall).items()}

@@ -21,7 +21,7 @@ import numpy as np
 
 from bt_grasp.perception.colour import SIMILAR
 from bt_grasp.perception.grounding import shape_classes
-from bt_grasp.perception.query import CATEGORY_WORDS, parse
+from bt_grasp.perception.query import category_words, parse
 from bt_grasp.perception.types import SceneObject
 
 MATCH_MIN = 0.5
@@ -48,7 +48,7 @@ class LexicalMatcher:
             typical, other = shape_classes(q.category)
             s = 1.0 if q.category == cat or cat in typical else (0.6 if cat in other or cat == "irregular" else 0.0)
         elif q.unknown_noun:
-            words = [cat, *CATEGORY_WORDS.get(cat, ())]
+            words = [cat, *category_words().get(cat, ())]
             s = max(difflib.SequenceMatcher(None, q.unknown_noun, w).ratio() for w in words)
         else:
             s = 0.7  # "the red one": no category constraint

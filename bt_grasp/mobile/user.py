@@ -17,6 +17,7 @@ a person looking at the robot's numbered overlay would.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -178,16 +179,24 @@ class SimulatedUser:
 
 
 class TerminalUser:
-    """Hardware: the question is printed and the operator types the answer."""
+    """Hardware: the question is shown and the operator types the answer. Everything shown goes
+    to stderr, so stdout keeps only the run's result (`bt-grasp run --json` stays one document)."""
 
     def instruction(self) -> str:
-        return input("Instruction for the robot: ").strip()
+        return _prompt("Instruction for the robot: ")
 
     def report_seen(self, seen: list[SeenItem]) -> None:
-        print("Robot sees: " + ", ".join(f"{s.marker}: {s.description}" for s in seen))
+        print("Robot sees: " + ", ".join(f"{s.marker}: {s.description}" for s in seen), file=sys.stderr)
 
     def answer(self, question: str, seen: list[SeenItem]) -> str:
-        return input(f"{question}\n> ").strip()
+        return _prompt(f"{question}\n> ")
 
     def poll(self) -> str | None:
         return None
+
+
+def _prompt(text: str) -> str:
+    """Ask on stderr, read one line from stdin ("" when there is no more input)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip()

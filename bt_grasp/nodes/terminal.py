@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from py_trees.common import Status
 
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.nodes.declare import leaf_type
 from bt_grasp.outcomes import Decision
 from bt_grasp.registry import Port
+
+# A reason may quote the goal ("not found: {goal.object}"): the words the user gave, which the
+# episode's decision answers. Only goal.* keys, which every episode sets before its first tick.
+QUOTES = "may quote the goal: {goal.object} is replaced by its words"
+_GOAL_QUOTE = re.compile(r"\{(goal\.[A-Za-z_]\w*)\}")
 
 
 class _Terminal(Leaf):
@@ -16,20 +23,22 @@ class _Terminal(Leaf):
     def update(self) -> Status:
         if self.ctx.decision is not None:
             return Status.FAILURE
-        self.ctx.decide(self.DECISION, str(self.port("reason")))
+        board = self.ctx.blackboard
+        reason = _GOAL_QUOTE.sub(lambda m: str(board.get(m.group(1), m.group(0))), str(self.port("reason")))
+        self.ctx.decide(self.DECISION, reason)
         self.feedback_message = f"{self.DECISION.value}: {self.ctx.reason}"
         return Status.SUCCESS
 
 
 class Finalize(_Terminal):
     NODE_TYPE = leaf_type("finalize", "terminal", {
-        "reason": Port("reason", "str", default="done"),
+        "reason": Port("reason", "str", default="done", doc=QUOTES),
     }, doc="End the episode with FINALIZE.")
     DECISION = Decision.FINALIZE
 
 
 class WaitClarify(_Terminal):
     NODE_TYPE = leaf_type("wait_clarify", "terminal", {
-        "reason": Port("reason", "str", default="needs clarification"),
+        "reason": Port("reason", "str", default="needs clarification", doc=QUOTES),
     }, doc="End the episode with WAIT_CLARIFY.")
     DECISION = Decision.WAIT_CLARIFY

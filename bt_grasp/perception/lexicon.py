@@ -1,4 +1,5 @@
-"""The perceiver's vocabulary as data: categories (body, shape classes, sizes, colours), size words.
+"""The perceiver's vocabulary as data: categories (body, shape classes, sizes, colours, the words
+a goal may use for them), size words, and the phrasing a goal text is read with (query.py).
 
 Why data: the geometric backend names a segment by the known entry it fits best and grounds a
 goal text against those names, so what it can name is whatever it is told about, not code. A
@@ -57,12 +58,39 @@ class Category:
         return self.body in CUBOID_BODIES
 
 
+Pairs = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    """How a goal text is read (query.parse): words for colours and sizes (word -> the colour or
+    size it means), comparatives ("larger": rank, not a size), generic nouns ("thing"), words
+    with no meaning for the choice ("please"), and the words for any category with `block`."""
+
+    colour_words: Pairs
+    size_words: Pairs
+    comparatives: tuple[str, ...]
+    generic: tuple[str, ...]
+    ignore: tuple[str, ...]
+    any_block: tuple[str, ...]
+
+    @cached_property
+    def colours(self) -> dict[str, str]:
+        return dict(self.colour_words)
+
+    @cached_property
+    def sizes(self) -> dict[str, str]:
+        return dict(self.size_words)
+
+
 @dataclass(frozen=True)
 class Vocabulary:
-    """Size words (smallest first) and categories, in the order names are tried."""
+    """Size words (smallest first) and categories, in the order names are tried; `phrasing`
+    None reads goal texts with the shipped default's phrasing."""
 
     sizes: tuple[str, ...]
     categories: tuple[Category, ...]
+    phrasing: Phrasing | None = None
 
     @cached_property
     def by_name(self) -> dict[str, Category]:
@@ -75,7 +103,13 @@ class Vocabulary:
 
     def untextured(self) -> Vocabulary:
         """The same words for a world that draws every object in its own colour (no `looks`)."""
-        return Vocabulary(self.sizes, tuple(replace(c, looks=()) for c in self.categories))
+        return Vocabulary(self.sizes, tuple(replace(c, looks=()) for c in self.categories), self.phrasing)
+
+    def phrases(self) -> Phrasing:
+        """Its own phrasing, else the shipped default's."""
+        own = self.phrasing or default_vocabulary().phrasing
+        assert own is not None, f"{DEFAULT_FILE} has a phrasing section"
+        return own
 
     @cached_property
     def words(self) -> dict[str, tuple[str, ...]]:
@@ -111,7 +145,13 @@ class Vocabulary:
             if c.block:
                 d["block"] = True
             cats[c.name] = d
-        return {"sizes": list(self.sizes), "categories": cats}
+        out: dict[str, Any] = {"sizes": list(self.sizes), "categories": cats}
+        if self.phrasing is not None:
+            ph = self.phrasing
+            out["phrasing"] = {"colour_words": dict(ph.colour_words), "size_words": dict(ph.size_words),
+                               "comparatives": list(ph.comparatives), "generic": list(ph.generic),
+                               "ignore": list(ph.ignore), "any_block": list(ph.any_block)}
+        return out
 
 
 @cache
@@ -154,8 +194,8 @@ class _Reader:
     def vocabulary(self, data: Any) -> Vocabulary:
         top = self.mapping(data, "the vocabulary", "expected keys sizes and categories")
         for key in top:
-            if key not in ("sizes", "categories"):
-                raise UserError(f"unknown key {key!r} (expected sizes, categories)", self.file,
+            if key not in ("sizes", "categories", "phrasing"):
+                raise UserError(f"unknown key {key!r} (expected sizes, categories, phrasing)", self.file,
                                 top.key_pos[key].line, top.key_pos[key].col)
         if "categories" not in top:
             raise self.fail("no categories (add categories: NAME: {body, sizes, colours})", top)
@@ -165,7 +205,27 @@ class _Reader:
         cats = self.mapping(top["categories"], "categories", "NAME: {body, sizes, colours}")
         if not cats:
             raise self.fail("no categories (add categories: NAME: {body, sizes, colours})", top, "categories")
-        return Vocabulary(sizes, tuple(self.category(str(n), v, sizes) for n, v in cats.items()))
+        phrasing = self.phrasing(top["phrasing"]) if "phrasing" in top else None
+        return Vocabulary(sizes, tuple(self.category(str(n), v, sizes) for n, v in cats.items()), phrasing)
+
+    def pairs(self, node: Any, key: str) -> Pairs:
+        value = self.mapping(node.get(key, {}) or {}, f"phrasing.{key}", "word: what it means")
+        for k, v in value.items():
+            if not isinstance(v, str) or not str(k).strip() or not v.strip():
+                raise self.fail(f"phrasing.{key}.{k}: expected a word (word: what it means)", value, k)
+        return tuple((str(k), str(v)) for k, v in value.items())
+
+    def phrasing(self, node: Any) -> Phrasing:
+        """The phrasing section; a missing list is empty (nothing read that way)."""
+        ph = self.mapping(node, "phrasing", "keys colour_words, size_words, comparatives, generic, ignore, any_block")
+        known = ("colour_words", "size_words", "comparatives", "generic", "ignore", "any_block")
+        for key in ph:
+            if key not in known:
+                raise UserError(f"phrasing: unknown key {key!r} (one of: {', '.join(known)})", self.file,
+                                ph.key_pos[key].line, ph.key_pos[key].col)
+        return Phrasing(self.pairs(ph, "colour_words"), self.pairs(ph, "size_words"),
+                        self.words(ph, "comparatives", "phrasing"), self.words(ph, "generic", "phrasing"),
+                        self.words(ph, "ignore", "phrasing"), self.words(ph, "any_block", "phrasing"))
 
     def category(self, name: str, node: Any, sizes: tuple[str, ...]) -> Category:
         where = f"categories.{name}"

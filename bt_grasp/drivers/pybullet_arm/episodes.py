@@ -40,6 +40,7 @@ class EpisodeSpec:
     high_clutter: bool
     visibilities: dict[str, float] = field(default_factory=dict)  # objects measured while choosing
     wanted_high_clutter: bool | None = None
+    absent: str | None = None  # goal words that fit no catalogue object: the scene holds none
 
     def pose_of(self, name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         return self.poses[[o.name for o in self.objects].index(name)]
@@ -77,24 +78,41 @@ def wants_high_clutter(seed: int, share: float) -> bool:
 
 
 def _choose_objects(rng: np.random.Generator, n: int, target: str | None,
-                    objects: list[ObjectSpec] | None) -> list[ObjectSpec]:
+                    objects: list[ObjectSpec] | None) -> tuple[list[ObjectSpec], str | None, str | None]:
+    """(objects, the target's catalogue name or None, goal words that fit no object or None).
+
+    A target that is not a catalogue name is grounded (bench.goal_scene): one object its words
+    fit, chosen by the seed, and none of the others it fits; words that fit nothing leave the
+    scene without such an object. A catalogue name takes the same draws as it always did."""
     if objects is not None:
         chosen: list[ObjectSpec] = list(objects)
         if target is not None and target not in [o.name for o in chosen]:
             raise ValueError(f"target {target!r} is not among the given objects")
-        return chosen
+        return chosen, target, None
     pool = [o for o in scene.object_catalogue() if scene.fits_gripper(o)]
     by_name = {o.name.lower(): o for o in pool}
     chosen = []
-    if target is not None:
-        if target.lower() not in by_name:
-            raise ValueError(f"target {target!r} is not in the object catalogue")
+    absent = None
+    if target is not None and target.lower() not in by_name:
+        from bt_grasp.bench.goal_scene import goal_objects
+
+        fit = goal_objects(target, pool)
+        if fit.absent:
+            target, absent = None, target
+        else:
+            target = fit.fitting[int(rng.integers(len(fit.fitting)))].name
+            chosen.append(by_name[target.lower()])
+        others = {o.name for o in fit.fitting}
+        if len(pool) - len(others) < n - len(chosen):  # words that fit (nearly) anything: keep the rest
+            others = {target or ""}
+        pool = [o for o in pool if o.name not in others]
+    elif target is not None:
         chosen.append(by_name[target.lower()])
         pool = [o for o in pool if o.name.lower() != target.lower()]
     k = min(n - len(chosen), len(pool))
     idx = rng.choice(len(pool), size=k, replace=False)
     chosen += [pool[i] for i in sorted(idx)]
-    return chosen
+    return chosen, (chosen[0].name if target is not None else None), absent
 
 
 def _drop(client: int, specs: list[ObjectSpec], rng: np.random.Generator) -> list[int]:
@@ -247,7 +265,7 @@ def generate_scene(seed: int, n_objects: int = 15, target: str | None = None,
     camera = camera or default_camera(256)
     reachable = reachable if reachable is not None else _default_reachable()
     want_high = wants_high_clutter(seed, high_clutter_share)
-    specs = _choose_objects(rng, n_objects, target, objects)
+    specs, target, absent = _choose_objects(rng, n_objects, target, objects)
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError("object names in an episode must be unique")
@@ -292,7 +310,7 @@ def generate_scene(seed: int, n_objects: int = 15, target: str | None = None,
             v = vis[names[pick]]
             result = EpisodeSpec(seed=seed, objects=specs, target=names[pick], poses=poses,  # type: ignore[arg-type]
                                  visibility=v, high_clutter=v < HIGH_CLUTTER_VISIBILITY, visibilities=vis,
-                                 wanted_high_clutter=None if target is not None else want_high)
+                                 wanted_high_clutter=None if target is not None else want_high, absent=absent)
             if chosen is not None:
                 return result
             best = best or result  # wrong clutter class: drop again, keep this one as the fallback

@@ -36,7 +36,8 @@ class GroundTruthMixin:
         return {b: s.name for b, s in self.bodies.items()}
 
     def task(self) -> str | None:
-        return self.spec.target if self.spec else None
+        """The scene's target; None when the goal's words fit no object the scene could hold."""
+        return self.spec.target if self.spec and not self.spec.absent else None
 
     def _body_named(self, name: str) -> int | None:
         return next((b for b, s in self.bodies.items() if s.name == name), None)
