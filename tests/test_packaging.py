@@ -121,6 +121,15 @@ def test_a_plain_install_runs_by_name_from_any_folder(installed, tmp_path):
     assert probe.stdout.strip() == str(installed / "bt_grasp" / "robots")
 
 
+def test_a_plain_install_resolves_the_includes_of_shipped_trees(installed, tmp_path):
+    """The mobile trees include '../fetch_and_place.yaml': the include root marker must ship."""
+    assert (installed / "bt_grasp" / "trees" / ".bt-grasp-root").is_file()
+    checked = _cli(["validate", "mobile/fetch_no_watchdog", "mobile/fetch_no_retry"], tmp_path,
+                   _pythonpath(installed))
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.count(": ok") == 2
+
+
 def test_validate_and_export_take_shipped_names_too(capsys):
     from bt_grasp.cli import main
 
