@@ -325,6 +325,8 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
 # (which lists them with this help text) stays fast.
 ALL = "*"
 EXTERNAL: list[tuple[str, str, dict[str, str]]] = [
+    ("bt_grasp.profile_cli", "add_profile_parser",
+     {"profile": "list the shipped robot profiles or print one to copy"}),
     ("bt_grasp.watchdog.cli", "add_watchdog_parser",
      {"watchdog": "record, evaluate and calibrate the grasp Watchdog"}),
     ("bt_grasp.interop.cli", "add_interop_parsers",
