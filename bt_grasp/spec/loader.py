@@ -91,7 +91,7 @@ class _Loader:
                  given_key_pos: dict[str, Pos], where: Pos | None) -> _Doc:
         data = load_positioned(text, display)
         data = self._check_shape(data, display)
-        self._register_user_nodes(data)
+        self._register_user_nodes(data, _file_folder(display))
         declared = declared_params(data.get("params"), data.val_pos.get("params", data.pos))
         params = bind_params(declared, given, given_key_pos, where or Pos(display, 1, 1))
         root_raw, root_pos = substitute(data["root"], data.val_pos["root"], params)
@@ -130,7 +130,7 @@ class _Loader:
         parse_budgets(data.get("budgets"), data.val_pos.get("budgets", data.pos))
         return data
 
-    def _register_user_nodes(self, data: PosDict) -> None:
+    def _register_user_nodes(self, data: PosDict, folder: Path | None) -> None:
         raw = data.get("nodes")
         if raw is None:
             return
@@ -143,7 +143,7 @@ class _Loader:
             if not self._copied:
                 self.registry, self._copied = copy_registry(self.registry), True
             try:
-                self.registry.load_user_class(ref)
+                self.registry.load_user_class(ref, folder)
             except UserError as exc:
                 raise fail(exc.message, pos) from None
             except Exception as exc:  # a user module that fails on import must not crash validate
@@ -206,6 +206,13 @@ class _Loader:
             budgets=parse_budgets(data.get("budgets"), data.val_pos.get("budgets", data.pos)),
             root=root, file=display, source=text, includes=list(self.includes),
             user_nodes=list(self.user_nodes), registry=self.registry)
+
+
+def _file_folder(display: str) -> Path | None:
+    """The folder of the tree file being read (where its own node modules may lie), or None for
+    text that is no file."""
+    path = Path(display)
+    return path.resolve().parent if path.is_file() else None
 
 
 class _FileCtx:
