@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.default_registry import default_registry
-from bt_grasp.errors import UserError, did_you_mean, excerpt
+from bt_grasp.errors import UserError, UserErrors, did_you_mean, excerpt
 from bt_grasp.registry import Registry
 from bt_grasp.spec.includes import (
     MAX_INCLUDES,
@@ -23,7 +23,7 @@ from bt_grasp.spec.includes import (
     substitute,
 )
 from bt_grasp.spec.model import Budgets, NodeSpec, Pos, TreeSpec
-from bt_grasp.spec.parse import fail, parse_node
+from bt_grasp.spec.parse import fail, parse_node, record
 from bt_grasp.spec.validate import assign_ids, check_labels, check_unique_ids, file_nodes, splice_includes
 from bt_grasp.spec.yaml_pos import (
     MAX_BYTES,
@@ -85,6 +85,7 @@ class _Loader:
         self.nodes = 0  # nodes parsed so far, across includes
         self.expansions = 0  # include nodes expanded
         self.roots: list[Path] = []  # folders includes may be read from
+        self.errors: list[UserError] = []  # node errors of the whole tree so far (parse.record)
 
     # -- one file --------------------------------------------------------------------------
     def load_doc(self, text: str, display: str, base_dir: Path, given: dict[str, ParamValue],
@@ -95,7 +96,13 @@ class _Loader:
         declared = declared_params(data.get("params"), data.val_pos.get("params", data.pos))
         params = bind_params(declared, given, given_key_pos, where or Pos(display, 1, 1))
         root_raw, root_pos = substitute(data["root"], data.val_pos["root"], params)
-        root = parse_node(root_raw, root_pos, _FileCtx(self, base_dir))
+        try:
+            root = parse_node(root_raw, root_pos, _FileCtx(self, base_dir))
+        except UserError as exc:  # the root itself: recorded with what its sub-nodes gave
+            record(_FileCtx(self, base_dir), exc)
+            raise UserErrors(self.errors) from None
+        if self.errors:
+            raise UserErrors(self.errors)
         own = list(file_nodes(root))
         check_unique_ids(own, only_given=True)
         # Included nodes are about to be prefixed "<include id>/", so they never clash with a
@@ -161,7 +168,7 @@ class _Loader:
             raise fail(f"{type_name} needs 'file:' (a tree file, relative to this one)", pos)
         self.expansions += 1
         if self.expansions > MAX_INCLUDES:
-            raise fail(f"more than {MAX_INCLUDES} includes in one tree", pos)
+            raise UserErrors([fail(f"more than {MAX_INCLUDES} includes in one tree", pos)], final=True)
         path, display = resolve_include(fields["file"], fields.val_pos["file"], base_dir, self.stack,
                                         self.roots)
         raw_params = fields.get("params")
@@ -233,6 +240,10 @@ class _FileCtx:
     @depth.setter
     def depth(self, value: int) -> None:
         self.loader.depth = value
+
+    @property
+    def errors(self) -> list[UserError]:
+        return self.loader.errors
 
     @property
     def nodes(self) -> int:
