@@ -82,6 +82,22 @@ def test_docs_node_reference_is_generated_from_the_registry(capsys):
         "docs/nodes.md is stale: run `bt-grasp nodes > docs/nodes.md`"
 
 
+def test_the_node_reference_says_which_outcomes_succeed():
+    """Every leaf with outcomes names its SUCCESS outcomes; port-dependent outcomes are listed."""
+    from bt_grasp.default_registry import default_registry
+    from bt_grasp.node_docs import outcome_line
+
+    reg = default_registry()
+    assert outcome_line(reg.get("locate_object")).startswith(
+        "Outcomes: found, occluded, not_found, ambiguous (with `ambiguity: report`) — SUCCESS on found, occluded;")
+    assert "dropped (with `check_hold: true`)" in outcome_line(reg.get("lift"))
+    for nt in reg:
+        success = getattr(nt.factory, "SUCCESS_OUTCOMES", frozenset())
+        if nt.outcomes and success:
+            assert f"SUCCESS on {', '.join(o for o in nt.alphabet({**{p: v.default for p, v in nt.ports.items()}}) if o in success)}" \
+                in outcome_line(nt), nt.name
+
+
 def test_run_json_on_stdout_is_machine_readable_in_a_fresh_process():
     proc = subprocess.run([sys.executable, "-m", "bt_grasp.cli", "run", str(ROOT / "trees" / "clutter.yaml"),
                            "--image-size", "256", "--json"], capture_output=True, text=True, cwd=ROOT)
