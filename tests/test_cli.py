@@ -103,3 +103,15 @@ def test_run_json_on_stdout_is_machine_readable_in_a_fresh_process():
                            "--image-size", "256", "--json"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["decision"] in ("FINALIZE", "WAIT_CLARIFY")
+
+
+def test_bench_help_says_what_a_bare_bench_runs(capsys):
+    """A bare `bt-grasp bench` is 300 episodes on every core: --help must say so before it starts."""
+    import os
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "3 trees x 1 seed x 100 episodes = 300 episodes at 512 px on every core" in text
+    assert f"(default: every core, {os.cpu_count() or 1} here)" in text
+    assert "(default clutter open_loop remove_all)" in text and "(default 100)" in text
