@@ -52,8 +52,11 @@ def _load(path: str):
 
 def cmd_run(args: argparse.Namespace) -> int:
     from bt_grasp.episode import run_episode
+    from bt_grasp.proof_note import unproven_note
     from bt_grasp.resources import tree_path
 
+    if note := unproven_note(tree_path(args.tree)):
+        print(note, file=sys.stderr)
     observers = _tool_observers(args)
     if args.live and args.live != "foxglove":
         from bt_grasp.live.view import TerminalView

@@ -1,0 +1,68 @@
+"""`bt-grasp run`'s note when the tree it runs is not PROVEN: one stderr line, once per run.
+
+A tree the verifier cannot prove may end on the tick cap or with "no decision"; saying so before
+the run lets the user tell a tree problem from a robot problem. The verifier's answer depends only
+on the tree (includes expanded), its node classes and the verifier's code, so it is kept in a
+small cache ($XDG_CACHE_HOME/bt_grasp/verified, one empty file per proven tree): the clutter
+tree's proof takes seconds, the check of a cached one milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from bt_grasp.errors import UserError
+
+
+def cache_dir() -> Path:
+    """Where proven trees are remembered ($XDG_CACHE_HOME or ~/.cache, then bt_grasp/verified)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "bt_grasp" / "verified"
+
+
+def _verifier_stamp() -> str:
+    """The verifier's code as it is installed (sizes and times of its files) and bt_grasp's version."""
+    import bt_grasp
+    import bt_grasp.verifier as verifier
+
+    files = sorted(Path(verifier.__file__).parent.glob("*.py"))
+    return bt_grasp.__version__ + "".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+
+
+def tree_key(spec: Any) -> str:
+    """A digest of what the verifier's answer depends on."""
+    from bt_grasp.spec.dump import dump_tree
+
+    text = dump_tree(spec) + "\n".join(spec.user_nodes) + _verifier_stamp()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def unproven_note(tree: str) -> str | None:
+    """One line when the tree at `tree` is not PROVEN, else None (a tree that does not load is
+    left to the run itself to report)."""
+    from bt_grasp.spec.loader import load_tree
+
+    try:
+        spec = load_tree(tree)
+    except UserError:
+        return None
+    marker = cache_dir() / tree_key(spec)
+    if marker.exists():
+        return None
+    from bt_grasp.verifier.core import verify_tree
+
+    result = verify_tree(spec)
+    if result.proven:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass  # a read-only home: verified again next time, nothing else lost
+        return None
+    why = ("a run can end without a decision" if result.counterexample
+           else "the verifier stopped at its limits before proving it")
+    return (f"{tree}: warning: not PROVEN ({why}); the run may end on the tick cap or with no decision "
+            f"(bt-grasp verify {tree} shows why)")
