@@ -171,7 +171,7 @@ def cmd_dot(args: argparse.Namespace) -> int:
                             file=src)
         spec = _load(src)
         graph = build_graph(structure(spec.root), title=spec.name)
-    text = write_graph(graph, args.out)
+    text = write_graph(graph, args.out, force=args.force)
     if args.out is None or args.out == "-":
         sys.stdout.write(text)
     return 0
@@ -271,6 +271,7 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--tick", type=int, default=None)
     p.add_argument("--summary", action="store_true")
     add_out_argument(p, "out.dot | out.svg | out.png (default: DOT on standard output)", default=None)
+    p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     p.set_defaults(func=cmd_dot)
 
     p = sub.add_parser("nodes", help="print the node type reference (markdown)")
