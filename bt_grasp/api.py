@@ -31,6 +31,7 @@ from bt_grasp.outcomes import OutcomeEvent
 from bt_grasp.perception.lexicon import default_vocabulary
 from bt_grasp.perception.types import Perceiver
 from bt_grasp.profile import RobotProfile, load_profile
+from bt_grasp.quiet import import_pybullet_quietly
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult
 from bt_grasp.spec.model import Budgets, TreeSpec
@@ -339,6 +340,8 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     watchers = observers_from(on_event=[on_event] if callable(on_event) else on_event,
                               on_tick=[on_tick] if callable(on_tick) else on_tick) + list(observers)
     own_driver = driver is None or isinstance(driver, str)
+    if own_driver:  # a simulated robot may import pybullet: without its banner, as on the command line
+        import_pybullet_quietly()
     options: dict[str, Any] = {"gui": gui, "lighting": lighting, "image_size": image_size}
     if isinstance(driver, str):
         robot_driver = plugins.make_driver(driver, profile, **options)

@@ -256,3 +256,21 @@ def test_numpy_port_values_are_written_as_plain_numbers():
                                       api.leaf("finalize"))).spec()
     height = spec.node("lift").params["height"]
     assert height == pytest.approx(0.25) and type(height) is float
+
+
+def test_api_run_hides_the_pybullet_banner_like_the_cli(tmp_path):
+    """A script's output is its own: no 'pybullet build time' line from a simulated run."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    script = "from bt_grasp import api\nprint(api.run('open_loop', image_size=64).decision)\n"
+    env = {k: v for k, v in os.environ.items() if k != "BT_GRASP_VERBOSE"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "pybullet build time" not in done.stdout + done.stderr
+    assert done.stdout.strip() in ("Decision.FINALIZE", "Decision.WAIT_CLARIFY", "FINALIZE", "WAIT_CLARIFY")
