@@ -115,3 +115,25 @@ def test_bench_help_says_what_a_bare_bench_runs(capsys):
     assert "3 trees x 1 seed x 100 episodes = 300 episodes at 512 px on every core" in text
     assert f"(default: every core, {os.cpu_count() or 1} here)" in text
     assert "(default clutter open_loop remove_all)" in text and "(default 100)" in text
+
+
+def test_a_scenarios_run_that_fails_before_its_first_trial_leaves_no_results_file(tmp_path, monkeypatch, capsys):
+    """A missing extra (or any failure before the first trial) writes nothing under -o."""
+    import bt_grasp.mobile.scenarios as scenarios
+    from bt_grasp.errors import BackendUnavailable
+
+    def missing(*args, **kwargs):
+        raise BackendUnavailable("the simulated Stretch needs its URDF: pip install 'bt_grasp[stretch-sim]'")
+
+    monkeypatch.setattr(scenarios, "run_suite", missing)
+    out = tmp_path / "runs"
+    assert main(["scenarios", "--trials", "1", "-o", str(out)]) == 2
+    assert "stretch-sim" in capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()
+
+
+def test_an_unknown_scenario_is_one_line_on_stderr_with_a_hint(capsys):
+    assert main(["scenarios", "--scenario", "single_targt"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "unknown scenario 'single_targt' (did you mean single_target?)" in captured.err
