@@ -68,20 +68,22 @@ def parse(text: str, where: str = str(LIST)) -> list[Entry]:
     return entries
 
 
-def yaml_blocks(doc: Path) -> list[str]:
-    return re.findall(r"^```yaml\n(.*?)^```$", doc.read_text(encoding="utf-8"), flags=re.S | re.M)
+def blocks(doc: Path, language: str = "yaml") -> list[str]:
+    """The fenced code blocks of `language` in a markdown file, in order."""
+    return re.findall(rf"^```{language}\n(.*?)^```$", doc.read_text(encoding="utf-8"), flags=re.S | re.M)
 
 
 def script(entries: list[Entry]) -> str:
     """One bash script running every entry in order; the first failure exits 1, naming it."""
     out = ["set -u", 'log="$(mktemp)"']
-    used: dict[str, int] = {}
+    used: dict[tuple[str, str], int] = {}
     for e in entries:
         if e.mark == "=":
-            target, doc = e.text.split()
-            n = used.get(doc, 0)
-            used[doc] = n + 1
-            body = yaml_blocks(CHECKOUT / doc)[n]
+            target, doc, *language = e.text.split()
+            key = (doc, language[0] if language else "yaml")
+            n = used.get(key, 0)
+            used[key] = n + 1
+            body = blocks(CHECKOUT / doc, key[1])[n]
             out.append(f"printf '%s' {shlex.quote(body)} > {shlex.quote(target)}")
             continue
         command = e.command

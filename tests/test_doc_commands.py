@@ -90,7 +90,7 @@ def test_the_list_runs_each_kind_of_command_a_user_is_told_to_run():
                   "bt-grasp import", "bt-grasp trace convert", "bt-grasp watch", "bt-grasp scenarios",
                   "bt-grasp bench", "bt-grasp serve", "bt-grasp perceive", "bt-grasp watchdog record",
                   "bt-grasp watchdog calibrate", "bt-grasp watchdog eval", "bt-grasp profile show",
-                  "python -m bt_grasp.examples"):
+                  "python -m bt_grasp.examples", "python mcp_client.py"):
         assert any(c.startswith(words) for c in ran), words
     bench = next(c for c in ran if c.startswith("bt-grasp bench"))
     assert "--episodes 1" in bench and "--image-size 128" in bench  # CI stays quick
@@ -98,15 +98,16 @@ def test_the_list_runs_each_kind_of_command_a_user_is_told_to_run():
     assert all(len(e.skip) > 10 for e in skipped), "a skipped command says why"
 
 
-def test_every_yaml_file_the_list_writes_comes_from_its_doc():
+def test_every_file_the_list_writes_comes_from_its_doc():
     entries = [e for e in listed() if e.mark == "="]
     assert entries
-    counts: dict[str, int] = {}
+    counts: dict[tuple[str, str], int] = {}
     for e in entries:
-        _, doc = e.text.split()
-        counts[doc] = counts.get(doc, 0) + 1
-    for doc, n in counts.items():
-        assert len(_runner().yaml_blocks(ROOT / doc)) >= n, doc
+        _, doc, *language = e.text.split()
+        key = (doc, language[0] if language else "yaml")
+        counts[key] = counts.get(key, 0) + 1
+    for (doc, language), n in counts.items():
+        assert len(_runner().blocks(ROOT / doc, language)) >= n, (doc, language)
 
 
 def test_a_malformed_list_line_names_its_line():
