@@ -2,7 +2,7 @@
 
 A tree the verifier cannot prove may end on the tick cap or with "no decision"; saying so before
 the run lets the user tell a tree problem from a robot problem. The verifier's answer depends only
-on the tree (includes expanded), its node classes and the verifier's code, so it is kept in a
+on the tree's files, its node classes and bt_grasp's code, so it is kept in a
 small cache ($XDG_CACHE_HOME/bt_grasp/verified, one empty file per proven tree): the clutter
 tree's proof takes seconds, the check of a cached one milliseconds.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +28,26 @@ def cache_dir() -> Path:
     return Path(base) / "bt_grasp" / "verified"
 
 
-def _verifier_stamp() -> str:
-    """The verifier's code as it is installed (sizes and times of its files) and bt_grasp's version."""
+def _code_stamp() -> str:
+    """bt_grasp's code as installed (every module's size and time) and its version: a change to
+    a node type's outcomes or to the verifier changes the answer, so it changes the key."""
     import bt_grasp
-    import bt_grasp.verifier as verifier
 
-    files = sorted(Path(verifier.__file__).parent.glob("*.py"))
-    return bt_grasp.__version__ + "".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+    package = Path(bt_grasp.__file__).parent
+    files = sorted(package.rglob("*.py"))
+    return bt_grasp.__version__ + "".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
 
 
 def tree_key(spec: Any) -> str:
-    """A digest of what the verifier's answer depends on."""
-    from bt_grasp.spec.dump import dump_tree
-
-    text = dump_tree(spec) + "\n".join(spec.user_nodes) + _verifier_stamp()
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """A digest of what the verifier's answer depends on: the tree's files (includes too), the
+    modules of its own node classes, and bt_grasp's code."""
+    parts = [spec.source or "", *(Path(p).read_text(encoding="utf-8") for p in spec.includes)]
+    for ref in spec.user_nodes:
+        module = sys.modules.get(ref.partition(":")[0])
+        source = getattr(module, "__file__", None)
+        parts.append(ref + (Path(source).read_text(encoding="utf-8") if source else ""))
+    parts.append(_code_stamp())
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
 def unproven_note(tree: str) -> str | None:

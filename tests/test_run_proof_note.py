@@ -56,3 +56,18 @@ def test_verify_explains_a_loop_without_choices(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[-2].startswith("COUNTEREXAMPLE: loop")
     assert out[-1].startswith("  no outcome is chosen on the way: every run does this")
+
+
+def test_the_key_follows_the_tree_s_files_not_where_it_was_loaded_from(tmp_path):
+    """An edit to an included file changes the key (the proof is redone); the same text elsewhere does not."""
+    from bt_grasp.proof_note import tree_key
+    from bt_grasp.spec.loader import load_tree
+
+    (tmp_path / ".bt-grasp-root").write_text("")
+    (tmp_path / "part.yaml").write_text("tree: part\nroot: {wait_clarify: {reason: a}}\n")
+    top = tmp_path / "top.yaml"
+    top.write_text("tree: top\nroot: {include: {file: part.yaml}}\n")
+    before = tree_key(load_tree(top))
+    assert tree_key(load_tree(top)) == before
+    (tmp_path / "part.yaml").write_text("tree: part\nroot: {wait_clarify: {reason: b}}\n")
+    assert tree_key(load_tree(top)) != before
