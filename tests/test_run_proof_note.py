@@ -58,8 +58,8 @@ def test_verify_explains_a_loop_without_choices(tmp_path, capsys):
     assert out[-1].startswith("  no outcome is chosen on the way: every run does this")
 
 
-def test_the_key_follows_the_tree_s_files_not_where_it_was_loaded_from(tmp_path):
-    """An edit to an included file changes the key (the proof is redone); the same text elsewhere does not."""
+def test_the_key_follows_the_tree_s_files_includes_too(tmp_path):
+    """The same files give the same key; an edit to an included file changes it (the proof is redone)."""
     from bt_grasp.proof_note import tree_key
     from bt_grasp.spec.loader import load_tree
 
