@@ -199,3 +199,6 @@ def test_calibrate_refuses_to_write_thresholds_it_could_not_score(tmp_path: Path
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "could not be scored" in err and "watchdog record" in err
     assert not new.exists()
+    nowhere = tmp_path / "robots" / "mine.yaml"
+    assert main(["watchdog", "calibrate", str(d), "-o", str(nowhere)]) == 2
+    assert "no folder" in capsys.readouterr().err and not nowhere.parent.exists()

@@ -156,6 +156,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_file():
         raise UserError("output exists and is not a file", file=args.out)
+    if not out.parent.is_dir():
+        raise UserError(f"no folder {out.parent} to write into (create it, or choose another -o)", file=args.out)
     start = args.robot or (args.out if out.exists() else "ur5e_robotiq")
     prof = _profile(start)
     traces = load_dataset(args.traces)
