@@ -167,3 +167,18 @@ def test_the_mcp_page_client_example_runs_as_written(tmp_path):
     lines = done.stdout.splitlines()
     assert re.fullmatch(r"\d+ objects; grasping the .+", lines[0]), done.stdout
     assert re.fullmatch(r"\w+ \| actions left: [23]", lines[1]), done.stdout
+
+
+def test_the_groot2_limits_quote_the_node_counts_of_clutter():
+    """docs/observability.md: `clutter` has N nodes, and the parts it suggests have theirs."""
+    from bt_grasp.observe.groot2_xml import groot2_tree
+    from bt_grasp.spec.loader import load_tree
+    from bt_grasp.structure import structure
+
+    text = " ".join((ROOT / "docs" / "observability.md").read_text(encoding="utf-8").split())
+    tree = structure(load_tree(ROOT / "trees" / "clutter.yaml").root)
+    assert f"`clutter` has {groot2_tree(tree).count}." in text
+    parts = re.findall(r"`([\w/]+)` \((\d+)(?: nodes)?\)", text.split("In `clutter`, for instance:", 1)[1][:200])
+    assert len(parts) == 4
+    for node, count in parts:
+        assert groot2_tree(tree, subtree=node).count == int(count), node
