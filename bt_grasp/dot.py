@@ -13,7 +13,7 @@ import pydot
 from bt_grasp.errors import UserError
 from bt_grasp.live.state import state_at
 from bt_grasp.structure import iter_structure
-from bt_grasp.trace import Trace
+from bt_grasp.trace import Trace, clock_of
 
 RUNNING_LEAF = "RUNNING leaf"  # a leaf whose work goes on across ticks (a motion under way)
 STATUS_COLOURS = {"SUCCESS": "#8fd18f", "FAILURE": "#f08c8c", "RUNNING": "#f5e27a",
@@ -122,7 +122,7 @@ def tick_graph(trace: Trace, tick: int) -> pydot.Dot:
         running = f"running {seconds:.2f} s, {n} tick{'s' if n != 1 else ''}"
         notes[node] = f"{notes[node]}\\n{running}" if node in notes else running
     return build_graph(trace.header["structure"], status, notes,
-                       title=f"{trace.header.get('tree')} tick {tick} (clock {rec['clock']:.2f} s)")
+                       title=f"{trace.header.get('tree')} tick {tick} (clock {clock_of(rec):.2f} s)")
 
 
 def summary_graph(trace: Trace) -> pydot.Dot:

@@ -1,8 +1,14 @@
 """Trace files: JSONL with a header, one line per tick, and a final line; flushed per tick so a
-killed run (and `bt-grasp watch`) sees every whole tick, synced to disk at most once a second."""
+killed run (and `bt-grasp watch`) sees every whole tick, synced to disk at most once a second.
+
+Every line is strict JSON: a number that is not finite (NaN, an infinite clock) is written as
+null, so any JSON reader takes the file. A trace that cannot be written is refused before the
+robot moves (its header is written and synced first); one that fails later (a disk that fills)
+stops with one warning line while the run goes on to its decision."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -16,6 +22,7 @@ import numpy as np
 
 from bt_grasp.errors import UserError
 from bt_grasp.observers import Record, RecordObserver
+from bt_grasp.outputs import output_error, warn
 
 if TYPE_CHECKING:
     from bt_grasp.runner import EpisodeResult
@@ -36,7 +43,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+        return value if math.isfinite(value) else None
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, np.generic):
@@ -68,32 +75,97 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return f"<{cls}>"
 
 
+def finite(value: Any) -> Any:
+    """`value` with every float that is not finite replaced by None (JSON has no NaN/Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 # One encoder for every line: the stdlib's C encoder, without the per-call set-up of json.dumps.
-# Output is byte for byte what json.dumps(record, separators=(",", ":")) gives.
-_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+# Output is byte for byte what json.dumps(record, separators=(",", ":")) gives; allow_nan=False
+# makes a non-finite number an error, caught to write the record again through `finite`.
+_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False).encode
+
+
+def encode_record(record: Any) -> str:
+    """`record` as one line of strict JSON (non-finite numbers as null)."""
+    try:
+        return _ENCODE(record)
+    except ValueError:  # NaN or Infinity somewhere: rare, so only then walk the record
+        return _ENCODE(finite(record))
+
+
+def clock_of(record: dict[str, Any], default: float = 0.0) -> float:
+    """A record's clock in seconds; `default` where it has none or it is not a finite number
+    (null in a trace, NaN/Infinity in one written before they became null)."""
+    value = record.get("clock")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return default
 
 
 class TraceWriter(RecordObserver):
     """Writes one JSON object per line, as a run's observer (header, ticks, final, then closed).
     Each record is flushed to the OS as a whole line, so a killed run leaves every finished tick
-    and a reader following the file never sees half a record it must wait for; the file is fsynced at most once per `sync_interval` seconds and on
-    close (a per-tick fsync costs milliseconds, more than the tick itself)."""
+    and a reader following the file never sees half a record it must wait for; the file is
+    fsynced at most once per `sync_interval` seconds and on close (a per-tick fsync costs
+    milliseconds, more than the tick itself).
+
+    The first record is synced at once, and a file that cannot take it is a UserError (nothing
+    has moved yet). A later write that fails (disk full) stops the trace with one warning line:
+    the lines before it stay whole, the run is not disturbed."""
 
     def __init__(self, path: str | Path, sync_interval: float = 1.0) -> None:
         super().__init__()
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = self.path.open("w", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh: IO[str] = self.path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(output_error("trace", exc), file=str(path)) from None
         self.sync_interval = sync_interval
         self._synced = time.monotonic()
+        self.lines = 0  # records written whole
+        self.failed: str | None = None  # why the trace stopped, once it has
 
     def write(self, record: dict[str, Any], sync: bool = True) -> None:
         """Append `record` as one line; `sync=False` never fsyncs this record."""
-        fh = self._fh
-        fh.write(_ENCODE(record) + "\n")
-        fh.flush()
-        if sync and time.monotonic() - self._synced >= self.sync_interval:
-            self.sync()
+        if self.failed is not None:
+            return
+        try:
+            fh = self._fh
+            fh.write(encode_record(record) + "\n")
+            fh.flush()
+            if self.lines == 0 or (sync and time.monotonic() - self._synced >= self.sync_interval):
+                self.sync()
+        except OSError as exc:
+            self._fail(exc)
+        else:
+            self.lines += 1
+
+    def _fail(self, exc: OSError) -> None:
+        """The first record failing refuses the trace; a later one stops it with a warning."""
+        self.failed = output_error("trace", exc)
+        self._discard()
+        if self.lines == 0:
+            raise UserError(self.failed, file=str(self.path)) from None
+        warn(f"{self.path}: {self.failed}; the trace stops after {self.lines} whole lines, "
+             "the run goes on")
+
+    def _discard(self) -> None:
+        """Close the file, dropping what the OS refused (closing would only fail again)."""
+        buffer = getattr(self._fh, "buffer", None)
+        raw = getattr(buffer, "raw", None)
+        with contextlib.suppress(OSError, ValueError):
+            if raw is not None:
+                raw.close()  # the descriptor, without flushing the buffers that hold the refused line
+        with contextlib.suppress(OSError, ValueError):
+            self._fh.close()
 
     def sync(self) -> None:
         """Flush and fsync now (the header, the final record)."""
@@ -102,9 +174,15 @@ class TraceWriter(RecordObserver):
         self._synced = time.monotonic()
 
     def close(self) -> None:
-        if not self._fh.closed:
+        if self.failed is not None or self._fh.closed:
+            return
+        try:
             self.sync()
             self._fh.close()
+        except OSError as exc:
+            self.failed = output_error("trace", exc)
+            self._discard()
+            warn(f"{self.path}: {self.failed}; the trace ends after {self.lines} whole lines")
 
     def record(self, rec: Record) -> None:
         self.write(rec)
@@ -173,7 +251,8 @@ def _check_record(kind: str, rec: dict[str, Any]) -> None:
     elif kind == "tick":
         _need(isinstance(rec.get("tick"), int) and not isinstance(rec.get("tick"), bool),
               "tick record needs an integer 'tick'")
-        _need(_is_num(rec.get("clock")), "tick record needs a number 'clock'")
+        _need(_is_num(rec.get("clock")) or rec.get("clock") is None,
+              "tick record needs a number 'clock' (null where it was not finite)")
         visited = rec.get("visited")
         _need(isinstance(visited, list) and all(
             isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in visited),

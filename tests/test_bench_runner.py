@@ -131,3 +131,88 @@ def _running(pid: int) -> bool:
         return False
     except OSError:
         return os.path.exists(f"/proc/{pid}")
+
+
+def test_a_torn_last_line_is_dropped_with_one_warning_and_the_file_repaired(tmp_path, monkeypatch, capsys):
+    tasks = make_tasks(["trees/a.yaml"], [0], 3, ["easy"], ["sim"], 64)
+    out = tmp_path / "results.jsonl"
+    out.write_text(json.dumps({"key": tasks[0].key, "task_success": True}) + "\n"
+                   + '{"key": "' + tasks[1].key + '", "task_succ')  # torn by a kill
+    calls: list[str] = []
+    monkeypatch.setattr(bench_runner, "run_task", fake_run(calls))
+    run_bench(tasks, out, workers=1, progress=False)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bt-grasp: warning: {out}: dropped a torn last line")
+    assert sorted(calls) == sorted(t.key for t in tasks[1:])
+    lines = out.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line) for line in lines)  # every line valid again
+
+
+def test_a_worker_killed_mid_benchmark_is_one_line_and_a_rerun_resumes(tmp_path, monkeypatch, capsys):
+    tasks = make_tasks(["trees/a.yaml"], [0], 4, ["easy"], ["sim"], 64)
+    out = tmp_path / "results.jsonl"
+
+    def dying(todo, workers):
+        from concurrent.futures.process import BrokenProcessPool
+
+        yield fake_run([])(todo[0])
+        try:
+            raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+        except BrokenProcessPool:
+            raise bench_runner.WorkerDied("a worker process died (killed, or out of memory)") from None
+
+    monkeypatch.setattr(bench_runner, "_local_iter", dying)
+    with pytest.raises(bench_runner.WorkerDied, match="after 1 new episodes; the finished ones are kept"):
+        run_bench(tasks, out, workers=2, progress=False)
+    assert len(load_records(out)) == 1
+    monkeypatch.undo()
+    calls: list[str] = []
+    monkeypatch.setattr(bench_runner, "run_task", fake_run(calls))
+    run_bench(tasks, out, workers=1, progress=False)
+    assert sorted(calls) == sorted(t.key for t in tasks[1:])
+
+
+def test_a_real_pool_worker_killed_with_sigkill_ends_bench_in_one_line(tmp_path, capsys):
+    """The pool's BrokenProcessPool becomes one line and exit 1, the finished record kept."""
+    script = tmp_path / "kill.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        "from bt_grasp.bench import runner\n"
+        "from bt_grasp.bench.tasks import make_tasks\n"
+        "def task(t):\n"
+        "    if t.episode == 1:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return {'key': t.key, 'task_success': True}\n"
+        "runner.run_task = task\n"
+        "if __name__ == '__main__':\n"
+        "    tasks = make_tasks(['trees/a.yaml'], [0], 2, ['easy'], ['sim'], 64)\n"
+        "    try:\n"
+        "        runner.run_bench(tasks, sys.argv[1], workers=2, progress=False)\n"
+        "    except runner.WorkerDied as exc:\n"
+        "        print(exc, file=sys.stderr)\n"
+        "        sys.exit(1)\n")
+    out = tmp_path / "results.jsonl"
+    proc = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 1, proc.stderr
+    assert "a worker process died" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bench_out_naming_a_regular_file_is_one_line_exit_2(tmp_path, capsys):
+    target = tmp_path / "results.txt"
+    target.write_text("x")
+    assert main(["bench", "--trees", "clutter", "--episodes", "1", "-o", str(target)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{target}: is a file; -o names the folder")
+
+
+def test_bench_reports_a_dead_worker_in_one_line_with_exit_1(tmp_path, monkeypatch, capsys):
+    def dies(*_args, **_kwargs):
+        raise bench_runner.WorkerDied(f"{tmp_path}/results.jsonl: a worker process died (killed, or out "
+                                      "of memory) after 3 new episodes; the finished ones are kept, "
+                                      "run the same command again to resume")
+
+    monkeypatch.setattr(bench_runner, "run_bench", dies)
+    assert main(["bench", "--trees", "clutter", "--episodes", "1", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a worker process died" in err[0] and "run the same command again" in err[0]

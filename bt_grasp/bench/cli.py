@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from bt_grasp.cliargs import add_out_argument
+from bt_grasp.errors import UserError
 
 DEFAULT_TREES = ["clutter", "open_loop", "remove_all"]
 
@@ -56,12 +57,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from .report import markdown, write_report
     from .results import load_records
-    from .runner import run_bench
+    from .runner import WorkerDied, run_bench
     from .splits import seeds_for
     from .tasks import make_tasks
 
     args.seeds = seeds_for(args.split, args.seeds, [0])
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError("is a file; -o names the folder the benchmark writes (results.jsonl, "
+                        "report.md, plots)", file=args.out)
     results = out / "results.jsonl"
     args.trees = [tree_path(t) for t in args.trees]
     if args.report_only:
@@ -76,12 +80,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
                            None if args.no_traces else str((out / "traces").resolve()),
                            None if args.no_scene_cache else str((out / "scene_cache").resolve()),
                            interleave=args.workers)
-        records = run_bench(tasks, results, workers=args.workers, backend=args.backend,
-                            progress=not args.no_progress)
+        try:
+            records = run_bench(tasks, results, workers=args.workers, backend=args.backend,
+                                progress=not args.no_progress)
+        except WorkerDied as exc:
+            print(exc, file=sys.stderr)
+            return 1
     if not records:
         print(f"{results}: no episode records", file=sys.stderr)
         return 1
-    md, pngs = write_report(records, out)
+    try:
+        md, pngs = write_report(records, out)
+    except OSError as exc:
+        from bt_grasp.outputs import output_error
+
+        raise UserError(output_error("report", exc) + f"; {results} is complete", file=str(out)) from None
     print(markdown(records))
     print(f"wrote {results}, {md}, " + ", ".join(str(p) for p in pngs), file=sys.stderr)
     return 0

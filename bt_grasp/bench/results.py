@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from bt_grasp.outputs import warn
 
 
 def load_records(path: str | Path) -> list[dict[str, Any]]:
@@ -22,6 +25,36 @@ def load_records(path: str | Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue
     return out
+
+
+def drop_torn_line(path: str | Path) -> int:
+    """Cut a last line that is not whole JSON (a run killed while writing it) off the file, with
+    one warning line; the bytes dropped (0: nothing was torn). Its episode is not finished, so
+    the run that follows does it again."""
+    p = Path(path)
+    if not p.is_file():
+        return 0
+    data = p.read_bytes()
+    body = data.rstrip(b"\n")
+    start = body.rfind(b"\n") + 1
+    last = body[start:]
+    if not last.strip():
+        return 0
+    try:
+        json.loads(last)
+    except ValueError:
+        pass
+    else:
+        if not data.endswith(b"\n"):  # whole but unended: end it so the next record starts clean
+            with p.open("ab") as fh:
+                fh.write(b"\n")
+        return 0
+    with p.open("r+b") as fh:
+        fh.truncate(start)
+        os.fsync(fh.fileno())
+    warn(f"{p}: dropped a torn last line ({len(data) - start} bytes, a run killed while writing "
+         "it); its episode runs again")
+    return len(data) - start
 
 
 def finished_keys(path: str | Path) -> set[str]:

@@ -28,10 +28,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bt_grasp.bench.results import finished_keys, load_records
+from bt_grasp.bench.results import drop_torn_line, finished_keys, load_records
 from bt_grasp.bench.tasks import Task
 from bt_grasp.bench.worker import close_worlds, run_task
+from bt_grasp.errors import UserError
+from bt_grasp.outputs import check_folder, output_error
 from bt_grasp.threads import single_thread_env, use_one_thread
+
+
+class WorkerDied(Exception):
+    """A worker process ended without its result (killed, out of memory): one line, not a
+    traceback; the records already written stay and a re-run resumes from them."""
 
 
 class Progress:
@@ -104,6 +111,7 @@ def _local_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawn: a fresh interpreter per worker, so no PyBullet client state is inherited by fork;
     # the children inherit the environment, so set the thread caps before they start
@@ -113,7 +121,11 @@ def _local_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
     futures = [pool.submit(run_task, t) for t in tasks]
     try:
         for f in as_completed(futures):
-            yield f.result()
+            try:
+                result = f.result()
+            except BrokenProcessPool:
+                raise WorkerDied("a worker process died (killed, or out of memory)") from None
+            yield result
     finally:
         # on Ctrl-C / a consumer error: drop queued episodes and do not wait for running ones
         # (finished episodes are already in the results file; a rerun resumes)
@@ -144,29 +156,52 @@ def _ray_iter(tasks: list[Task], workers: int) -> Iterator[dict[str, Any]]:
             ray.shutdown()
 
 
+def _append(fd: int, out: Path, rec: dict[str, Any]) -> None:
+    """One record as one line in one write (O_APPEND): a kill leaves whole lines, or a torn
+    last one that the next run drops. A disk that refuses it ends the benchmark in one line."""
+    line = (json.dumps(rec) + "\n").encode("utf-8")
+    try:
+        written = os.write(fd, line)
+        if written != len(line):  # a short write: only a disk that has just filled does this
+            raise OSError(28, "No space left on device")
+    except OSError as exc:
+        raise UserError(output_error("results", exc) + "; the records before it are kept",
+                        file=str(out)) from None
+
+
 def run_bench(tasks: list[Task], out_jsonl: str | Path, workers: int = 1, backend: str = "local",
               progress: bool = True, on_record: Callable[[dict[str, Any]], None] | None = None
               ) -> list[dict[str, Any]]:
     """Run the unfinished tasks, appending a line per episode to `out_jsonl`; returns all records
     of the file that belong to `tasks` (old and new), so the report covers exactly this request."""
     out = Path(out_jsonl)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.is_dir():
+        raise UserError("cannot write the results: it is a directory (name a file)", file=str(out))
+    check_folder(out.parent, "benchmark results", display=str(out))
+    drop_torn_line(out)
     done = finished_keys(out)
     todo = [t for t in tasks if t.key not in done]
     bar = Progress(len(tasks), len(tasks) - len(todo)) if progress else None
     if todo:
         source = _ray_iter(todo, workers) if backend == "ray" else _local_iter(todo, workers)
-        torn = out.exists() and out.stat().st_size > 0 and not out.read_bytes().endswith(b"\n")
-        with out.open("a") as fh:
-            if torn:  # a killed run left half a line: end it so the next record starts clean
-                fh.write("\n")
+        fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        new = 0
+        try:
             for rec in source:
-                fh.write(json.dumps(rec) + "\n")
-                fh.flush()
+                _append(fd, out, rec)
+                new += 1
                 if bar:
                     bar.update(rec)
                 if on_record:
                     on_record(rec)
+        except WorkerDied as exc:
+            raise WorkerDied(f"{out}: {exc} after {new} new episodes; the finished ones are kept, "
+                             "run the same command again to resume") from None
+        finally:
+            os.close(fd)
+            close = getattr(source, "close", None)
+            if close is not None:  # the pool's queued episodes dropped now, not when collected
+                close()
     if bar:
         bar.close()
     wanted = {t.key for t in tasks}

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bt_grasp.live.state import LiveState
+from bt_grasp.trace import clock_of
 
 RESET = "\x1b[0m"
 STYLES = {"SUCCESS": "\x1b[32m", "FAILURE": "\x1b[31m", "RUNNING": "\x1b[1;33m", "idle": "\x1b[2m",
@@ -131,7 +132,7 @@ def final_line(final: dict[str, Any]) -> str:
     if "ticks" in final:
         line += f" | ticks {final['ticks']}"
     if "clock" in final:
-        line += f" | sim {float(final['clock']):.1f} s"
+        line += f" | sim {clock_of(final):.1f} s"
     return line
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bt_grasp.structure import iter_structure
+from bt_grasp.trace import clock_of
 
 LEDGER_KEYS = ("actions", "perception_streak", "retry_starts", "scoped_actions")
 
@@ -78,7 +79,7 @@ class LiveState:
     def _tick(self, record: dict[str, Any]) -> None:
         started = self.clock  # the clock when this tick began: the end of the last one
         self.tick = int(record["tick"])
-        self.clock = float(record["clock"])
+        self.clock = clock_of(record, self.clock)
         self.status = dict(record["visited"])
         # A leaf preempted while RUNNING (a parent's halt, a deadline) was visited RUNNING before
         # its parent stopped it; the leaf writes `<id>.halted`, so it is not running any more.

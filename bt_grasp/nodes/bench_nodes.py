@@ -111,7 +111,7 @@ class GoalTaken(Leaf):
         "before": Port("before", "str", default="goal_seen",
                        doc="blackboard key of an earlier locate_object result of the goal"),
         "outcome": key_port("outcome", "goal_taken.outcome", "taken | still_there"),
-    }, outcomes=("taken", "still_there"), perception=True, outcome_port="outcome",
+    }, outcomes=("taken", "still_there", "fault"), perception=True, outcome_port="outcome",
         doc="Re-locate the goal: taken when it was raised or is gone from where it was located.",
         keys=(*before_entries("query", "frame"), REASON))
     SUCCESS_OUTCOMES = frozenset({"taken"})

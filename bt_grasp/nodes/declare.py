@@ -12,16 +12,16 @@ from typing import Any
 from bt_grasp.outcomes import LABELS
 from bt_grasp.registry import KeyUse, NodeType, Port
 
-PERCEPTION_OUT = ("found", "not_found")
-LOCATE_OUT = ("found", "occluded", "not_found")
-DELIVERY_OUT = ("delivered", "not_delivered", "unknown")
-HELD_OUT = ("ok", "mismatch", "unknown")
+PERCEPTION_OUT = ("found", "not_found", "fault")
+LOCATE_OUT = ("found", "occluded", "not_found", "fault")
+DELIVERY_OUT = ("delivered", "not_delivered", "unknown", "fault")
+HELD_OUT = ("ok", "mismatch", "unknown", "fault")
 MOTION_OUT = ("done", "infeasible", "fault")
 CARRY_OUT = ("done", "dropped", "infeasible", "fault")
 GRASP_OUT = ("done", "infeasible", "fault")
 PUSH_OUT = ("done", "infeasible", "clutter_too_dense", "fault")
 NAV_OUT = ("arrived", "unreachable", "fault")
-SHOW_OUT = ("one", "many", "none")
+SHOW_OUT = ("one", "many", "none", "fault")
 SELECT_OUT = ("one", "ambiguous", "none")
 CHECK_OUT = ("ok", "mismatch", "unknown")
 MARKER_OUT = ("done", "stale_marker", "infeasible", "fault")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bt_grasp.errors import UserError
+from bt_grasp.outputs import output_error
 from bt_grasp.trace import Trace, read_trace
 
 # suffix -> (writer of a read trace to that path, the tool that opens it)
@@ -41,6 +42,12 @@ def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                    help="only the part of the tree under node id NODE (.btlog: Groot2's free edition "
                         "draws at most 20 nodes)")
     c.set_defaults(func=cmd_convert)
+    r = tsub.add_parser("recover", help="make a recording of a killed run whole: an .mcap gets its "
+                        "summary, a ROS 2 bag its metadata.yaml")
+    r.add_argument("recording", help="RUN.mcap, or a bag: RUN.db3 as recorded, or its folder")
+    r.add_argument("-o", "--out", default=None,
+                   help="an .mcap: write the whole file here instead of replacing RECORDING")
+    r.set_defaults(func=cmd_recover)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -58,9 +65,38 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if exc.file is None:  # about the trace's content (an unknown --subtree): name the trace
             raise UserError(exc.message, file=args.trace) from None
         raise
+    except OSError as exc:  # a full disk, a refused folder: the converter's own writes
+        if out.is_file() and not isinstance(exc, IsADirectoryError):
+            out.unlink(missing_ok=True)  # half a file would pass for a whole one
+        raise UserError(output_error(f"{suffix} file", exc), file=args.out) from None
     print(f"wrote {out}")
     return 0
 
 
 register(".btlog", "Groot2 log replay", "bt_grasp.observe.groot2_btlog", "write_btlog", subtree=True)
 register(".db3", "ROS 2 bag, sqlite3", "bt_grasp.observe.rosbag", "write_rosbag")
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """Rewrite a killed run's recording so standard readers open it; says what it holds."""
+    path = Path(args.recording)
+    if path.suffix.lower() == ".mcap":
+        from bt_grasp.observe.mcap_recover import mcap_is_complete, recover_mcap
+
+        if not path.is_file():
+            raise UserError("no such MCAP file", file=args.recording)
+        if mcap_is_complete(path) and args.out is None:
+            print(f"{path}: already complete, left as it is")
+            return 0
+        messages, channels = recover_mcap(path, args.out)
+        print(f"recovered {args.out or path}: {messages} messages on {channels} channels")
+        return 0
+    from bt_grasp.observe.rosbag_recover import recover_bag
+
+    if args.out is not None:
+        raise UserError("-o is for an .mcap; a bag is recovered in place (its metadata.yaml)",
+                        file=args.recording)
+
+    folder, messages, topics = recover_bag(path)
+    print(f"recovered {folder}: metadata.yaml for {messages} messages on {topics} topics")
+    return 0

@@ -25,6 +25,7 @@ from foxglove.messages import FrameTransform, FrameTransforms
 
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.structure import iter_structure
+from bt_grasp.trace import clock_of, finite
 
 # topic -> what it carries (docs/observability.md lists the same)
 TOPICS = {
@@ -116,7 +117,7 @@ class FoxglovePublisher:
         """The run begins: its header, the tree's XML, every node IDLE. UIDs are the nodes'
         pre-order positions in the header's structure, 1..N, as BT.CPP numbers them."""
         t = self.at(0.0)
-        self.run.log(header, log_time=t)
+        self.run.log(finite(header), log_time=t)
         self._uid = {node["id"]: i for i, (_, _, node) in enumerate(iter_structure(header["structure"]), 1)}
         self._status = dict.fromkeys(self._uid, "IDLE")
         self.xml = xml
@@ -130,7 +131,8 @@ class FoxglovePublisher:
     def tick_record(self, record: dict[str, Any]) -> None:
         """One tick: its record (with status per node), its status changes, its events and the
         grasp poses they name."""
-        clock = float(record["clock"])
+        clock = clock_of(record, self._last_ns / 1e9)
+        record = finite(record)
         t = self.at(clock)
         visited = [(str(n), str(s)) for n, s in record.get("visited", [])]
         self.tick.log({**record, "status": dict(visited)}, log_time=t)
@@ -151,7 +153,7 @@ class FoxglovePublisher:
                 self.grasp.log(pose, log_time=t)
 
     def final(self, final: dict[str, Any]) -> None:
-        self.run.log(final, log_time=self.at(float(final.get("clock") or 0.0)))
+        self.run.log(finite(final), log_time=self.at(clock_of(final, self._last_ns / 1e9)))
 
     # -- what only a run has (its context): frames, points, poses of the robot ----------------
 

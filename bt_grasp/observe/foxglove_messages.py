@@ -8,6 +8,7 @@ episode's logical clock, so the camera frame, the grasp pose and the tick line u
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -118,7 +119,8 @@ def mask_image(clock: float, mask: np.ndarray) -> RawImage:
 
 def point_cloud(clock: float, points: np.ndarray) -> PointCloud:
     """Nx3 base-frame points as float32 x, y, z."""
-    pts = np.ascontiguousarray(np.asarray(points, dtype="<f4").reshape(-1, 3))
+    pts = np.asarray(points, dtype="<f4").reshape(-1, 3)
+    pts = np.ascontiguousarray(pts[np.isfinite(pts).all(axis=1)])  # no NaN in a recording
     f32 = PackedElementFieldNumericType.Float32
     return PointCloud(timestamp=stamp(clock), frame_id=BASE, pose=pose((0, 0, 0), (0, 0, 0, 1)),
                       point_stride=12, data=pts.tobytes(),
@@ -132,6 +134,8 @@ def grasp_pose(clock: float, values: Any) -> PoseInFrame | None:
     try:
         nums = [float(v) for v in values]
     except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(v) for v in nums):
         return None
     return PoseInFrame(timestamp=stamp(clock), frame_id=BASE, pose=pose(nums[:3], nums[3:]))
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.observe.foxglove_channels import FoxglovePublisher
 from bt_grasp.observe.foxglove_tree import tree_xml
+from bt_grasp.observe.recording import finite_numbers
 from bt_grasp.observers import Record, RunObserver, Tick
+from bt_grasp.trace import clock_of
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
@@ -29,6 +31,7 @@ class FoxgloveObserver(RunObserver):
         self.images = images
         self.ctx: RunContext | None = None
         self._frame: Any = None
+        self._clock = 0.0  # the last finite clock (a tick whose clock is not finite keeps it)
 
     def started(self, header: Record, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -38,16 +41,18 @@ class FoxgloveObserver(RunObserver):
 
     def ticked(self, tick: Tick) -> None:
         ctx = self.ctx
+        clock = self._clock = clock_of({"clock": tick.clock}, self._clock)
         if ctx is not None:
             obs = ctx.services.get("last_observation")
             if obs is not None and obs is not self._frame:
                 self._frame = obs
-                self.publisher.frame(tick.clock, obs, self.images)
+                if finite_numbers(obs.K, obs.T_cam_base):  # a frame without a usable geometry is left out
+                    self.publisher.frame(clock, obs, self.images)
             for key in tick.blackboard:
                 value = ctx.blackboard.get(key)
                 if getattr(value, "points_base", None) is not None:
-                    self.publisher.located(tick.clock, value, self.images)
-            self._gripper(tick.clock)
+                    self.publisher.located(clock, value, self.images)
+            self._gripper(clock)
         self.publisher.tick_record(tick.record)
 
     def finished(self, final: Record, result: EpisodeResult) -> None:
@@ -62,5 +67,7 @@ class FoxgloveObserver(RunObserver):
         try:
             position, orientation = tcp()
         except Exception:  # a recorder never stops a run: the frame is just missing
+            return
+        if not finite_numbers(position, orientation):
             return
         self.publisher.transforms(clock, [fm.transform(clock, fm.GRIPPER, position, orientation)])

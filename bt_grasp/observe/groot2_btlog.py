@@ -20,7 +20,7 @@ from pathlib import Path
 from bt_grasp.errors import UserError
 from bt_grasp.observe.groot2_status import StatusFold
 from bt_grasp.observe.groot2_xml import groot2_tree
-from bt_grasp.trace import Trace
+from bt_grasp.trace import Trace, clock_of
 
 MAGIC = b"BTCPP4-FileLogger2"
 VERSION = 1
@@ -45,7 +45,7 @@ def transitions(trace: Trace, subtree: str | None = None) -> tuple[str, list[tup
     records: list[tuple[int, int, int]] = []
     last = -1
     for tick in trace.ticks:
-        t_us = max(round(float(tick["clock"]) * 1e6), last + 1)
+        t_us = max(round(clock_of(tick, last / 1e6) * 1e6), last + 1)
         changes = fold.tick(tick["visited"])
         if changes:
             records += [(t_us, uid, status) for uid, status, _ in changes]

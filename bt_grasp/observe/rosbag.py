@@ -16,7 +16,9 @@ as Nav2's BehaviorTreeLog; the trace's records as JSON strings.
 
 from __future__ import annotations
 
-import json
+import contextlib
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,7 @@ from bt_grasp.errors import UserError
 from bt_grasp.observe.extras import need
 from bt_grasp.observe.groot2_status import StatusFold
 from bt_grasp.observe.groot2_xml import groot2_tree
+from bt_grasp.observe.recording import Recorder, finite_numbers
 from bt_grasp.observe.rosbag_msgs import (
     BT_LOG,
     CAMERA_FRAME,
@@ -38,7 +41,10 @@ from bt_grasp.observe.rosbag_msgs import (
     Builder,
     typestore,
 )
-from bt_grasp.observers import Record, RunObserver, Tick
+from bt_grasp.observe.rosbag_recover import VERSION, write_metadata, writer_metadata
+from bt_grasp.observers import Record, Tick
+from bt_grasp.outputs import check_folder, output_error
+from bt_grasp.trace import clock_of, encode_record
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
@@ -53,7 +59,11 @@ def bag_folder(path: str | Path) -> Path:
 
 
 class BagWriter:
-    """One open bag: connections made on first use, messages serialized as CDR."""
+    """One open bag: connections made on first use, messages serialized as CDR.
+
+    `flush()` commits the messages written so far and rewrites metadata.yaml, so a bag whose
+    writer is killed opens in any rosbag2 reader with everything up to its last flush. The bag
+    is flushed once when opened: a folder that cannot take it is a UserError, nothing left."""
 
     def __init__(self, path: str | Path) -> None:
         rosbag2 = need("rosbags.rosbag2")
@@ -61,12 +71,31 @@ class BagWriter:
         if self.folder.exists():
             raise UserError(f"{self.folder} already exists (remove it, or record to another name)",
                             file=str(path))
-        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        check_folder(self.folder.parent, "ROS 2 bag", display=str(path))
         self.store = typestore()
         self.build = Builder(self.store)
-        self._writer = rosbag2.Writer(self.folder, version=8)
-        self._writer.open()
+        self._writer = rosbag2.Writer(self.folder, version=VERSION)
         self._connections: dict[str, Any] = {}
+        try:
+            self._writer.open()
+            # keep a transaction's pages in memory until its commit: the file on disk then
+            # always holds whole transactions, for readers that open it read-only
+            self._writer.storage.conn.execute("PRAGMA cache_spill=OFF")
+            self.flush()
+        except (OSError, sqlite3.Error) as exc:
+            storage, self._writer.storage = self._writer.storage, None  # the folder goes
+            if storage is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    storage.conn.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+            reason = output_error("ROS 2 bag", exc) if isinstance(exc, OSError) else f"cannot write the ROS 2 bag: {exc}"
+            raise UserError(reason, file=str(path)) from None
+
+    def flush(self) -> None:
+        """Commit what is written and rewrite metadata.yaml to match it."""
+        storage = self._writer.storage
+        storage.conn.commit()
+        write_metadata(self.folder, writer_metadata(self._writer, storage.path.name))
 
     def write(self, topic: str, msgtype: str, msg: Any, seconds: float) -> None:
         conn = self._connections.get(topic)
@@ -87,10 +116,20 @@ class BagWriter:
             self.write(TOPICS["depth"], IMAGE, b.image(obs.depth, seconds), seconds)
 
     def record(self, record: Record, seconds: float) -> None:
-        self.write(TOPICS["trace"], STRING, self.build.string(json.dumps(record)), seconds)
+        self.write(TOPICS["trace"], STRING, self.build.string(encode_record(record)), seconds)
 
     def close(self) -> None:
         self._writer.close()
+
+    def abandon(self) -> None:
+        """After a fault: close if the bag takes it, else leave what was committed (and its
+        metadata.yaml from the last flush)."""
+        try:
+            self._writer.close()
+        except Exception:  # noqa: BLE001 - the bag as of its last flush stays readable
+            with contextlib.suppress(Exception):
+                self._writer.storage.conn.close()
+            self._writer.storage = None
 
 
 class _TreeLog:
@@ -114,32 +153,39 @@ def tcp_pose(driver: Any) -> np.ndarray | None:
     if not callable(report):
         return None
     pos, quat = report()
+    if not finite_numbers(pos, quat):
+        return None  # a pose that is not finite is left out of the recording
     T = np.eye(4)
     T[:3, :3] = Rotation.from_quat(np.asarray(quat, dtype=float)).as_matrix()
     T[:3, 3] = np.asarray(pos, dtype=float)
     return T
 
 
-class RosbagRecorder(RunObserver):
+class RosbagRecorder(Recorder):
     """Records a run to a ROS 2 bag (see the module docstring). Reads the frame the perception
     leaves keep in `ctx.services["last_observation"]` after each tick, so it records what the
-    tree saw without asking the driver for frames of its own."""
+    tree saw without asking the driver for frames of its own. Flushed every `flush_interval`
+    seconds of wall time (recording.Recorder)."""
 
-    def __init__(self, path: str | Path, images: bool = True) -> None:
+    what = "ROS 2 bag"
+
+    def __init__(self, path: str | Path, images: bool = True, flush_interval: float = 1.0) -> None:
+        super().__init__(path, flush_interval)
         self.bag = BagWriter(path)
         self.images = images
         self.frames = 0
         self._ctx: RunContext | None = None
         self._last: Any = None
         self._log: _TreeLog | None = None
+        self._clock = 0.0  # the last finite clock (a tick whose clock is not finite keeps it)
 
-    def started(self, header: Record, ctx: RunContext) -> None:
+    def begin(self, header: Record, ctx: RunContext) -> None:
         self._ctx = ctx
         self._log = _TreeLog(header)
         self.bag.record(header, 0.0)
 
-    def ticked(self, tick: Tick) -> None:
-        t = float(tick.clock)
+    def add_tick(self, tick: Tick) -> None:
+        t = self._clock = clock_of({"clock": tick.clock}, self._clock)
         if self._log is not None:
             changes = self._log.changes(tick.visited)
             if changes:
@@ -150,16 +196,25 @@ class RosbagRecorder(RunObserver):
         obs = self._ctx.services.get("last_observation")
         if obs is not None and obs is not self._last:
             self._last = obs
-            self.frames += 1
-            self.bag.frame(obs, t, self.images)
+            if finite_numbers(obs.K, obs.T_cam_base):  # a frame without a usable geometry is left out
+                self.frames += 1
+                self.bag.frame(obs, t, self.images)
         T = tcp_pose(self._ctx.driver) if self._ctx.driver is not None else None
         if T is not None:
             b = self.bag.build
             self.bag.write(TOPICS["tf"], TF, b.tf([b.transform(T, t, TCP_FRAME)]), t)
 
-    def finished(self, final: Record, result: EpisodeResult) -> None:
-        self.bag.record(final, float(final.get("clock") or 0.0))
+    def end(self, final: Record, result: EpisodeResult) -> None:
+        self.bag.record(final, clock_of(final, self._clock))
+
+    def flush(self) -> None:
+        self.bag.flush()
+
+    def finish_file(self) -> None:
         self.bag.close()
+
+    def abandon(self) -> None:
+        self.bag.abandon()
 
 
 def write_rosbag(trace: Trace, out: Path) -> None:
@@ -169,14 +224,20 @@ def write_rosbag(trace: Trace, out: Path) -> None:
     try:
         log = _TreeLog(trace.header)
         bag.record(trace.header, 0.0)
+        t = 0.0
         for tick in trace.ticks:
-            t = float(tick["clock"])
+            t = clock_of(tick, t)
             changes = log.changes(tick["visited"])
             if changes:
                 bag.write(TOPICS["bt_log"], BT_LOG, bag.build.bt_log(changes, t), t)
             bag.record(tick, t)
         if trace.final is not None:
-            last = float(trace.ticks[-1]["clock"]) if trace.ticks else 0.0
-            bag.record(trace.final, float(trace.final.get("clock") or last))
-    finally:
+            bag.record(trace.final, clock_of(trace.final, t))
         bag.close()
+    except (OSError, sqlite3.Error) as exc:  # a disk that fills while converting
+        bag.abandon()
+        reason = output_error("ROS 2 bag", exc) if isinstance(exc, OSError) else f"cannot write the ROS 2 bag: {exc}"
+        raise UserError(reason, file=str(out)) from None
+    except BaseException:
+        bag.abandon()
+        raise
