@@ -25,7 +25,7 @@ from bt_grasp import plugins
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Driver
 from bt_grasp.episode import run_episode
-from bt_grasp.errors import UserError
+from bt_grasp.errors import UserError, UserErrors, each_error
 from bt_grasp.observers import RunObserver, Tick, observers_from
 from bt_grasp.outcomes import OutcomeEvent
 from bt_grasp.perception.lexicon import default_vocabulary
@@ -276,8 +276,9 @@ def _from_data(data: dict[str, Any], registry: Registry, base_dir: str | Path | 
     except UserError as exc:
         if exc.file != "<tree>":
             raise  # an included file's own error: already located in that file
-        at_file, at_line = place(_path_at(text, exc.line or 1))
-        raise UserError(exc.message, at_file, at_line) from None
+        located = [UserError(e.message, *place(_path_at(text, e.line or 1))) if e.file == "<tree>" else e
+                   for e in each_error(exc)]  # every error of the tree, each where the code wrote it
+        raise (located[0] if len(located) == 1 else UserErrors(located)) from None
     spec.file = file
     return spec
 
