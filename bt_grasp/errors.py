@@ -67,6 +67,12 @@ class UserErrors(UserError):
         return "\n".join(lines)
 
 
+def one_or_all(errors: list[UserError]) -> UserError:
+    """What to raise for a file's errors: a single one as itself (callers that name the error's
+    type see a UserError, as before errors were gathered), several as a UserErrors."""
+    return errors[0] if len(errors) == 1 else UserErrors(errors)
+
+
 def each_error(exc: UserError) -> list[UserError]:
     """The single errors `exc` stands for (itself, or those of a UserErrors)."""
     return list(exc.errors) if isinstance(exc, UserErrors) else [exc]

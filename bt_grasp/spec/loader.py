@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.default_registry import default_registry
-from bt_grasp.errors import UserError, UserErrors, did_you_mean, excerpt
+from bt_grasp.errors import UserError, UserErrors, did_you_mean, excerpt, one_or_all
 from bt_grasp.registry import Registry
 from bt_grasp.spec.includes import (
     MAX_INCLUDES,
@@ -100,9 +100,9 @@ class _Loader:
             root = parse_node(root_raw, root_pos, _FileCtx(self, base_dir))
         except UserError as exc:  # the root itself: recorded with what its sub-nodes gave
             record(_FileCtx(self, base_dir), exc)
-            raise UserErrors(self.errors) from None
+            raise one_or_all(self.errors) from None
         if self.errors:
-            raise UserErrors(self.errors)
+            raise one_or_all(self.errors)
         own = list(file_nodes(root))
         check_unique_ids(own, only_given=True)
         # Included nodes are about to be prefixed "<include id>/", so they never clash with a
