@@ -24,7 +24,7 @@ from typing import Any
 from bt_grasp import plugins
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Driver
-from bt_grasp.episode import run_episode
+from bt_grasp.episode import close_world, run_episode
 from bt_grasp.errors import UserError, UserErrors, each_error
 from bt_grasp.observers import RunObserver, Tick, observers_from
 from bt_grasp.outcomes import OutcomeEvent
@@ -344,22 +344,27 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     if own_driver:  # a simulated robot may import pybullet: without its banner, as on the command line
         import_pybullet_quietly()
     options: dict[str, Any] = {"gui": gui, "lighting": lighting, "image_size": image_size}
-    if isinstance(driver, str):
-        robot_driver = plugins.make_driver(driver, profile, **options)
-    else:
-        robot_driver = make_driver(profile, **options) if driver is None else driver
-    try:
+    made: list[Any] = []  # the driver made here, to close afterwards
+
+    def build() -> World:
+        """Driver, perceiver and services; built inside the run so a failure is its decision."""
+        nonlocal perceiver
+        if isinstance(driver, str):
+            made.append(plugins.make_driver(driver, profile, **options))
+        elif driver is None:
+            made.append(make_driver(profile, **options))
+        robot_driver: Any = made[0] if own_driver else driver
         if perceiver is None or isinstance(perceiver, str):
             # a world that does not draw the catalogue meshes' textures: no `looks` (lexicon.py)
             untextured = not getattr(robot_driver, "draws_mesh_textures", True)
             perceiver = plugins.make_perceiver(perceiver or profile.perception, **(
                 {"vocabulary": default_vocabulary().untextured()} if untextured else {}))
-        world = World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
+        return World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
+
+    try:
         return run_episode(spec, robot=profile, seed=seed, episode=episode, goal=goal, trace=trace,
-                           lighting=lighting, image_size=image_size, world=world,
+                           lighting=lighting, image_size=image_size, world=build,
                            observers=watchers)
     finally:
-        if own_driver:
-            close = getattr(robot_driver, "close", None)
-            if close is not None:
-                close()
+        for robot_driver in made:
+            close_world(World(profile, robot_driver, None, {}))  # type: ignore[arg-type]

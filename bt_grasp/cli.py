@@ -51,9 +51,10 @@ def _load(path: str):
 # -- run -------------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from bt_grasp.episode import run_episode
+    from bt_grasp.episode import EXIT_SETUP, run_episode
     from bt_grasp.proof_note import unproven_note
     from bt_grasp.resources import tree_path
+    from bt_grasp.runner import describe, warn
 
     if note := unproven_note(tree_path(args.tree)):
         print(note, file=sys.stderr)
@@ -69,10 +70,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                              dry_run=args.dry_run, driver=args.driver, observers=observers)
     finally:
         for observer in observers:  # the live view's last frame, the recording's end, the servers
-            observer.close()
+            try:
+                observer.close()
+            except Exception as exc:  # after the decision: a warning, never a traceback
+                warn(f"{type(observer).__name__} did not close: {describe(exc)}")
     total = process_wall()
     if args.json:
         print(json.dumps({**result.to_json(), "process_wall": round(total, 3)}))
+    elif result.exit_code == EXIT_SETUP:  # one line, no summary: nothing ran
+        print(f"bt-grasp: robot '{result.robot}' could not start: {result.reason.removeprefix('setup failed: ')}",
+              file=sys.stderr)
     else:
         print(f"{result.summary_line()} episode, {total:.1f} s process")
     return result.exit_code

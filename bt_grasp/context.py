@@ -13,13 +13,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bt_grasp import seam
 from bt_grasp.blackboard import Blackboard
+from bt_grasp.call_limit import CallLimiter, call_limit
 from bt_grasp.outcomes import Decision, ExecStatus, OutcomeEvent
 from bt_grasp.registry import Registry
 
 if TYPE_CHECKING:  # typing only: the context does not depend on any driver or perceiver module
-    from bt_grasp.drivers.base import Driver
-    from bt_grasp.perception.types import Perceiver
+    from bt_grasp.drivers.base import Driver, Observation
+    from bt_grasp.perception.types import Located, Perceiver, SceneGraph
 
 
 class Oracle(Protocol):
@@ -130,8 +132,12 @@ class RunContext:
     all_events: list[OutcomeEvent] = field(default_factory=list)
     action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
     services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
+    last_fault: str | None = None  # "node: why" of the latest call that faulted since a manipulation
+    faults: int = 0  # calls that faulted this run: the runner stops the driver at the end if any
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
     explore_running: bool = False  # verifier: the oracle may keep a multi-tick call running
+    # runs driver and perceiver calls under a wall-clock limit (bt_grasp.call_limit)
+    limiter: CallLimiter = field(default_factory=CallLimiter)
     _trial: int = 0
 
     # -- the world ---------------------------------------------------------------------------
@@ -146,6 +152,23 @@ class RunContext:
         if self.perceiver is None:
             raise RuntimeError("this leaf perceives, but the run context has no perceiver")
         return self.perceiver
+
+    def call_limit(self, max_ticks: int) -> float:
+        """Wall-clock seconds one call of a node spanning `max_ticks` ticks may take."""
+        return call_limit(self.profile, max_ticks)
+
+    # Frames and perceptions pass the seam checks (bt_grasp.seam) here, the one way leaves get them.
+    def observe(self) -> Observation:
+        """A fresh frame from the driver, checked."""
+        return seam.observation(self.need_driver().observe())
+
+    def survey(self, obs: Observation) -> SceneGraph:
+        """The perceiver's scene graph of `obs`, checked."""
+        return seam.scene(self.need_perceiver().survey(obs))
+
+    def locate(self, obs: Observation, text: str, scene: SceneGraph | None) -> Located | None:
+        """The perceiver's grounding of `text` in `obs`, checked (None: not found)."""
+        return seam.located(self.need_perceiver().locate(obs, text, scene))
 
     # -- decisions -------------------------------------------------------------------------
     def decide(self, decision: Decision, reason: str) -> None:

@@ -1,4 +1,10 @@
-"""One episode end to end: profile -> world (driver, perceiver, services) -> runner -> result."""
+"""One episode end to end: profile -> world (driver, perceiver, services) -> runner -> result.
+
+A world that cannot be set up (the driver factory, the perceiver's or reset() raising, or reset
+past its wall-clock limit) is a recorded decision too: WAIT_CLARIFY "setup failed: <why>" with
+exit code EXIT_SETUP, and the trace's final line. Closing the world afterwards never hides the
+decision: a failure there is one warning line.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bt_grasp import seam
 from bt_grasp.blackboard import Blackboard
+from bt_grasp.call_limit import SETUP_LIMIT_S, call_limit, limiter_for
 from bt_grasp.context import LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import TaskSource
+from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.goal_text import goal_object
 from bt_grasp.observers import RunObserver
 from bt_grasp.outcomes import Decision
@@ -20,14 +29,18 @@ from bt_grasp.runner import (
     EpisodeResult,
     Interrupted,
     Runner,
+    describe,
     finish,
     interrupts,
     stop_driver,
     versions,
+    warn,
 )
 from bt_grasp.spec.model import TreeSpec
 from bt_grasp.structure import structure
 from bt_grasp.trace import TraceWriter, jsonable
+
+EXIT_SETUP = 3  # `bt-grasp run`: the robot could not start (the decision is WAIT_CLARIFY "setup failed: ...")
 
 
 def goal_blackboard(goal_text: str | None, tree_goal: dict[str, Any], task: str | None) -> dict[str, Any]:
@@ -50,7 +63,8 @@ def episode_clock(driver: Any) -> LogicalClock:
         return LogicalClock()
     source: Any = getattr(driver, "clock", None)
     if callable(getattr(source, "now", None)) and callable(getattr(source, "sleep", None)):
-        return WallClock(now=source.now, sleep=source.sleep)
+        # every reading passes the seam check: a clock of '1.5 s' or infinity is a fault, not a time
+        return WallClock(now=lambda: seam.seconds(source.now(), "driver clock"), sleep=source.sleep)
     return WallClock()
 
 
@@ -63,7 +77,8 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
     registry = getattr(spec, "registry", None) or default_registry()
     return RunContext(registry=registry, limits=episode_limits(spec, registry),
                       driver=world.driver, perceiver=world.perceiver, profile=world.profile,
-                      blackboard=Blackboard(goal), services=dict(world.services), clock=clock)
+                      blackboard=Blackboard(goal), services=dict(world.services), clock=clock,
+                      limiter=limiter_for(world.driver))
 
 
 def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
@@ -92,9 +107,18 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
             try:
                 writer = TraceWriter(trace) if trace else None  # held before the header is written
                 _early_header(writer, spec, goal, {**about, "perception": chosen})
-                if own_world:
-                    world = build_world_for(profile, chosen, gui, lighting, image_size, dry_run, driver)
-                ctx, header = _prepare(spec, world, goal, trace, about)
+                try:
+                    if own_world:
+                        world = build_world_for(profile, chosen, gui, lighting, image_size, dry_run, driver)
+                    elif callable(world):  # built here, so that its failure is this run's decision
+                        world = world()
+                    ctx, header = _prepare(spec, world, goal, trace, about)
+                except (UserError, BackendUnavailable):
+                    raise  # bad input or a missing extra: one line, exit 2
+                except Exception as exc:
+                    stop_driver(getattr(world, "driver", None))
+                    return setup_failed(spec, profile.name, exc, _watchers(writer, observers),
+                                        time.perf_counter() - start)
                 runner = Runner(spec, ctx, header_extra=header, observers=_watchers(writer, observers))
             except Interrupted as exc:
                 stop_driver(getattr(world, "driver", None))
@@ -102,10 +126,29 @@ def run_episode(tree: Any, robot: Any = None, seed: int = 0, episode: int = 0,
             return runner.run(handle_signals=handle_signals)
         finally:
             if own_world and world is not None:
-                try:
-                    world.close()
-                except Interrupted:
-                    pass  # the decision is recorded; a second signal only cuts the clean-up short
+                close_world(world)
+
+
+def close_world(world: Any) -> None:
+    """world.close() under a wall-clock limit; a failure is one warning line (the decision is
+    recorded already)."""
+    try:
+        limit = call_limit(getattr(world, "profile", None), 1)
+        limiter_for(world.driver).call(world.close, limit, "close()")
+    except Interrupted:
+        pass  # the decision is recorded; a second signal only cuts the clean-up short
+    except Exception as exc:
+        warn(f"the robot did not close cleanly: {describe(exc)}")
+
+
+def setup_failed(spec: Any, robot: str, exc: BaseException, observers: list[RunObserver],
+                 wall: float) -> EpisodeResult:
+    """The result (and final trace line) of a run whose robot could not start."""
+    result = EpisodeResult(decision=Decision.WAIT_CLARIFY, reason=f"setup failed: {describe(exc)}", ticks=0,
+                           clock=0.0, wall=wall, actions=0, action_budget=spec.budgets.actions, counters={},
+                           exit_code=EXIT_SETUP, robot=robot)
+    finish(observers, result)
+    return result
 
 
 def _watchers(writer: TraceWriter | None, observers: list[RunObserver]) -> list[RunObserver]:
@@ -131,10 +174,11 @@ def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,
              about: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Reset the scene and build the run's context; (context, trace header fields)."""
     wanted = goal_blackboard(goal, spec.goal, None).get("goal.object")
-    if _accepts(world.driver.reset, "target"):  # a simulator may place the goal object in view
-        world.driver.reset(episode=about["episode"], seed=about["seed"], target=wanted)
-    else:
-        world.driver.reset(episode=about["episode"], seed=about["seed"])
+    driver = world.driver
+    extra = {"target": wanted} if _accepts(driver.reset, "target") else {}  # a simulator places it in view
+    limit = getattr(world.profile, "call_timeout_s", None) or SETUP_LIMIT_S
+    limiter_for(driver).call(lambda: driver.reset(episode=about["episode"], seed=about["seed"], **extra),
+                             limit, "reset()")
     task = world.driver.task() if isinstance(world.driver, TaskSource) else None
     ctx = build_context(spec, world, goal_blackboard(goal, spec.goal, task))
     if trace:

@@ -10,6 +10,10 @@ The built-in backends are declared the same way in bt_grasp's own pyproject.toml
 one lookup path. BUILTIN repeats those declarations for a checkout used without reinstalling
 (its installed metadata may predate them); tests/test_plugins.py checks the two agree.
 
+A name of the form `module:attr` (e.g. `bt_grasp.testing.faults:fault_driver`) is loaded as that
+object directly, without an entry point: for a plug-in that is not installed as a package (a
+test's fault-injecting driver).
+
 Factories: a perceiver factory is called with keyword options only and returns a Perceiver
 (bt_grasp.perception.types); a driver factory is called as
 `factory(profile, gui=..., lighting=..., image_size=..., dry_run=...)` and returns a Driver
@@ -87,9 +91,16 @@ def unknown_message(group: str, name: str) -> str:
             f"(known: {', '.join(known) or 'none installed'})")
 
 
+def is_object_path(name: str) -> bool:
+    """Is `name` a `module:attr` path rather than an entry point name?"""
+    module, _, attr = name.partition(":")
+    return bool(module and attr) and all(part.isidentifier() for part in (*module.split("."), *attr.split(".")))
+
+
 def check_name(group: str, name: str) -> str:
-    """`name` if it is installed in `group`; else ValueError with the known names (for validators)."""
-    if name not in discover(group):
+    """`name` if it is installed in `group` or is a `module:attr` path (imported when loaded);
+    else ValueError with the known names (for validators)."""
+    if name not in discover(group) and not is_object_path(name):
         raise ValueError(unknown_message(group, name))
     return name
 
@@ -98,6 +109,8 @@ def load(group: str, name: str, file: str | None = None) -> Any:
     """The object an entry point names (a class or a factory). Unknown names and broken
     plug-ins (any exception while importing) are one UserError, located at `file` if given."""
     ep = discover(group).get(name)
+    if ep is None and is_object_path(name):
+        ep = EntryPoint(name, name, group)
     if ep is None:
         raise UserError(unknown_message(group, name), file=file)
     return load_entry_point(ep, file)

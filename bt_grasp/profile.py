@@ -90,6 +90,11 @@ class RobotProfile(BaseModel):
         0.05, gt=0, le=1.0,
         description="seconds one poll of a running primitive advances a simulated motion (a simulator "
                     "rounds it to whole physics steps)")
+    call_timeout_s: float | None = Field(
+        None, gt=0,
+        description="wall-clock seconds one driver or perceiver call may take before the run decides "
+                    "WAIT_CLARIFY 'driver not responding' (default: the call's max_ticks x "
+                    "control_period_s, at least 30 s; see docs/semantics.md, When things fail)")
     source: str | None = Field(default=None, exclude=True)
 
     @field_validator("driver")

@@ -2,7 +2,12 @@
 
 Ends: a terminal leaf or a budget guard sets the Decision; a root that finishes without one is
 WAIT_CLARIFY "no decision"; `max_ticks` is a hard cap (WAIT_CLARIFY "tick cap"); SIGINT/SIGTERM
-stop the driver and record WAIT_CLARIFY "interrupted".
+stop the driver and record WAIT_CLARIFY "interrupted". Any other exception while the episode
+runs on a world (a node, a clock read, an observer, a callback) is a fault of the run: the tree is halted,
+the driver stopped, and the decision is WAIT_CLARIFY "fault in <node>: <what>" (a driver call past
+its wall-clock limit: "driver not responding: ..."). A run in which a call faulted (its `fault`
+outcome, routed by the tree) also ends with driver.stop(). Observers that fail at the end get one
+warning line each; the decision stands.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import py_trees
 from py_trees.common import Status
 
 from bt_grasp import __version__
+from bt_grasp.call_limit import CallLimiter, NotResponding
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
-from bt_grasp.observers import RunObserver, Tick
+from bt_grasp.errors import UserError, one_line
+from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.structure import structure
 from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
@@ -60,14 +68,57 @@ def interrupts(enabled: bool = True) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def stop_driver(driver: Driver | None) -> None:
-    """Best-effort stop: the decision must still be recorded if the driver cannot stop."""
-    if driver is None:
+def stop_driver(driver: Driver | None, limiter: CallLimiter | None = None, limit: float | None = None) -> None:
+    """Best-effort stop: the decision must still be recorded if the driver cannot stop. With a
+    `limiter`, the stop waits at most `limit` seconds (a driver that hangs stays hung)."""
+    if driver is None or not callable(getattr(driver, "stop", None)):
         return
     try:
-        driver.stop()
-    except Exception:
-        pass
+        if limiter is not None:
+            limiter.call(driver.stop, limit, "driver.stop()")
+        else:
+            driver.stop()
+    except Exception as exc:
+        warn(f"the driver did not stop: {describe(exc)}")
+
+
+def warn(text: str) -> None:
+    """One warning line on stderr (what failed after, or around, a recorded decision)."""
+    print(f"bt-grasp: warning: {one_line(text)}", file=sys.stderr)
+
+
+def describe(exc: BaseException) -> str:
+    """'Type: message' (or the type alone), one line; a call past its limit says so itself."""
+    if isinstance(exc, NotResponding):
+        return one_line(str(exc))
+    return one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def fault_site(exc: BaseException) -> str:
+    """Where an exception was raised: the innermost tree node on its traceback ("grasp_1"), else
+    the observer or callback ("observer TraceWriter", "callback on_tick"), else "the runner"."""
+    node: str | None = None
+    watcher: str | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, py_trees.behaviour.Behaviour):
+            node = owner.name
+        elif isinstance(owner, (TickObserver, EventObserver)) or (
+                isinstance(owner, RecordObserver) and owner.callback is not None):
+            watcher = f"callback {getattr(owner.callback, '__qualname__', type(owner.callback).__name__)}"
+        elif isinstance(owner, RunObserver) and watcher is None:
+            watcher = f"observer {type(owner).__name__}"
+        tb = tb.tb_next
+    return node or watcher or "the runner"
+
+
+def fault_reason(exc: BaseException) -> str:
+    """The decision's reason for a fault that ended the run."""
+    if isinstance(exc, NotResponding):
+        return one_line(str(exc))
+    text = one_line(str(exc)) if str(exc) else type(exc).__name__
+    return f"fault in {fault_site(exc)}: {text}"
 
 
 @dataclass
@@ -82,6 +133,7 @@ class EpisodeResult:
     counters: dict[str, Any]
     events: list[OutcomeEvent] = field(default_factory=list)
     exit_code: int = 0
+    robot: str = ""  # the robot profile's name, when the run knows it (a set-up failure names it)
 
     def summary_line(self) -> str:
         return (f"{self.decision.value}: {self.reason} | actions {self.actions}/{self.action_budget}"
@@ -180,6 +232,7 @@ class Runner:
         ctx = self.ctx
         start = time.perf_counter()
         exit_code = 0
+        fault: Exception | None = None
         with interrupts(handle_signals):
             try:
                 if self._recording:
@@ -200,14 +253,52 @@ class Runner:
                 stop_driver(ctx.driver)
                 ctx.decision = None
                 ctx.decide(Decision.WAIT_CLARIFY, "interrupted")
-        self.root.stop(Status.INVALID)
+            except UserError:  # bad input found late (an observer's option): one line, exit 2
+                self._halt_tree()
+                if ctx.tick and ctx.driver is not None:
+                    stop_driver(ctx.driver, ctx.limiter, ctx.call_limit(1))
+                raise
+            except Exception as exc:  # no exception leaves a run without its decision
+                if ctx.oracle is not None:
+                    raise  # the verifier's run: its oracle steers a replay by raising (verifier/replay.py)
+                fault = exc
+                ctx.decide(Decision.WAIT_CLARIFY, fault_reason(exc))
+        self._halt_tree()
+        if (fault is not None or ctx.faults) and ctx.driver is not None:  # a faulty robot is left stopped
+            stop_driver(ctx.driver, ctx.limiter, ctx.call_limit(1))
         result = EpisodeResult(
             decision=ctx.decision or Decision.WAIT_CLARIFY, reason=ctx.reason, ticks=ctx.tick,
-            clock=ctx.clock.now, wall=time.perf_counter() - start, actions=ctx.ledger.actions,
+            clock=self._clock_now(), wall=time.perf_counter() - start, actions=ctx.ledger.actions,
             action_budget=ctx.limits.actions, counters=ctx.ledger.snapshot(),
             events=list(ctx.all_events), exit_code=exit_code)
         finish(self.observers, result)
         return result
+
+    def _clock_now(self) -> float:
+        """The episode clock at the end (0 if a driver's clock cannot be read any more)."""
+        try:
+            return float(self.ctx.clock.now)
+        except Exception:
+            return 0.0
+
+    def _halt_tree(self) -> None:
+        """Halt whatever still runs (the running motion is cancelled). Never raises: after a
+        fault a node may fail again while halting; then every running motion is cancelled
+        directly."""
+        try:
+            self.root.stop(Status.INVALID)
+            return
+        except Exception as exc:
+            warn(f"halting the tree failed: {describe(exc)}; cancelling running motions directly")
+        for node in self.root.iterate():
+            pending = getattr(node, "pending", None)
+            if pending is None:
+                continue
+            node.pending = None  # type: ignore[attr-defined]
+            try:
+                self.ctx.limiter.call(pending.motion.cancel, self.ctx.call_limit(1), f"{node.name} cancel")
+            except Exception as exc:
+                warn(f"{node.name}: the motion could not be cancelled: {describe(exc)}")
 
 
 def finish(observers: Iterable[RunObserver], result: EpisodeResult) -> None:
@@ -216,8 +307,11 @@ def finish(observers: Iterable[RunObserver], result: EpisodeResult) -> None:
     if not observers:
         return
     record = {"type": "final", **{k: v for k, v in result.to_json().items() if k != "events"}}
-    for observer in observers:
-        observer.finished(record, result)
+    for observer in observers:  # one that fails does not keep the others from the decision
+        try:
+            observer.finished(record, result)
+        except Exception as exc:
+            warn(f"{type(observer).__name__} could not record the decision: {describe(exc)}")
 
 
 def print_err(msg: str) -> None:

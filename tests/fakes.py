@@ -137,3 +137,22 @@ COMPARED = """
                 - label_is: {id: d, key: "{goal.object}", label: "no"}
                 - label_is: {id: e, key: "{goal.object}", label: "red mug"}
 """
+
+
+# -- a user leaf whose own code fails (not a driver call: the run's fault) --------------------------
+
+class Explodes(Leaf):
+    """Raises in its tick after `after` RUNNING ticks: a bug in node code, outside any driver call."""
+
+    TYPE = "explodes"
+    NODE_TYPE = NodeType("explodes", "action", {"after": Port("after", "int", default=1, minimum=0)},
+                         doc="RUNNING `after` ticks, then raises")
+
+    def initialise(self) -> None:
+        self.ticks_running = 0
+
+    def update(self) -> Status:
+        self.ticks_running += 1
+        if self.ticks_running > int(self.port("after")):
+            raise RuntimeError("node code failed")
+        return Status.RUNNING

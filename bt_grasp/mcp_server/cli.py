@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import ctypes
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -49,9 +50,11 @@ def _limits(args: argparse.Namespace) -> Any:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Build the world on the robot thread, then serve until the client closes stdin."""
+    from bt_grasp.episode import EXIT_SETUP, close_world
     from bt_grasp.mcp_server.server import SessionThread, build_server, require_mcp
     from bt_grasp.mcp_server.session import ToolSession
     from bt_grasp.profile import load_profile
+    from bt_grasp.runner import describe
 
     require_mcp()  # fail in one line before loading a simulator
     limits = _limits(args)
@@ -66,23 +69,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return ToolSession(world, limits, episode=args.episode, seed=args.seed, target=args.target,
                                log_path=args.log)
         except Exception:
-            world.close()
+            close_world(world)
             raise
 
     with stdout_to_stderr():
-        runner = SessionThread(make_session)
-        app = build_server(runner)
-        s = runner.session
-        print(f"bt-grasp serve: {profile.name}, perception {args.perception}, "
-              f"actions {limits.actions}, perception streak {limits.perception_streak}, "
-              f"task {s.blackboard.get('goal.object')!r}; tools: {', '.join(s.tools())}", file=sys.stderr)
+        try:
+            runner = SessionThread(make_session)
+        except (UserError, BackendUnavailable):
+            raise
+        except Exception as exc:  # the driver factory or reset() failed: one line, no traceback
+            print(f"bt-grasp: robot '{profile.name}' could not start: {describe(exc)}", file=sys.stderr)
+            return EXIT_SETUP
+    previous = signal.signal(signal.SIGTERM, _terminate)  # SIGTERM: stop the robot, then exit 0
     try:
+        with stdout_to_stderr():
+            app = build_server(runner)
+            s = runner.session
+            print(f"bt-grasp serve: {profile.name}, perception {args.perception}, "
+                  f"actions {limits.actions}, perception streak {limits.perception_streak}, "
+                  f"task {s.blackboard.get('goal.object')!r}; tools: {', '.join(s.tools())}", file=sys.stderr)
         app.run(transport=args.transport)
     except KeyboardInterrupt:
         pass
     finally:
-        runner.close()
+        signal.signal(signal.SIGTERM, previous)
+        runner.close("the client went away")  # stdin closed, SIGINT or SIGTERM: nobody waits for it
     return 0
+
+
+def _terminate(signum: int, frame: Any) -> None:  # noqa: ARG001
+    """SIGTERM ends serving the way Ctrl-C does, so the robot is stopped and closed."""
+    raise KeyboardInterrupt
 
 
 def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -54,6 +55,8 @@ class SessionThread:
     def __init__(self, factory: Callable[[], Any]) -> None:
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1,
                                                               thread_name_prefix="bt-grasp-robot")
+        self.in_flight = 0  # calls submitted and not yet done: `status` then answers at once
+        self._count = threading.Lock()
         try:
             self.session = self.executor.submit(factory).result()
         except BaseException:
@@ -61,20 +64,46 @@ class SessionThread:
             raise
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
-        """Run session.call(tool, **args) on the robot thread (session.call never raises)."""
+        """Run session.call(tool, **args) on the robot thread (session.call never raises).
+        `status` is answered at once (not queued) while another call waits for the robot."""
+        if tool == "status" and not args and self.in_flight:
+            return dict(self.session.status_now())
         try:
+            with self._count:
+                self.in_flight += 1
             future = self.executor.submit(self.session.call, tool, **args)
+            future.add_done_callback(self._landed)
             return await asyncio.wrap_future(future)
         except Exception as exc:  # executor shut down, loop cancelled: still answer
             return {"tool": tool, "ok": False, "outcome": "error", "terminal": False,
                     "error": f"{type(exc).__name__}: {exc}"}
 
-    def close(self) -> None:
-        """Close the world on its own thread, then stop the thread."""
+    def _landed(self, future: concurrent.futures.Future[Any]) -> None:
+        """A call is done (on the robot thread): one fewer in flight."""
+        with self._count:
+            self.in_flight -= 1
+
+    def close(self, reason: str = "the server is shutting down") -> None:
+        """Cancel a call still waiting for the robot (its episode decides WAIT_CLARIFY after
+        halting the motion and stopping the robot), then stop and close the robot on its own
+        thread, each call under its wall-clock limit, then stop the thread."""
+        from bt_grasp.call_limit import call_limit
+        from bt_grasp.runner import describe, stop_driver, warn
+
+        session = self.session
+        session.cancel_call(reason)
+        limit = call_limit(session.world.profile, 1)
+
+        def stop_and_close() -> None:
+            stop_driver(session.world.driver, session.limiter, limit)
+            close = getattr(session.world, "close", None)
+            if close is not None:
+                session.limiter.call(close, limit, "close()")
+
         try:
-            self.executor.submit(self.session.world.close).result(timeout=30)
-        except Exception:
-            pass  # closing is best effort at shutdown
+            self.executor.submit(stop_and_close).result(timeout=4 * limit + 5)
+        except Exception as exc:  # closing is best effort at shutdown: one line, never a traceback
+            warn(f"the robot did not close cleanly: {describe(exc)}")
         self.executor.shutdown(wait=False)
 
 

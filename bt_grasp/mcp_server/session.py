@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.blackboard import Blackboard
+from bt_grasp.call_limit import SETUP_LIMIT_S, limiter_for
 from bt_grasp.context import EpisodeLimits, Ledger, LogicalClock, RunContext
 from bt_grasp.drivers.base import MobileBase, TaskSource
 from bt_grasp.mcp_server.inputs import InvalidInput, text_arg
@@ -74,6 +75,9 @@ class ToolSession(SessionTools):
         self._lock = threading.RLock()
         self._log_path = Path(log_path) if log_path else None
         self.mobile = isinstance(world.driver, MobileBase)
+        # every driver call runs under a wall-clock limit on this worker (bt_grasp.call_limit);
+        # `cancel_call` stops waiting for one, e.g. when the client has gone away
+        self.limiter = limiter_for(world.driver)
         self.episode, self.seed, self.target = episode, seed, target
         self.episodes_started = 0
         self._new_state()
@@ -98,10 +102,9 @@ class ToolSession(SessionTools):
 
     def _reset_driver(self, episode: int, seed: int, target: str | None) -> None:
         driver = self.world.driver
-        if target:
-            driver.reset(episode=episode, seed=seed, target=target)
-        else:
-            driver.reset(episode=episode, seed=seed)
+        extra = {"target": target} if target else {}
+        limit = getattr(self.world.profile, "call_timeout_s", None) or SETUP_LIMIT_S
+        self.limiter.call(lambda: driver.reset(episode=episode, seed=seed, **extra), limit, "reset()")
         self.episode, self.seed, self.target = episode, seed, target
         self.episodes_started += 1
         task = driver.task() if isinstance(driver, TaskSource) else None
@@ -212,7 +215,7 @@ class ToolSession(SessionTools):
                          perceiver=self.world.perceiver, profile=self.world.profile,
                          blackboard=self.blackboard, clock=self.clock, ledger=self.ledger,
                          run_id=self.run_id, tick=self.tick, services=self.services,
-                         _trial=self.trial)
+                         _trial=self.trial, limiter=self.limiter)
         result = Runner(spec, ctx).run()
         self.tick, self.trial = ctx.tick, ctx._trial
         self.events.extend(result.events)
@@ -257,6 +260,25 @@ class ToolSession(SessionTools):
                        "previous_episode": previous})
         return result
 
+    def cancel_call(self, reason: str) -> bool:
+        """Stop waiting for the driver call in progress: its tool call ends the episode with
+        WAIT_CLARIFY "... cancelled: <reason>" after halting and stopping the robot."""
+        return self.limiter.cancel(reason)
+
+    def status_now(self) -> dict[str, Any]:
+        """`status` while another call is in progress, without waiting for it (read from another
+        thread: the figures are those of its last finished tick), with `busy: true`."""
+        start = time.perf_counter()
+        try:
+            result = self._tool_status()
+        except Exception as exc:  # read while the robot thread writes: still answer
+            result = self._base("status", ok=False, outcome="error")
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        result["busy"] = True
+        result["wall_s"] = round(time.perf_counter() - start, 3)
+        self._log("status", {}, result)
+        return result
+
     def _tool_status(self) -> dict[str, Any]:
         result = self._base("status", ok=True, outcome="status")
         located = self._located_now()
@@ -266,7 +288,7 @@ class ToolSession(SessionTools):
             "run_id": self.run_id, "episode": self.episode, "seed": self.seed,
             "task": self.blackboard.get("goal.object"),
             "located": located.name if located is not None and not isinstance(located, str) else None,
-            "tools": self.tools(), "calls": self.calls, "events": len(self.events),
+            "tools": self.tools(), "calls": self.calls, "events": len(self.events), "busy": False,
             "counters": jsonable(self.ledger.snapshot()),
         })
         return result

@@ -23,18 +23,30 @@ from typing import Any, ClassVar
 import py_trees
 from py_trees.common import Status
 
+from bt_grasp import seam
 from bt_grasp.blackboard import ref_key
+from bt_grasp.call_limit import NotResponding
 from bt_grasp.context import RunContext
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import TIMEOUT, Motion
+from bt_grasp.drivers.motion import HALTED, TIMEOUT, Motion
+from bt_grasp.errors import one_line
 from bt_grasp.outcomes import Decision, ExecStatus, Label
 from bt_grasp.registry import NodeType
 from bt_grasp.resumable import Resumable
 
 # Logical seconds a verified (simulated) call is assumed to take.
 NOMINAL_DURATION = {"perception": 0.2, "primitive": 2.0, "watchdog": 0.0}
+# Kinds of leaves that call the driver or perceiver: their calls run under a wall-clock limit.
+WORLD_KINDS = frozenset({"perception", "primitive", "watchdog", "action"})
 # The verifier's oracle is asked this before a call that may span ticks ends: go on or end now.
 STILL_RUNNING, ENDS_NOW = "running", "ends"
+
+
+def fault_text(exc: BaseException) -> str:
+    """One line for a call's fault: a seam check's own sentence, else the exception's type and text."""
+    if isinstance(exc, seam.SeamFault):
+        return one_line(str(exc))
+    return one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
 @dataclass
@@ -151,6 +163,8 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
     def fault_result(self, reason: str) -> LeafResult:
         """What an exception inside execute() becomes (never an exception out of the leaf)."""
         fallback = "fault" if "fault" in self.alphabet else (self.alphabet[-1] if self.alphabet else None)
+        self.ctx.last_fault = f"{self.node_id}: {reason}"  # a guard that ends the run then names it
+        self.ctx.faults += 1
         return LeafResult(fallback, Status.FAILURE, {f"{self.node_id}.error": reason},
                           event_meta={"error": reason})
 
@@ -170,9 +184,11 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         if self._oracle_decides():
             return self._oracle_tick()
         try:
-            res = self.execute()
+            res = self._call(self.execute, "call") if self.node_type.kind in WORLD_KINDS else self.execute()
+        except NotResponding:
+            raise  # the run decides (Runner.run): a driver that stopped answering is not one call's fault
         except Exception as exc:  # a driver or perception bug must not escape the tree
-            res = self.fault_result(f"{type(exc).__name__}: {exc}")
+            res = self.fault_result(fault_text(exc))
         if isinstance(res, Pending):
             self.pending = res
             return self._poll()
@@ -191,21 +207,36 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
             return Status.RUNNING
         return self._commit(self.simulate(oracle.choose(self.node_id, self.alphabet)))
 
+    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+        """fn() under this node's wall-clock limit (bt_grasp.call_limit): NotResponding past it."""
+        ctx = self.ctx
+        return ctx.limiter.call(fn, ctx.call_limit(self.max_ticks), f"{self.node_id} {what}")
+
     def _poll(self) -> Status:
         """Poll the motion once; at the last tick it may span, a motion still going is cancelled."""
         pending = self.pending
         assert pending is not None, f"{self.node_id} is RUNNING without a motion"
-        try:
-            if pending.polled:  # execute() polled it once to see it start: that was this tick's
-                pending.polled, execution = False, None
-            else:
-                execution = pending.motion.poll()
-            if execution is None and self.ticks_running + 1 >= self.max_ticks:
+        first, last = pending.polled, self.ticks_running + 1 >= self.max_ticks
+        pending.polled = False
+
+        def step() -> tuple[Execution | None, Any]:
+            # execute() polled it once to see it start: that was this tick's poll
+            execution = None if first else pending.motion.poll()
+            if execution is None and last:
                 execution = pending.motion.cancel(TIMEOUT)
+            return execution, pending.motion.elapsed
+
+        try:
+            execution, elapsed = self._call(step, "poll")
+            if execution is not None:
+                seam.execution(execution, f"{getattr(pending.motion, 'primitive', 'a')} motion")
+            self._clock_follows(pending, elapsed)
+        except NotResponding:
+            raise
         except Exception as exc:  # a driver bug while moving: the call faults, the tree goes on
             self.pending = None
-            return self._commit(self.fault_result(f"{type(exc).__name__}: {exc}"))
-        self._clock_follows(pending)
+            self._cancel_quietly(pending)
+            return self._commit(self.fault_result(fault_text(exc)))
         if execution is None:
             self.ticks_running += 1
             return Status.RUNNING
@@ -213,14 +244,25 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         try:
             res = pending.finish(execution)
         except Exception as exc:
-            res = self.fault_result(f"{type(exc).__name__}: {exc}")
+            res = self.fault_result(fault_text(exc))
         res.duration = 0.0  # the clock has followed the motion already
         return self._commit(res)
 
-    def _clock_follows(self, pending: Pending) -> None:
-        elapsed = float(pending.motion.elapsed)
-        self.ctx.clock.advance(elapsed - pending.seen)
-        pending.seen = max(pending.seen, elapsed)
+    def _clock_follows(self, pending: Pending, elapsed: Any) -> None:
+        """The logical clock follows the motion's `elapsed` (checked: a number of seconds)."""
+        seconds = seam.seconds(elapsed, f"{getattr(pending.motion, 'primitive', 'motion')} elapsed")
+        self.ctx.clock.advance(seconds - pending.seen)
+        pending.seen = max(pending.seen, seconds)
+
+    def _cancel_quietly(self, pending: Pending) -> None:
+        """A motion whose call faulted is cancelled so nothing keeps moving (best effort: the
+        fault is already the outcome; a driver that does not answer is left to the runner)."""
+        try:
+            self._call(lambda: pending.motion.cancel(HALTED), "cancel")
+        except NotResponding:
+            raise
+        except Exception:
+            self.ctx.faults += 1
 
     # -- halting -----------------------------------------------------------------------------
     def terminate(self, new_status: Status) -> None:
@@ -240,16 +282,19 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         execution: Execution | None = None
         if self.pending is not None:
             pending, self.pending = self.pending, None
-            try:
-                execution = pending.motion.cancel(reason)
-            except Exception as exc:  # the robot would not stop: say so, loudly, in the event
-                meta["error"] = f"{type(exc).__name__}: {exc}"
-            else:
-                self._clock_follows(pending)
+            try:  # halting never raises: a parent is stopping this leaf, maybe after a fault
+                execution, elapsed = self._call(lambda: (pending.motion.cancel(reason), pending.motion.elapsed),
+                                                "cancel")
+                seam.execution(execution, f"{getattr(pending.motion, 'primitive', 'a')} motion")
+                self._clock_follows(pending, elapsed)
                 meta.update(duration=round(float(execution.duration), 4), fault=execution.fault,
                             samples=len(execution.telemetry))
                 if pending.halt_writes is not None:
                     writes.update(pending.halt_writes(execution))
+            except Exception as exc:  # the robot would not stop: say so, loudly, in the event
+                meta["error"] = fault_text(exc)
+                ctx.faults += 1  # and the runner stops the driver at the end
+                execution = None
         for key, value in writes.items():
             ctx.blackboard.set(key, value)
         if self.node_type.kind == "primitive":
@@ -281,11 +326,13 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
             for scope, _ in ctx.action_scopes:
                 ctx.ledger.scoped_actions[scope] = ctx.ledger.scoped_actions.get(scope, 0) + 1
             ctx.ledger.perception_streak = 0
+            ctx.last_fault = None
         elif nt.perception:
             if ctx.ledger.perception_streak >= ctx.limits.perception_streak:
+                last = f" (last fault: {ctx.last_fault})" if ctx.last_fault else ""
                 ctx.decide(Decision.WAIT_CLARIFY,
                            f"perception loop: {ctx.limits.perception_streak} perception calls "
-                           "in a row without a manipulation")
+                           f"in a row without a manipulation{last}")
                 return False
             ctx.ledger.perception_streak += 1
             ctx.ledger.perception_calls += 1

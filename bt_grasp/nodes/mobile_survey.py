@@ -119,8 +119,8 @@ class WalkAround(Leaf):
                 looked += ex.duration
                 if ex.fault:
                     faults.append(f"pan {pan:.2f}: {ex.fault}")
-            obs = ctx.need_driver().observe()
-            scene = ctx.need_perceiver().survey(obs)
+            obs = ctx.observe()
+            scene = ctx.survey(obs)
             for o in scene.objects:
                 loc = to_located(obs, scene, o, 1.0, 1)
                 if loc is None or not len(loc.points_base):
@@ -156,7 +156,7 @@ class ShowReceptacles(Leaf):
         import difflib
 
         ctx = self.ctx
-        obs = ctx.need_driver().observe()
+        obs = ctx.observe()
         inst = (obs.annotations or {}).get("instance")
         masks: list[np.ndarray] = []
         names: list[str] = []

@@ -53,7 +53,7 @@ class SelectTarget(Leaf):
         obs, scene = shown
         by_id = {getattr(m.located, "object_id", None): k for k, m in marks.items()}
         candidates = [o for o in scene.objects if o.id in by_id]
-        located = ctx.need_perceiver().locate(obs, text, scene) if candidates else None
+        located = ctx.locate(obs, text, scene) if candidates else None
         sel = select(text, scene, candidates, located)
         writes: dict[str, Any] = {f"{key}.reason": sel.reason,
                                   f"{key}.alternatives": [o.name for o in sel.alternatives]}

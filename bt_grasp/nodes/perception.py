@@ -50,11 +50,11 @@ def observe_and_survey(leaf: Leaf):
     A perceiver's survey is a function of the frame, so when the driver hands back the very
     frame surveyed last (nothing moved since), its scene graph is reused."""
     ctx = leaf.ctx
-    obs = ctx.need_driver().observe()
+    obs = ctx.observe()
     last = ctx.services.get("last_observation")
     scene = ctx.services.get("last_scene") if last is obs else None
     if scene is None:
-        scene = ctx.need_perceiver().survey(obs)
+        scene = ctx.survey(obs)
     ctx.services["last_observation"] = obs
     ctx.services["last_scene"] = scene
     return obs, scene
@@ -184,7 +184,7 @@ class LocateObject(Leaf):
         receptacles = self.ctx.driver if isinstance(self.ctx.driver, Receptacles) else None
         candidates = (without_region(scene, receptacles.place_region(str(skip)))
                       if skip and receptacles is not None else scene)
-        located = self.ctx.need_perceiver().locate(obs, text, candidates) if text else None
+        located = self.ctx.locate(obs, text, candidates) if text else None
         if located is None and text and self.port("match") == "name":
             located = named(self, obs, candidates, text)
         writes: dict[str, Any] = {"scene": scene, f"{key}.query": text}

@@ -83,7 +83,7 @@ class Grasp(Leaf):
         if located is None or isinstance(located, str):
             return self.result("infeasible", {exec_key: None},
                                event_meta={"reason": "no located target to grasp"})
-        obs = ctx.services.get("last_observation") or ctx.need_driver().observe()
+        obs = ctx.services.get("last_observation") or ctx.observe()
         candidates = ctx.services["plan_grasps"](obs, located)
         reasons = []
         for pose in candidates[: self.MAX_CANDIDATES]:
@@ -137,7 +137,7 @@ class Push(Leaf):
         located = self.port("target")
         if located is None or isinstance(located, str):
             return self.result("infeasible", event_meta={"reason": "no located target to push"})
-        obs = ctx.services.get("last_observation") or ctx.need_driver().observe()
+        obs = ctx.services.get("last_observation") or ctx.observe()
         scene = ctx.services.get("last_scene")
         refused: list[str] = []  # why each direction was not pushed (planner or driver guard)
         dense = True

@@ -60,6 +60,9 @@ class MujocoArm(pybullet_driver.ArmSettings, MjWorldMixin, MjControlMixin, Route
     # Meshes are drawn in their catalogue colour, untextured: a perceiver here takes the vocabulary
     # without the PyBullet textures' `looks`, or it reads a green duck as "the blue duck".
     draws_mesh_textures = False
+    # Its EGL context is current on the thread that made it, and EGL refuses it on another: calls
+    # stay on the caller's thread, so they run without a wall-clock limit (bt_grasp/call_limit.py).
+    thread_bound = True
 
     def __init__(self, profile: RobotProfile, gui: bool = False, lighting: str = "easy",
                  image_size: int | None = None, high_clutter_share: float = 0.5) -> None:
