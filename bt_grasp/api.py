@@ -25,11 +25,12 @@ from bt_grasp import plugins
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Driver
 from bt_grasp.episode import close_world, run_episode
-from bt_grasp.errors import UserError
+from bt_grasp.errors import UserError, UserErrors, each_error
 from bt_grasp.observers import RunObserver, Tick, observers_from
 from bt_grasp.outcomes import OutcomeEvent
 from bt_grasp.perception.types import Perceiver
 from bt_grasp.profile import RobotProfile, load_profile
+from bt_grasp.quiet import import_pybullet_quietly
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult
 from bt_grasp.spec.model import Budgets, TreeSpec
@@ -274,8 +275,9 @@ def _from_data(data: dict[str, Any], registry: Registry, base_dir: str | Path | 
     except UserError as exc:
         if exc.file != "<tree>":
             raise  # an included file's own error: already located in that file
-        at_file, at_line = place(_path_at(text, exc.line or 1))
-        raise UserError(exc.message, at_file, at_line) from None
+        located = [UserError(e.message, *place(_path_at(text, e.line or 1))) if e.file == "<tree>" else e
+                   for e in each_error(exc)]  # every error of the tree, each where the code wrote it
+        raise (located[0] if len(located) == 1 else UserErrors(located)) from None
     spec.file = file
     return spec
 
@@ -338,6 +340,8 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     watchers = observers_from(on_event=[on_event] if callable(on_event) else on_event,
                               on_tick=[on_tick] if callable(on_tick) else on_tick) + list(observers)
     own_driver = driver is None or isinstance(driver, str)
+    if own_driver:  # a simulated robot may import pybullet: without its banner, as on the command line
+        import_pybullet_quietly()
     options: dict[str, Any] = {"gui": gui, "lighting": lighting, "image_size": image_size}
     made: list[Any] = []  # the driver made here, to close afterwards
 

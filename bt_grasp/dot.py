@@ -26,18 +26,32 @@ SHAPES = {"sequence": ("box", "→"), "selector": ("octagon", "?"), "parallel": 
           "switch": ("diamond", "switch")}
 
 
+LABEL_WIDTH = 48  # characters per label line; lines break between port values, never inside one
+
+
 def _label(node: dict[str, Any], extra: str = "") -> str:
+    """Id, type and every set port value (an unset one, None, is left out), whole."""
     kind = node["type"]
-    params = {k: v for k, v in node.get("params", {}).items()
-              if k not in ("memory",) and not isinstance(v, (dict, list))}
+    items = [f"{k}={v}" for k, v in node.get("params", {}).items()
+             if k not in ("memory",) and v is not None and not isinstance(v, (dict, list))]
     head = SHAPES.get(kind, (None, kind))[1] if kind in SHAPES else kind
     text = f"{node['id']}\\n[{head}]"
-    brief = ", ".join(f"{k}={v}" for k, v in list(params.items())[:3])
-    if brief:
-        text += f"\\n{brief[:60]}"
+    for line in _wrapped(items):
+        text += f"\\n{line}"
     if extra:
         text += f"\\n{extra}"
     return text
+
+
+def _wrapped(items: list[str]) -> list[str]:
+    """'a=1, b=2' lines of at most LABEL_WIDTH characters (a longer single item keeps its own line)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= LABEL_WIDTH:
+            lines[-1] += f", {item}"
+        else:
+            lines.append(item)
+    return lines
 
 
 def _quote(text: str) -> str:
@@ -134,9 +148,12 @@ def summary_graph(trace: Trace) -> pydot.Dot:
     return build_graph(trace.header["structure"], final, notes, title=title)
 
 
-def write_graph(graph: pydot.Dot, out: str | None) -> str:
-    """Write DOT text, or render .svg/.png with Graphviz. Returns the DOT text."""
+def write_graph(graph: pydot.Dot, out: str | None, force: bool = False) -> str:
+    """Write DOT text, or render .svg/.png with Graphviz. Returns the DOT text. An existing file
+    is kept unless `force` (like `bt-grasp export`)."""
     text = graph.to_string()
+    if out not in (None, "-") and Path(out).exists() and not force:
+        raise UserError("exists; refusing to overwrite it (use --force)", file=out)
     if out is None or out.endswith(".dot") or out == "-":
         if out and out != "-":
             Path(out).write_text(text)

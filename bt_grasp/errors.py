@@ -45,11 +45,56 @@ class UserError(Exception):
         return where + one_line(self.message)
 
 
+MAX_ERRORS = 20  # errors of one file reported together; the rest are counted
+
+
+class UserErrors(UserError):
+    """Several errors of one file, in the order found: one line each, at most MAX_ERRORS of them.
+
+    Its own message and location are the first error's, so code that handles one UserError
+    still reads a sensible one."""
+
+    def __init__(self, errors: list[UserError], final: bool = False) -> None:
+        first = errors[0]
+        super().__init__(first.message, first.file, first.line, first.col)
+        self.errors = list(errors)
+        self.final = final  # checking stopped here: nothing more is looked at
+
+    def __str__(self) -> str:
+        lines = [UserError.__str__(e) for e in self.errors[:MAX_ERRORS]]
+        if len(self.errors) >= MAX_ERRORS:
+            lines.append(f"{one_line(self.file or 'input', 300)}: stopped after {MAX_ERRORS} errors")
+        return "\n".join(lines)
+
+
+def one_or_all(errors: list[UserError]) -> UserError:
+    """What to raise for a file's errors: a single one as itself (callers that name the error's
+    type see a UserError, as before errors were gathered), several as a UserErrors."""
+    return errors[0] if len(errors) == 1 else UserErrors(errors)
+
+
+def each_error(exc: UserError) -> list[UserError]:
+    """The single errors `exc` stands for (itself, or those of a UserErrors)."""
+    return list(exc.errors) if isinstance(exc, UserErrors) else [exc]
+
+
 class BackendUnavailable(Exception):
     """A robot, camera or optional dependency cannot be used; the message says why in one line."""
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean X?)' for the closest choice, or '' when nothing is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    """' (did you mean X?)' for the likeliest choice (see likely_meant), or '' when none is close."""
+    close = likely_meant(word, choices)
     return f" (did you mean {close[0]}?)" if close else ""
+
+
+def likely_meant(word: str, choices: Iterable[str]) -> list[str]:
+    """The choices a user who wrote `word` may have meant, likeliest first: the same name in
+    another case (empty -> EMPTY), then names spelt alike (grap -> grasp), then names `word`
+    begins (ur5 -> ur5e_robotiq: too short a prefix to be spelt alike)."""
+    options = list(dict.fromkeys(choices))
+    folded = word.casefold()
+    same_case = [c for c in options if c.casefold() == folded]
+    alike = difflib.get_close_matches(word, options, n=3, cutoff=0.6)
+    begun = [c for c in options if len(folded) >= 3 and c.casefold().startswith(folded)]
+    return list(dict.fromkeys(same_case + alike + begun))

@@ -8,8 +8,11 @@ read this one table, so a node type is declared once. Leaves register their clas
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 from bt_grasp.errors import UserError, did_you_mean
@@ -118,19 +121,26 @@ class Registry:
             out.update(nt.outcomes)
         return out
 
-    def load_user_class(self, ref: str) -> NodeType:
-        """Register a user leaf from 'module:Class' (the class carries NODE_TYPE: NodeType)."""
+    def load_user_class(self, ref: str, folder: Path | None = None) -> NodeType:
+        """Register a user leaf from 'module:Class' (the class carries NODE_TYPE: NodeType).
+
+        The module comes from the Python path or, failing that, from `folder` (the tree file's own
+        folder), so a module written beside a tree needs no PYTHONPATH."""
         module_name, _, attr = ref.partition(":")
         if not module_name or not attr:
             raise UserError(f"node class reference '{ref}' must look like 'package.module:Class'")
         try:
-            cls = getattr(importlib.import_module(module_name), attr)
+            cls = getattr(_import_user_module(module_name, folder), attr)
+        except ModuleNotFoundError as exc:
+            where = f"beside the tree ({folder}) nor " if folder is not None else ""
+            raise UserError(f"cannot load node class '{ref}': {exc} {where}on the Python path "
+                            f"(write {module_name.partition('.')[0]}.py beside the tree or install it)") from None
         except (ImportError, AttributeError) as exc:
             raise UserError(f"cannot load node class '{ref}': {exc}") from None
         node_type = getattr(cls, "NODE_TYPE", None)
         if not isinstance(node_type, NodeType):
-            raise UserError(f"'{ref}' has no NODE_TYPE = NodeType(...) attribute; "
-                            "see docs/custom-nodes.md")
+            raise UserError(f"'{ref}' has no NODE_TYPE = NodeType(...) attribute (a complete node: "
+                            "docs/python-api.md, 'Writing a node', or python -m bt_grasp.examples DIR)")
         if node_type.factory is None:
             node_type.factory = cls
         return self.add(node_type, replace=True)
@@ -146,3 +156,21 @@ class Registry:
             except UserError as exc:
                 raise UserError(f"plug-in {NODES} '{ep.name}': {exc.message}") from None
 
+
+def _import_user_module(name: str, folder: Path | None) -> ModuleType:
+    """`name` from the Python path, else from `folder` when the module's file is there. Only that
+    folder is searched, and only for this import: a tree's nodes never shadow installed modules."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        top = name.partition(".")[0]
+        beside = folder is not None and ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file())
+        if exc.name != top or not beside:
+            raise
+    where = str(folder)
+    sys.path.insert(0, where)
+    try:
+        return importlib.import_module(name)
+    finally:
+        if where in sys.path:
+            sys.path.remove(where)

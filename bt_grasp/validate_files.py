@@ -15,7 +15,8 @@ from bt_grasp.spec.yaml_pos import load_positioned
 
 
 def validate_paths(paths: list[str], registry: Registry | None = None) -> list[UserError]:
-    """Load every file and collect its first error (an empty list: all valid).
+    """Load every file and collect its errors (an empty list: all valid); a tree's node errors
+    come together, as one UserErrors that prints a line for each.
 
     A robot profile (a mapping with `driver:` or `camera:` and no `root:`) is checked as one.
     """

@@ -256,3 +256,28 @@ def test_numpy_port_values_are_written_as_plain_numbers():
                                       api.leaf("finalize"))).spec()
     height = spec.node("lift").params["height"]
     assert height == pytest.approx(0.25) and type(height) is float
+
+
+def test_api_run_hides_the_pybullet_banner_like_the_cli(tmp_path):
+    """A script's output is its own: no 'pybullet build time' line from a simulated run."""
+    import os
+
+    script = "from bt_grasp import api\nprint(api.run('open_loop', image_size=64).decision)\n"
+    env = {k: v for k, v in os.environ.items() if k != "BT_GRASP_VERBOSE"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "pybullet build time" not in done.stdout + done.stderr
+    assert done.stdout.strip() in ("Decision.FINALIZE", "Decision.WAIT_CLARIFY", "FINALIZE", "WAIT_CLARIFY")
+
+
+def test_every_error_of_a_tree_in_code_names_its_own_line():
+    with pytest.raises(api.UserError) as info:
+        api.Tree("t", api.sequence(api.leaf("grasp", forse=3),
+                                   api.leaf("locate"))).spec()
+    lines = str(info.value).splitlines()
+    here = info.tb.tb_frame.f_code.co_filename
+    assert len(lines) == 2 and all(line.startswith(f"{here}:") for line in lines)
+    assert int(lines[1].split(":")[1]) == int(lines[0].split(":")[1]) + 1
+    assert "unknown port 'forse'" in lines[0] and "unknown node type 'locate'" in lines[1]

@@ -35,3 +35,13 @@ def test_the_python_api_page_runs(tmp_path):
 
 def test_the_readme_links_the_page():
     assert "(docs/python-api.md)" in (ROOT / "README.md").read_text()
+
+
+def test_the_page_shows_the_shipped_example_node_and_tree_in_full():
+    """The 'Writing a node' section is bt_grasp/examples/my_nodes.py and reach.yaml, as shipped."""
+    text = DOC.read_text()
+    blocks = python_blocks(text)
+    yaml_blocks = re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE)
+    examples = ROOT / "bt_grasp" / "examples"
+    assert (examples / "my_nodes.py").read_text() in blocks
+    assert (examples / "reach.yaml").read_text() in yaml_blocks

@@ -82,8 +82,58 @@ def test_docs_node_reference_is_generated_from_the_registry(capsys):
         "docs/nodes.md is stale: run `bt-grasp nodes > docs/nodes.md`"
 
 
+def test_the_node_reference_says_which_outcomes_succeed():
+    """Every leaf with outcomes names its SUCCESS outcomes; port-dependent outcomes are listed."""
+    from bt_grasp.default_registry import default_registry
+    from bt_grasp.node_docs import outcome_line
+
+    reg = default_registry()
+    locate = outcome_line(reg.get("locate_object"))
+    assert "ambiguous (with `ambiguity: report`) — SUCCESS on found, occluded;" in locate
+    assert "dropped (with `check_hold: true`)" in outcome_line(reg.get("lift"))
+    for nt in reg:
+        success = getattr(nt.factory, "SUCCESS_OUTCOMES", frozenset())
+        if nt.outcomes and success:
+            assert f"SUCCESS on {', '.join(o for o in nt.alphabet({**{p: v.default for p, v in nt.ports.items()}}) if o in success)}" \
+                in outcome_line(nt), nt.name
+
+
 def test_run_json_on_stdout_is_machine_readable_in_a_fresh_process():
     proc = subprocess.run([sys.executable, "-m", "bt_grasp.cli", "run", str(ROOT / "trees" / "clutter.yaml"),
                            "--image-size", "256", "--json"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["decision"] in ("FINALIZE", "WAIT_CLARIFY")
+
+
+def test_bench_help_says_what_a_bare_bench_runs(capsys):
+    """A bare `bt-grasp bench` is 300 episodes on every core: --help must say so before it starts."""
+    import os
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "3 trees x 1 seed x 100 episodes = 300 episodes at 512 px on every core" in text
+    assert f"(default: every core, {os.cpu_count() or 1} here)" in text
+    assert "(default clutter open_loop remove_all)" in text and "(default 100)" in text
+
+
+def test_a_scenarios_run_that_fails_before_its_first_trial_leaves_no_results_file(tmp_path, monkeypatch, capsys):
+    """A missing extra (or any failure before the first trial) writes nothing under -o."""
+    import bt_grasp.mobile.scenarios as scenarios
+    from bt_grasp.errors import BackendUnavailable
+
+    def missing(*args, **kwargs):
+        raise BackendUnavailable("the simulated Stretch needs its URDF: pip install 'bt_grasp[stretch-sim]'")
+
+    monkeypatch.setattr(scenarios, "run_suite", missing)
+    out = tmp_path / "runs"
+    assert main(["scenarios", "--trials", "1", "-o", str(out)]) == 2
+    assert "stretch-sim" in capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()
+
+
+def test_an_unknown_scenario_is_one_line_on_stderr_with_a_hint(capsys):
+    assert main(["scenarios", "--scenario", "single_targt"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "unknown scenario 'single_targt' (did you mean single_target?)" in captured.err

@@ -96,3 +96,27 @@ def test_every_view_has_a_legend_naming_each_status_colour(view, trace_path, cap
     assert ("in a trace view" in label) is (view == "tree")
     if shutil.which("dot"):
         _graphviz_ok(text)
+
+
+def test_labels_hold_every_set_port_value_whole_and_no_unset_one(capsys):
+    from bt_grasp.spec.loader import load_tree
+    from bt_grasp.structure import iter_structure, structure
+
+    assert main(["dot", "clutter"]) == 0
+    text = capsys.readouterr().out
+    assert "=None" not in text
+    labels = {name: node.get_label() for name, node in _nodes(text).items()}
+    spec = load_tree(ROOT / "trees" / "clutter.yaml")
+    for _, _, node in iter_structure(structure(spec.root)):
+        for key, value in node.get("params", {}).items():
+            if value is not None and key != "memory" and not isinstance(value, (dict, list)):
+                assert f"{key}={value}".replace('"', "'") in labels[node["id"]], (node["id"], key)
+
+
+def test_dot_o_keeps_an_existing_file_unless_forced(tmp_path, capsys):
+    out = tmp_path / "tree.dot"
+    out.write_text("mine")
+    assert main(["dot", "open_loop", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"{out}: exists; refusing to overwrite it (use --force)"
+    assert out.read_text() == "mine"
+    assert main(["dot", "open_loop", "-o", str(out), "--force"]) == 0 and out.read_text().startswith("digraph")

@@ -58,8 +58,9 @@ class Gate(RunObserver):
         assert self.go.acquire(timeout=10), "the test stopped polling"
 
 
-def request(sock, kind: str, request_id: int, *extra: bytes) -> list[bytes]:
-    sock.send_multipart([struct.pack("<BBI", 2, ord(kind), request_id), *extra])
+def request(sock, kind: str, request_id: int, *extra: bytes | None, protocol: int = 2) -> list[bytes]:
+    """One request and its reply; a None part is left out (a request missing its second part)."""
+    sock.send_multipart([struct.pack("<BBI", protocol, ord(kind), request_id), *(e for e in extra if e is not None)])
     return sock.recv_multipart()
 
 
@@ -137,24 +138,29 @@ def test_blackboard_errors_and_the_ports_released_at_the_end(client):
         def ticked(self, tick) -> None:
             if tick.tick == 2:
                 client.connect(f"tcp://127.0.0.1:{port}")
-                self.answers.append(request(client, "B", 1, b"ROOT;Other"))
+                self.answers.append(request(client, "B", 1, f"Other;{spec.name}".encode()))
+                self.answers.append(request(client, "B", 4, b"ROOT"))
+                client.send_multipart([struct.pack("<BBI", 2, ord("B"), 5)])  # no names part
+                self.answers.append(client.recv_multipart())
                 self.answers.append(request(client, "Z", 2))
                 client.send_multipart([b"\x02S"])  # a 2-byte header
                 self.answers.append(client.recv_multipart())
-                client.send_multipart([struct.pack("<BBI", 1, ord("S"), 3)])  # protocol 1: as BT.CPP,
-                self.answers.append(client.recv_multipart())                 # echoed, not refused
+                client.send_multipart([struct.pack("<BBI", 1, ord("S"), 3)])  # protocol 1: answered
+                self.answers.append(client.recv_multipart())                 # as protocol 2, like BT.CPP
 
     ask = Ask()
     Runner(spec, ctx, observers=[publisher, ask]).run()
-    board, unknown, short, old = ask.answers
+    board, root, one_part, unknown, short, old = ask.answers
     assert len(board[0]) == 22
     entries = msgpack.unpackb(board[1])
-    assert set(entries) == {"ROOT"}, "only the run's own blackboard is known"
-    assert entries["ROOT"]["goal.object"] == "mug" and entries["ROOT"]["scene.outcome"] == "found"
+    assert set(entries) == {spec.name}, "the run's one blackboard answers to the tree's name, as in BT.CPP"
+    assert entries[spec.name]["goal.object"] == "mug" and entries[spec.name]["scene.outcome"] == "found"
+    assert msgpack.unpackb(root[1]) is None, "no tree is called ROOT: nil, as BT.CPP answers"
+    assert one_part == [b"error", b"must be 2 parts message"]
     assert unknown == [b"error", b"Request not recognized"]
     assert short == [b"error", b"wrong request header"]
-    assert old[0][:6] == struct.pack("<BBI", 1, ord("S"), 3) and len(old[1]) % 3 == 0
-    assert publisher.requests == 4 and publisher.last_request is not None
+    assert old[0][:6] == struct.pack("<BBI", 2, ord("S"), 3) and len(old[1]) % 3 == 0
+    assert publisher.requests == 6 and publisher.last_request is not None
     again = Groot2Publisher(port, host="127.0.0.1")  # the run's end released both ports
     again.close()
 
@@ -218,7 +224,9 @@ def test_btcpp_answers_alike_for_the_same_tree_in_the_same_state(client):
     class Ask(RunObserver):
         def ticked(self, tick) -> None:
             client.connect(f"tcp://127.0.0.1:{ours_port}")
-            ours.update(T=request(client, "T", 1), S=request(client, "S", 2), Z=request(client, "Z", 3))
+            ours.update(T=request(client, "T", 1), S=request(client, "S", 2), Z=request(client, "Z", 3),
+                        R=request(client, "B", 4, b"ROOT;Other"), B=request(client, "B", 5, spec.name.encode()),
+                        P=request(client, "S", 6, protocol=1), O=request(client, "B", 7, None))
             client.disconnect(f"tcp://127.0.0.1:{ours_port}")
 
     Runner(spec, context(spec, goal="red mug"),
@@ -236,10 +244,16 @@ def test_btcpp_answers_alike_for_the_same_tree_in_the_same_state(client):
     publisher = bt.Groot2Publisher(btcpp_tree, theirs_port)
     btcpp_tree.tick_while_running()
     client.connect(f"tcp://127.0.0.1:{theirs_port}")
-    theirs = {"T": request(client, "T", 1), "S": request(client, "S", 2), "Z": request(client, "Z", 3)}
+    theirs = {"T": request(client, "T", 1), "S": request(client, "S", 2), "Z": request(client, "Z", 3),
+              "R": request(client, "B", 4, b"ROOT;Other"), "B": request(client, "B", 5, spec.name.encode()),
+              "P": request(client, "S", 6, protocol=1), "O": request(client, "B", 7, None)}
     del publisher
     for kind in "TSZ":
         assert len(ours[kind]) == len(theirs[kind]) == 2
+    assert ours["R"][1] == theirs["R"][1] == b"\xc0", "ROOT names no tree: nil"
+    assert set(msgpack.unpackb(ours["B"][1])) == set(msgpack.unpackb(theirs["B"][1])) == {spec.name}
+    assert ours["P"][0][:6] == theirs["P"][0][:6] == struct.pack("<BBI", 2, ord("S"), 6)
+    assert ours["O"] == theirs["O"] == [b"error", b"must be 2 parts message"]
     for kind in "TS":
         assert ours[kind][0][:6] == theirs[kind][0][:6] and len(ours[kind][0]) == len(theirs[kind][0]) == 22
     uid_of = lambda text: {el.get("name"): el.get("_uid")  # noqa: E731

@@ -5,6 +5,7 @@ for that first subscription, so a viewer opened after the start misses nothing."
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import re
 import struct
@@ -83,6 +84,7 @@ def test_a_websocket_client_subscribes_and_receives_every_tick(tmp_path):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, err
+    assert "AttributeError" not in err  # the client's unsubscribe/disconnect is answered, not an error
     result = json.loads(out)
     assert {"/bt_grasp/tick", "/bt_grasp/events", "/behavior_tree/xml", "/camera/rgb"} <= set(topics)
     assert [t["tick"] for _, t in ticks] == list(range(1, result["ticks"] + 1))
@@ -95,3 +97,24 @@ def test_a_port_out_of_range_is_one_line_and_exit_2(capsys):
     assert main(["run", "clutter", "--live=foxglove", "--port", "70000"]) == 2
     err = capsys.readouterr().err
     assert "--port must be 0..65535" in err and err.count("\n") == 1
+
+
+def test_the_wait_for_a_viewer_comes_before_the_episode_not_in_it(monkeypatch):
+    """The server waits in its constructor (before the run starts its wall clock), never in
+    started(); its listener is the SDK's ServerListener, so every other callback has an answer."""
+    pytest.importorskip("foxglove")
+    from foxglove.websocket import ServerListener
+
+    from bt_grasp.observe.foxglove_live import FoxgloveLive
+
+    live = FoxgloveLive(port=0, stream=io.StringIO(), wait=0.01)
+    try:
+        assert ServerListener in type(live.listener).__mro__
+        assert live.listener.on_unsubscribe(None, None) is None
+        monkeypatch.setattr(live.listener.subscribed, "wait", lambda *a: pytest.fail("waited in the episode"))
+        seen = []
+        monkeypatch.setattr(live.observer, "started", lambda header, ctx: seen.append(header))
+        live.started({"type": "header"}, None)
+        assert seen == [{"type": "header"}]
+    finally:
+        live.close()

@@ -213,6 +213,10 @@ def test_the_shipped_layout_shows_only_topics_a_recording_has():
     assert {p.split("!")[0] for p in panels} >= {"Image", "3D", "RosOut", "RawMessages"}
     named = set(re.findall(r'"(/[a-z_/]+)"', json.dumps(layout["configById"])))
     assert named and named <= set(SCHEMAS)
+    # The 3D panel's `transforms` maps frame ids to settings; display settings live in scene.transforms.
+    scene = layout["configById"]["3D!scene"]
+    assert scene["scene"]["transforms"] == {"showLabel": True, "axisScale": 1}
+    assert all(isinstance(v, dict) for v in scene["transforms"].values())
 
 
 def test_a_run_that_never_starts_leaves_no_recording(tmp_path, capsys):

@@ -121,6 +121,15 @@ def test_a_plain_install_runs_by_name_from_any_folder(installed, tmp_path):
     assert probe.stdout.strip() == str(installed / "bt_grasp" / "robots")
 
 
+def test_a_plain_install_resolves_the_includes_of_shipped_trees(installed, tmp_path):
+    """The mobile trees include '../fetch_and_place.yaml': the include root marker must ship."""
+    assert (installed / "bt_grasp" / "trees" / ".bt-grasp-root").is_file()
+    checked = _cli(["validate", "mobile/fetch_no_watchdog", "mobile/fetch_no_retry"], tmp_path,
+                   _pythonpath(installed))
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.count(": ok") == 2
+
+
 def test_validate_and_export_take_shipped_names_too(capsys):
     from bt_grasp.cli import main
 
@@ -128,3 +137,17 @@ def test_validate_and_export_take_shipped_names_too(capsys):
     assert capsys.readouterr().out.count(": ok") == 2
     assert main(["export", "open_loop"]) == 0
     assert "<root" in capsys.readouterr().out
+
+
+def test_profile_show_prints_a_shipped_profile_to_copy(capsys, tmp_path):
+    """`bt-grasp profile show NAME > mine.yaml` gives a profile that loads like the shipped one."""
+    from bt_grasp.cli import main
+
+    assert main(["profile", "list"]) == 0
+    assert {"ur5e_robotiq", "stretch3"} <= set(capsys.readouterr().out.splitlines())
+    assert main(["profile", "show", "stretch3"]) == 0
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(capsys.readouterr().out)
+    assert load_profile(str(mine)).model_dump() == load_profile("stretch3").model_dump()
+    assert main(["profile", "show", "stretch9"]) == 2
+    assert capsys.readouterr().err.startswith("stretch9: robot profile not found")

@@ -269,3 +269,80 @@ def test_validate_paths_reports_a_missing_file_and_passes_good_ones():
     good = Path(__file__).parent / "data" / "trees" / "good" / "clutter.yaml"
     errors = validate_paths([str(good), "does/not/exist.yaml"])
     assert [str(e) for e in errors] == ["does/not/exist.yaml: no such file"]
+
+
+# -- hints: what the user most likely meant ------------------------------------------------------
+
+@pytest.mark.parametrize("written, hint", [
+    ("locate", "(did you mean locate_object, or the baseline locate_any?)"),
+    ("pick_up", "(did you mean grasp, or the Stretch node pick?)"),
+    ("finalise", "(did you mean finalize?)"),
+    ("Sequence", "(did you mean sequence?)"),
+    ("fallback", "(did you mean selector?)"),
+])
+def test_an_unknown_node_type_hints_the_core_node_a_user_most_likely_meant(written, hint):
+    """Spelling alone gives locate_any (a baseline) and pick (a Stretch node): the core node comes
+    first, and spelling's own pick second only when it differs."""
+    err = text_error(f"tree: t\nroot:\n  {written}: {{id: n}}\n")
+    assert str(err) == f"t.yaml:3:3: unknown node type '{written}' {hint}"
+
+
+@pytest.mark.parametrize("parent, where", [("retry: {attempts: 3, ", "under 'child:'"),
+                                           ("sequence: {", "under 'children:'")])
+def test_a_node_written_among_a_parent_s_ports_says_where_it_belongs(parent, where):
+    err = text_error(f"tree: t\nroot:\n  {parent}grasp: {{id: g}}}}\n")
+    assert f"'grasp' is a node, not a port of {parent.split(':')[0]}" in err.message and where in err.message
+
+
+def test_a_switch_case_in_the_wrong_case_hints_the_label():
+    err = text_error("tree: t\nroot:\n  sequence:\n    children:\n      - grasp\n      - evaluate_grasp\n"
+                     "      - switch:\n          \"on\": \"{grasp.label}\"\n          cases: {empty: finalize}\n"
+                     "          default: wait_clarify\n")
+    assert err.message.endswith("(did you mean EMPTY?)") and (err.line, err.col) == (9, 19)
+
+
+def test_a_short_name_hints_the_name_it_begins():
+    from bt_grasp.errors import did_you_mean
+
+    assert did_you_mean("ur5", ["stretch3", "ur5e_robotiq", "ur5e_robotiq_mujoco"]) == " (did you mean ur5e_robotiq?)"
+    assert did_you_mean("zz", ["stretch3"]) == ""
+
+
+# -- every error of a file ------------------------------------------------------------------------
+
+MANY = """tree: t
+root:
+  sequence:
+    children:
+      - locate: {target: x}
+      - retry: {attempts: 3, grasp: {id: g}}
+      - grasp: {forse: 3}
+      - lift: {height: high}
+      - finalize: {reason: done}
+"""
+
+
+def test_every_error_of_a_file_is_reported_one_located_line_each(tmp_path, capsys):
+    from bt_grasp.cli import main
+
+    path = tmp_path / "many.yaml"
+    path.write_text(MANY)
+    assert main(["validate", str(path)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{path}:{n}" for n in ("5:9", "6:30", "7:17", "8:24")]
+    assert "unknown node type 'locate'" in lines[0] and "unknown port 'forse'" in lines[2]
+
+
+def test_errors_stop_at_the_limit_and_say_so():
+    from bt_grasp.errors import MAX_ERRORS
+
+    children = "".join(f"      - grap: {{id: g{i}}}\n" for i in range(MAX_ERRORS + 5))
+    err = text_error(f"tree: t\nroot:\n  sequence:\n    children:\n{children}")
+    lines = str(err).splitlines()
+    assert len(lines) == MAX_ERRORS + 1 and lines[-1] == f"t.yaml: stopped after {MAX_ERRORS} errors"
+    assert all(line.startswith("t.yaml:") and "unknown node type 'grap'" in line for line in lines[:MAX_ERRORS])
+
+
+def test_a_misspelt_required_port_is_one_error_not_two():
+    err = text_error("tree: t\nroot:\n  retry: {atempts: 3, child: grasp}\n")
+    assert str(err).count("\n") == 0 and "unknown port 'atempts'" in err.message

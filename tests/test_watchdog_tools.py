@@ -171,3 +171,34 @@ def test_calibrate_writes_which_seeds_it_fitted_not_where_the_traces_were(tmp_pa
     text = prof.read_text()
     assert "# fitted by bt-grasp watchdog calibrate on seed 7 (n=60, held-out macro-F1" in text
     assert str(tmp_path) not in text
+
+
+def test_calibrate_into_a_new_file_starts_from_the_shipped_profile(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o NEW.yaml` (no such file yet): the whole of --robot's profile, with fitted thresholds."""
+    from bt_grasp.profile import load_profile
+
+    d = _write(tmp_path / "traces", 60, seed=7)
+    new = tmp_path / "my_robot.yaml"
+    assert main(["watchdog", "calibrate", str(d), "-o", str(new), "--rounds", "1"]) == 0
+    assert "(from ur5e_robotiq)" in capsys.readouterr().out
+    written, shipped = load_profile(str(new)), load_profile("ur5e_robotiq")
+    assert written.driver == shipped.driver and written.gripper == shipped.gripper
+    assert "# fitted by bt-grasp watchdog calibrate on seed 7" in new.read_text()
+    assert main(["watchdog", "calibrate", str(d), "-o", str(tmp_path / "s.yaml"), "--robot", "stretch3",
+                 "--rounds", "1"]) == 0
+    assert load_profile(str(tmp_path / "s.yaml")).driver == "stretch"
+
+
+def test_calibrate_refuses_to_write_thresholds_it_could_not_score(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Too few traces for a held-out EMPTY: one line, exit 2, no file written."""
+    d = _write(tmp_path / "traces", 6, seed=7)
+    new = tmp_path / "my_robot.yaml"
+    assert main(["watchdog", "calibrate", str(d), "-o", str(new), "--rounds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "could not be scored" in err and "watchdog record" in err
+    assert not new.exists()
+    nowhere = tmp_path / "robots" / "mine.yaml"
+    assert main(["watchdog", "calibrate", str(d), "-o", str(nowhere)]) == 2
+    assert "no folder" in capsys.readouterr().err and not nowhere.parent.exists()

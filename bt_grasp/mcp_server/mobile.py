@@ -1,7 +1,7 @@
 """nav_to / gaze_at leaves for the tool server, registered only in the server's own registry.
 
-The core has no mobile leaves yet, but a tool call must still run as a bt_grasp tree (so the
-episode's clock, events and decision short-circuit apply). These two leaves are plain primitives
+A tool call must run as a bt_grasp tree (so the episode's clock, events and decision
+short-circuit apply) with the call's own arguments as ports. These two leaves are plain primitives
 that do not count as actions, exactly like lift/place; they live here, not in bt_grasp/nodes,
 so the shipped registry (and the verifier's view of shipped trees) is unchanged.
 """

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from bt_grasp.cliargs import add_out_argument
+from bt_grasp.errors import UserError, did_you_mean
 
 
 def add_scenarios_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -48,30 +49,31 @@ def run_scenarios_command(args: argparse.Namespace) -> int:
                 if line.strip():
                     trials.append(Trial(**json.loads(line)))
     else:
-        for name in (args.scenario or []):
-            if name not in SCENARIOS:
-                print(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
-                return 2
-        for name in (args.variant or []):
-            if name not in VARIANTS:
-                print(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
-                return 2
-        for name in args.perception:
-            if name not in PERCEPTION:
-                print(f"unknown perception {name!r}; choose from {', '.join(PERCEPTION)}")
-                return 2
-        out.mkdir(parents=True, exist_ok=True)
-        log = (out / "results.jsonl").open("w")
+        for option, names, known in (("scenario", args.scenario or [], SCENARIOS),
+                                     ("variant", args.variant or [], VARIANTS),
+                                     ("perception", args.perception, PERCEPTION)):
+            for name in names:
+                if name not in known:
+                    raise UserError(f"unknown {option} {name!r}{did_you_mean(name, known)}; "
+                                    f"choose from {', '.join(known)}")
+        log: IO[str] | None = None  # opened with the first trial: a run that fails first leaves no file
 
         def progress(t: Trial) -> None:
+            nonlocal log
+            if log is None:
+                out.mkdir(parents=True, exist_ok=True)
+                log = (out / "results.jsonl").open("w")
             log.write(json.dumps(t.__dict__) + "\n")
             log.flush()
             print(f"{t.scenario:18s} {t.perception:9s} {t.variant:16s} seed {t.seed:3d} {t.decision:12s} "
                   f"{'ok ' if t.success else 'FAIL'} picks {t.picks} wrong {t.wrong_picks} empty {t.empty_picks} "
                   f"sim {t.sim_time:.1f} s", flush=True)
 
-        trials = run_suite(args.trials, args.scenario, args.variant, args.seed, progress, args.perception)
-        log.close()
+        try:
+            trials = run_suite(args.trials, args.scenario, args.variant, args.seed, progress, args.perception)
+        finally:
+            if log is not None:
+                log.close()
     out.mkdir(parents=True, exist_ok=True)
     rows = aggregate(trials)
     table = markdown(rows)

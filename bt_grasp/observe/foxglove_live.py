@@ -27,7 +27,9 @@ DRAIN_SECONDS = 2.0  # after the decision, for the last messages to leave before
 
 
 class _Listener:
-    """Server callbacks (on the server's thread): who subscribed, and whether to resend the XML."""
+    """Server callbacks (on the server's thread): who subscribed, and whether to resend the XML.
+    Used mixed into the SDK's `foxglove.websocket.ServerListener` (see `_listener`), whose
+    do-nothing methods answer the other callbacks (unsubscribe, disconnect, ...)."""
 
     def __init__(self) -> None:
         self.subscribed = threading.Event()
@@ -37,6 +39,14 @@ class _Listener:
         if channel.topic == "/behavior_tree/xml":
             self.xml_wanted = True
         self.subscribed.set()
+
+
+def _listener(foxglove: Any) -> _Listener:
+    """A _Listener that is a `foxglove.websocket.ServerListener` (the SDK is an optional extra,
+    so the class is made when the server is)."""
+    from foxglove.websocket import ServerListener
+
+    return type("FoxgloveListener", (_Listener, ServerListener), {})()
 
 
 class FoxgloveLive(RunObserver):
@@ -53,7 +63,7 @@ class FoxgloveLive(RunObserver):
             raise UserError(f"--port must be 0..65535, not {port}")
         self.wait = wait
         self.stream = stream or sys.stderr
-        self.listener = _Listener()
+        self.listener = _listener(foxglove)
         # held for the whole run: channels close when their context is collected
         self.context = context = foxglove.Context()
         try:
@@ -67,10 +77,11 @@ class FoxgloveLive(RunObserver):
         self.observer = FoxgloveObserver(self.publisher, images=True)
         print(f"foxglove: serving {self.url} (Foxglove: Open connection -> Foxglove WebSocket); "
               f"the run starts when a client subscribes, or in {wait:g} s", file=self.stream, flush=True)
-
-    def started(self, header: Record, ctx: RunContext) -> None:
+        # Here, before the episode: the wait for a viewer is no part of the episode's wall time.
         if self.listener.subscribed.wait(self.wait):
             time.sleep(SETTLE_SECONDS)
+
+    def started(self, header: Record, ctx: RunContext) -> None:
         self.listener.xml_wanted = False
         self.observer.started(header, ctx)
 

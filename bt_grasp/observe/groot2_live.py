@@ -8,9 +8,12 @@ a 6-byte header (u8 protocol = 2, u8 type, u32 request id, little-endian) and, f
 a second part. A reply repeats the header and adds the publisher's 16-byte tree UUID, then the
 payload: 'T' FULLTREE the tree XML with `_uid`s (groot2_xml), 'S' STATUS 3 bytes per node (u16
 uid + u8 status; 10 + the previous status for a node reset to IDLE), 'B' BLACKBOARD msgpack of
-{name: {entry: value}} for the ';'-separated names asked ("ROOT" is the run's blackboard). Any
-other request, and a malformed one, gets the two-part error reply ["error", reason], in BT.CPP's
-words. Compared with BT.CPP 4.8's publisher (tests/test_groot2_live.py, where its Python binding
+{name: {entry: value}} for those of the ';'-separated names asked that name a tree: as in BT.CPP,
+where blackboards are keyed by (sub)tree name, the run's one blackboard answers to the tree's name
+(the BehaviorTree ID of the FULLTREE XML); no known name gives msgpack nil, and a request without
+its names part the error "must be 2 parts message". Replies carry protocol 2 whatever the request
+said, as BT.CPP's do. Any other request, and a malformed one, gets the two-part error reply
+["error", reason], in BT.CPP's words. Compared with BT.CPP 4.8's publisher (tests/test_groot2_live.py, where its Python binding
 is installed): the same replies, part for part, for the same tree in the same state.
 
 The server is a daemon thread that owns the sockets; the run's thread only folds each tick into
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 1667
 HEADER = struct.Struct("<BBI")  # protocol, request type, request id: the 6 bytes Groot2 sends
+PROTOCOL = 2                    # BT.CPP's Monitor::kProtocolID, the protocol byte of every reply
 POLL_MS = 100                   # how often the server looks at the stop flag, as BT.CPP's does
 FREE_EDITION_NODES = 20         # the most nodes Groot2's free edition draws
 
@@ -72,6 +76,7 @@ class Groot2Publisher(RunObserver):
         self._fold: StatusFold | None = None
         self._idle_marks: dict[int, int] = {}
         self._blackboard: dict[str, Any] = {}
+        self._tree_name = ""  # the FULLTREE's BehaviorTree ID: the name its blackboard answers to
         self.last_request: float | None = None  # monotonic time of Groot2's last request (heartbeat)
         self.requests = 0
         self._zctx = zmq.Context()
@@ -89,8 +94,9 @@ class Groot2Publisher(RunObserver):
 
     # -- RunObserver ---------------------------------------------------------------------------
     def started(self, header: Record, ctx: RunContext) -> None:
+        self._tree_name = str(header.get("tree") or "tree")
         try:
-            tree = groot2_tree(header["structure"], str(header.get("tree") or "tree"), self.subtree)
+            tree = groot2_tree(header["structure"], self._tree_name, self.subtree)
         except UserError as exc:
             self.close()
             raise UserError(exc.message, file="--groot2-subtree") from None
@@ -148,8 +154,8 @@ class Groot2Publisher(RunObserver):
         """The reply to one request, as BT.CPP's publisher gives it."""
         if not parts or len(parts[0]) != HEADER.size:
             return [b"error", b"wrong request header"]
-        protocol, kind, request_id = HEADER.unpack(parts[0])  # the protocol is echoed, not checked
-        head = HEADER.pack(protocol, kind, request_id) + self.uuid
+        _, kind, request_id = HEADER.unpack(parts[0])  # the request's protocol is not checked
+        head = HEADER.pack(PROTOCOL, kind, request_id) + self.uuid
         with self._lock:
             if self._tree is None or self._fold is None:
                 return [b"error", b"the run has not started"]
@@ -158,7 +164,10 @@ class Groot2Publisher(RunObserver):
             if kind == ord("S"):
                 return [head, self._fold.buffer(self._idle_marks)]
             if kind == ord("B"):
-                names = parts[1].decode("utf-8", "replace").split(";") if len(parts) > 1 else []
-                board = {name: dict(self._blackboard) for name in names if name == "ROOT"}
-                return [head, need("msgpack").packb(board)]
+                if len(parts) != 2:
+                    return [b"error", b"must be 2 parts message"]
+                names = parts[1].decode("utf-8", "replace").split(";")
+                # BT.CPP exports an empty blackboard as null, and no known name as a null reply
+                board = {name: dict(self._blackboard) or None for name in names if name == self._tree_name}
+                return [head, need("msgpack").packb(board or None)]
         return [b"error", b"Request not recognized"]  # BT.CPP's words (hooks, breakpoints, recording)

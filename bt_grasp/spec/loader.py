@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bt_grasp.default_registry import default_registry
-from bt_grasp.errors import UserError, did_you_mean, excerpt
+from bt_grasp.errors import UserError, UserErrors, did_you_mean, excerpt, one_or_all
 from bt_grasp.registry import Registry
 from bt_grasp.spec.includes import (
     MAX_INCLUDES,
@@ -23,7 +23,7 @@ from bt_grasp.spec.includes import (
     substitute,
 )
 from bt_grasp.spec.model import Budgets, NodeSpec, Pos, TreeSpec
-from bt_grasp.spec.parse import fail, parse_node
+from bt_grasp.spec.parse import fail, parse_node, record
 from bt_grasp.spec.validate import assign_ids, check_labels, check_unique_ids, file_nodes, splice_includes
 from bt_grasp.spec.yaml_pos import (
     MAX_BYTES,
@@ -85,17 +85,24 @@ class _Loader:
         self.nodes = 0  # nodes parsed so far, across includes
         self.expansions = 0  # include nodes expanded
         self.roots: list[Path] = []  # folders includes may be read from
+        self.errors: list[UserError] = []  # node errors of the whole tree so far (parse.record)
 
     # -- one file --------------------------------------------------------------------------
     def load_doc(self, text: str, display: str, base_dir: Path, given: dict[str, ParamValue],
                  given_key_pos: dict[str, Pos], where: Pos | None) -> _Doc:
         data = load_positioned(text, display)
         data = self._check_shape(data, display)
-        self._register_user_nodes(data)
+        self._register_user_nodes(data, _file_folder(display))
         declared = declared_params(data.get("params"), data.val_pos.get("params", data.pos))
         params = bind_params(declared, given, given_key_pos, where or Pos(display, 1, 1))
         root_raw, root_pos = substitute(data["root"], data.val_pos["root"], params)
-        root = parse_node(root_raw, root_pos, _FileCtx(self, base_dir))
+        try:
+            root = parse_node(root_raw, root_pos, _FileCtx(self, base_dir))
+        except UserError as exc:  # the root itself: recorded with what its sub-nodes gave
+            record(_FileCtx(self, base_dir), exc)
+            raise one_or_all(self.errors) from None
+        if self.errors:
+            raise one_or_all(self.errors)
         own = list(file_nodes(root))
         check_unique_ids(own, only_given=True)
         # Included nodes are about to be prefixed "<include id>/", so they never clash with a
@@ -130,7 +137,7 @@ class _Loader:
         parse_budgets(data.get("budgets"), data.val_pos.get("budgets", data.pos))
         return data
 
-    def _register_user_nodes(self, data: PosDict) -> None:
+    def _register_user_nodes(self, data: PosDict, folder: Path | None) -> None:
         raw = data.get("nodes")
         if raw is None:
             return
@@ -143,7 +150,7 @@ class _Loader:
             if not self._copied:
                 self.registry, self._copied = copy_registry(self.registry), True
             try:
-                self.registry.load_user_class(ref)
+                self.registry.load_user_class(ref, folder)
             except UserError as exc:
                 raise fail(exc.message, pos) from None
             except Exception as exc:  # a user module that fails on import must not crash validate
@@ -161,7 +168,7 @@ class _Loader:
             raise fail(f"{type_name} needs 'file:' (a tree file, relative to this one)", pos)
         self.expansions += 1
         if self.expansions > MAX_INCLUDES:
-            raise fail(f"more than {MAX_INCLUDES} includes in one tree", pos)
+            raise UserErrors([fail(f"more than {MAX_INCLUDES} includes in one tree", pos)], final=True)
         path, display = resolve_include(fields["file"], fields.val_pos["file"], base_dir, self.stack,
                                         self.roots)
         raw_params = fields.get("params")
@@ -208,6 +215,13 @@ class _Loader:
             user_nodes=list(self.user_nodes), registry=self.registry)
 
 
+def _file_folder(display: str) -> Path | None:
+    """The folder of the tree file being read (where its own node modules may lie), or None for
+    text that is no file."""
+    path = Path(display)
+    return path.resolve().parent if path.is_file() else None
+
+
 class _FileCtx:
     """ParseContext for one file: the registry, and includes relative to that file."""
 
@@ -226,6 +240,10 @@ class _FileCtx:
     @depth.setter
     def depth(self, value: int) -> None:
         self.loader.depth = value
+
+    @property
+    def errors(self) -> list[UserError]:
+        return self.loader.errors
 
     @property
     def nodes(self) -> int:

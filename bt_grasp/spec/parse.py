@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from bt_grasp.errors import UserError, did_you_mean
+from bt_grasp.errors import MAX_ERRORS, UserError, UserErrors, did_you_mean, each_error
 from bt_grasp.registry import NodeType, Registry
+from bt_grasp.spec.hints import node_as_port_hint, node_type_hint
 from bt_grasp.spec.model import NodeSpec, Pos
 from bt_grasp.spec.ports import check_port
 from bt_grasp.spec.yaml_pos import PosDict, PosList, kind_name
@@ -28,11 +29,15 @@ MAX_TREE_NODES = 10_000  # nodes in the whole tree, includes expanded
 
 
 class ParseContext(Protocol):
-    """What node parsing needs from the file loader: the registry, includes, and the count of
-    nodes and nesting so far (shared across included files, so limits hold for the whole tree)."""
+    """What node parsing needs from the file loader: the registry, includes, the count of nodes
+    and nesting so far (shared across included files, so limits hold for the whole tree) and the
+    errors found so far (a bad node is recorded and its siblings still parsed)."""
 
     depth: int
     nodes: int
+
+    @property
+    def errors(self) -> list[UserError]: ...
 
     @property
     def registry(self) -> Registry: ...
@@ -44,15 +49,35 @@ def fail(msg: str, pos: Pos) -> UserError:
     return UserError(msg, pos.file, pos.line, pos.col)
 
 
+def record(ctx: ParseContext, exc: UserError) -> None:
+    """Keep `exc` with the file's other errors and go on, or stop once MAX_ERRORS are known."""
+    for err in each_error(exc):
+        if not any(err is known for known in ctx.errors):
+            ctx.errors.append(err)
+    if len(ctx.errors) >= MAX_ERRORS or getattr(exc, "final", False):
+        raise UserErrors(ctx.errors, final=True)
+
+
+def parse_nodes(items: list[tuple[Any, Pos]], ctx: ParseContext) -> list[NodeSpec]:
+    """Sibling nodes: each bad one is recorded (and left out), so every sibling gets checked."""
+    parsed = []
+    for raw, pos in items:
+        try:
+            parsed.append(parse_node(raw, pos, ctx))
+        except UserError as exc:
+            record(ctx, exc)
+    return parsed
+
+
 def parse_node(raw: Any, pos: Pos, ctx: ParseContext) -> NodeSpec:
     """Validate one node (and, recursively, its sub-nodes) written at `pos`."""
-    if ctx.depth >= MAX_TREE_DEPTH:
-        raise fail(f"tree nested deeper than {MAX_TREE_DEPTH} nodes (includes count; flatten "
-                   "repeated decorators into one)", pos)
+    if ctx.depth >= MAX_TREE_DEPTH:  # a limit stops the check: every deeper node would repeat it
+        raise UserErrors([fail(f"tree nested deeper than {MAX_TREE_DEPTH} nodes (includes count; flatten "
+                               "repeated decorators into one)", pos)], final=True)
     ctx.nodes += 1
     if ctx.nodes > MAX_TREE_NODES:
-        raise fail(f"tree has more than {MAX_TREE_NODES} nodes (includes expanded); split the task "
-                   "into smaller trees", pos)
+        raise UserErrors([fail(f"tree has more than {MAX_TREE_NODES} nodes (includes expanded); split "
+                               "the task into smaller trees", pos)], final=True)
     ctx.depth += 1
     try:
         return _parse_node(raw, pos, ctx)
@@ -85,8 +110,7 @@ def _parse_node(raw: Any, pos: Pos, ctx: ParseContext) -> NodeSpec:
         return ctx.include(type_name, fields, type_pos)
     nt = ctx.registry.get(type_name)
     if nt is None:
-        candidates = list(ctx.registry.names()) + list(INCLUDE_TYPES)
-        raise fail(f"unknown node type '{type_name}'{did_you_mean(type_name, candidates)}",
+        raise fail(f"unknown node type '{type_name}'{node_type_hint(type_name, ctx.registry, INCLUDE_TYPES)}",
                    type_pos)
     return _parse_fields(nt, fields, type_pos, ctx)
 
@@ -102,36 +126,49 @@ def _shape_message(raw: PosDict) -> str:
 
 def _parse_fields(nt: NodeType, fields: PosDict, pos: Pos, ctx: ParseContext) -> NodeSpec:
     node = NodeSpec(type=nt.name, id="", pos=pos, id_given=False)
-    allowed_structure = STRUCTURE_KEYS[nt.arity]
+    errors_before = len(ctx.errors)
     given: dict[str, Any] = {}
-    for key, value in fields.items():
-        kpos, vpos = fields.key_pos[key], fields.val_pos[key]
-        if key == "id":
-            if not isinstance(value, str) or not value.strip():
-                raise fail(f"id must be a non-empty string, got {kind_name(value)}", vpos)
-            node.id, node.id_given, node.id_pos = value, True, vpos
-        elif key in allowed_structure:
-            _parse_structure(nt, node, key, value, kpos, vpos, ctx)
-        elif key in _ALL_STRUCTURE:
-            raise fail(_wrong_structure(nt, key), kpos)
-        elif key in nt.ports:
-            given[key] = check_port(nt, nt.ports[key], value, vpos)
-            node.param_pos[key] = vpos
-        else:
-            candidates = list(nt.ports) + list(allowed_structure) + ["id"]
-            known = ", ".join(nt.ports) or "none"
-            raise fail(f"unknown port '{key}' for {nt.name}{did_you_mean(str(key), candidates)}"
-                       f"; its ports: {known}", kpos)
+    for key in fields:
+        try:
+            _parse_field(nt, node, given, fields, key, ctx)
+        except UserError as exc:
+            record(ctx, exc)
     for name, port in nt.ports.items():
         if name in given:
             node.params[name] = given[name]
-        elif port.required:
+        elif port.required and len(ctx.errors) == errors_before:  # else reported once the fields are right
             raise fail(f"{nt.name} is missing required port '{name}'"
                        + (f" ({port.doc})" if port.doc else ""), pos)
         else:
             node.params[name] = port.default
-    _check_arity(nt, node, fields, pos)
+    if len(ctx.errors) == errors_before:  # a child left out for its own error is no missing child
+        _check_arity(nt, node, fields, pos)
     return node
+
+
+def _parse_field(nt: NodeType, node: NodeSpec, given: dict[str, Any], fields: PosDict, key: Any,
+                 ctx: ParseContext) -> None:
+    """One field of a node: its id, a structure key (its sub-nodes parsed) or a port value."""
+    allowed_structure = STRUCTURE_KEYS[nt.arity]
+    value, kpos, vpos = fields[key], fields.key_pos[key], fields.val_pos[key]
+    if key == "id":
+        if not isinstance(value, str) or not value.strip():
+            raise fail(f"id must be a non-empty string, got {kind_name(value)}", vpos)
+        node.id, node.id_given, node.id_pos = value, True, vpos
+    elif key in allowed_structure:
+        _parse_structure(nt, node, key, value, kpos, vpos, ctx)
+    elif key in _ALL_STRUCTURE:
+        raise fail(_wrong_structure(nt, key), kpos)
+    elif key in nt.ports:
+        given[key] = check_port(nt, nt.ports[key], value, vpos)
+        node.param_pos[key] = vpos
+    elif (misplaced := node_as_port_hint(nt, str(key), ctx.registry)) is not None:
+        raise fail(misplaced, kpos)
+    else:
+        candidates = list(nt.ports) + list(allowed_structure) + ["id"]
+        known = ", ".join(nt.ports) or "none"
+        raise fail(f"unknown port '{key}' for {nt.name}{did_you_mean(str(key), candidates)}"
+                   f"; its ports: {known}", kpos)
 
 
 def _wrong_structure(nt: NodeType, key: str) -> str:
@@ -151,8 +188,7 @@ def _parse_structure(nt: NodeType, node: NodeSpec, key: str, value: Any, kpos: P
         if not isinstance(value, PosList):
             raise fail(f"children of {nt.name} must be a list of nodes, got {kind_name(value)}",
                        vpos)
-        node.children = [parse_node(item, ipos, ctx)
-                         for item, ipos in zip(value, value.item_pos, strict=True)]
+        node.children = parse_nodes(list(zip(value, value.item_pos, strict=True)), ctx)
     elif key == "child":
         if isinstance(value, PosList):
             raise fail(f"{nt.name} takes exactly one child, got a list of {len(value)} "
@@ -170,8 +206,8 @@ def _parse_structure(nt: NodeType, node: NodeSpec, key: str, value: Any, kpos: P
             lpos = value.key_pos[label]
             if not isinstance(label, str):
                 raise fail(f"case label must be a name, got {kind_name(label)}", lpos)
-            node.cases[label] = parse_node(sub, value.val_pos[label], ctx)
             node.case_pos[label] = lpos
+            node.cases[label] = parse_node(sub, value.val_pos[label], ctx)
     elif key == "default":
         node.default = parse_node(value, vpos, ctx)
 

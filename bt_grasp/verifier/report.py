@@ -141,6 +141,12 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
         out.append(f"NOT PROVEN: {res.problem}")
     else:
         out.append(f"COUNTEREXAMPLE: {res.problem}")
+        if not res.counterexample:  # nothing is chosen: the tree alone goes round (or fails) every run
+            out.append("  no outcome is chosen on the way: every run does this, whatever the robot "
+                       "and perception answer (a loop of conditions, decorators and terminals only)")
+            if res.path:
+                out.append("  last tick visited: " + " ".join(res.path))
+            return out
         out.append("  the run, as outcomes chosen (each step: the path from the root to the leaf);"
                    " replay it with bt_grasp.oracles.ScriptedOracle:")
         if res.loop is not None:

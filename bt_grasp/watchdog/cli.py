@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from bt_grasp.errors import BackendUnavailable, UserError
+from bt_grasp.resources import profile_path
 
 
 def add_watchdog_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,8 +46,12 @@ def add_watchdog_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     cal = sub.add_parser("calibrate", help="fit a profile's watchdog thresholds from labelled traces")
     cal.add_argument("traces", help="trace directory")
-    cal.add_argument("-o", "--out", required=True, help="robot profile YAML to update (only its watchdog: block)")
-    cal.add_argument("--robot", default=None, help="starting profile (default: the -o file)")
+    cal.add_argument("-o", "--out", required=True,
+                     help="robot profile YAML to write: an existing one has only its watchdog: block "
+                          "replaced; a new one starts as a copy of --robot")
+    cal.add_argument("--robot", default=None,
+                     help="starting profile, a shipped name or a file (default: the -o file if it exists, "
+                          "else ur5e_robotiq)")
     cal.add_argument("--test-frac", type=float, default=0.3, help="held-out share (default 0.3)")
     cal.add_argument("--seed", type=int, default=0)
     cal.add_argument("--rounds", type=int, default=3)
@@ -147,20 +153,34 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.test_frac < 1.0:
         raise UserError(f"--test-frac must be in (0, 1), got {args.test_frac}")
-    if not Path(args.out).exists():
-        raise UserError("profile to update not found", file=args.out)
-    prof = _profile(args.robot or args.out)
+    out = Path(args.out)
+    if out.exists() and not out.is_file():
+        raise UserError("output exists and is not a file", file=args.out)
+    if not out.parent.is_dir():
+        raise UserError(f"no folder {out.parent} to write into (create it, or choose another -o)", file=args.out)
+    start = args.robot or (args.out if out.exists() else "ur5e_robotiq")
+    prof = _profile(start)
     traces = load_dataset(args.traces)
+    if not traces:
+        raise UserError("no traces in the index", file=str(Path(args.traces) / "index.jsonl"))
     res = calibrate(traces, thresholds_from_profile(prof), test_frac=args.test_frac, seed=args.seed,
                     rounds=args.rounds)
     print(res.report())
     if not args.dry_run:
         ho = res.held_out
+        unscored = [name for name, value in (("held-out macro-F1", ho.macro_f1()),
+                                              ("EMPTY recall", ho.empty_recall())) if math.isnan(value)]
+        if unscored:
+            raise UserError(f"not written: {' and '.join(unscored)} could not be scored on the held-out "
+                            f"{ho.n} of {len(traces)} traces (record more, e.g. "
+                            f"`bt-grasp watchdog record --n 180 -o {args.traces}`)", file=args.out)
+        if not out.exists():
+            out.write_text(profile_path(start).read_text())
         write_profile(args.out, res.thresholds,
                       comment=f"fitted by bt-grasp watchdog calibrate on {_seeds_text(res.thresholds.calibration_seeds)} "
                               f"(n={len(traces)}, held-out macro-F1 {ho.macro_f1():.3f}, "
                               f"EMPTY recall {ho.empty_recall():.3f})")
-        print(f"wrote the watchdog block of {args.out}")
+        print(f"wrote the watchdog block of {args.out}" + ("" if start == args.out else f" (from {start})"))
     return 0
 
 

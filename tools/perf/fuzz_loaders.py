@@ -202,7 +202,7 @@ def fuzz(target: str, examples: int, seed: int | None = None) -> dict[str, int]:
             try:
                 loader(doc, tmp)
             except UserError as exc:
-                assert LINE.match(str(exc)), f"not one located line: {str(exc)[:300]!r}"
+                assert all(LINE.match(line) for line in str(exc).split("\n")), f"not located lines: {str(exc)[:300]!r}"
                 tally["refused"] += 1
                 return
             tally["accepted"] += 1
