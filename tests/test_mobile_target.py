@@ -143,5 +143,7 @@ def test_an_unknown_perception_backend_is_refused_in_one_line(tmp_path, capsys) 
     from bt_grasp.mobile.cli import main
 
     assert main(["scenarios", "--perception", "lidar", "--out", str(tmp_path)]) == 2
-    out = capsys.readouterr().out.strip().splitlines()
-    assert out == ["unknown perception 'lidar'; choose from sim, geometric"]
+    shown = capsys.readouterr()
+    assert shown.err.strip().splitlines() == ["unknown perception 'lidar'; choose from sim, geometric"]
+    assert shown.out == ""
+    assert not (tmp_path / "results.jsonl").exists()

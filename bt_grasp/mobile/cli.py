@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -90,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     add_scenarios_parser(sub)
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except UserError as exc:  # bad input: one line on stderr, exit 2, as `bt-grasp scenarios`
+        print(exc, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
