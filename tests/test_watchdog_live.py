@@ -17,7 +17,7 @@ from helpers import tree
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
-from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.base import Execution, Observation
 from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision, Label
 from bt_grasp.profile import load_profile
@@ -98,8 +98,9 @@ class ReplayRobot:
     def feasible(self, waypoints) -> tuple[bool, str]:
         return True, ""
 
-    def observe(self) -> None:
-        return None
+    def observe(self) -> Observation:
+        """A blank frame: the grasp plan is a service here, but a frame must still be one."""
+        return Observation(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.float32), np.eye(3), np.eye(4))
 
     def start(self, primitive: str, /, **kwargs) -> SteppedMotion:
         self.log.append(f"start {primitive}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from py_trees.common import Status
 
@@ -17,15 +18,19 @@ QUOTES = "may quote the goal: {goal.object} is replaced by its words"
 _GOAL_QUOTE = re.compile(r"\{(goal\.[A-Za-z_]\w*)\}")
 
 
+def quote_goal(reason: str, board: Any) -> str:
+    """`reason` with each {goal.*} replaced by its words on `board` (the Runner's and the
+    verifier's model alike, so both end a run with the same reason); unknown keys stay as written."""
+    return _GOAL_QUOTE.sub(lambda m: str(board.get(m.group(1), m.group(0))), reason)
+
+
 class _Terminal(Leaf):
     DECISION: Decision
 
     def update(self) -> Status:
         if self.ctx.decision is not None:
             return Status.FAILURE
-        board = self.ctx.blackboard
-        reason = _GOAL_QUOTE.sub(lambda m: str(board.get(m.group(1), m.group(0))), str(self.port("reason")))
-        self.ctx.decide(self.DECISION, reason)
+        self.ctx.decide(self.DECISION, quote_goal(str(self.port("reason")), self.ctx.blackboard))
         self.feedback_message = f"{self.DECISION.value}: {self.ctx.reason}"
         return Status.SUCCESS
 

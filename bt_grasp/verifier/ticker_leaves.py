@@ -13,6 +13,7 @@ from typing import Any
 from bt_grasp.blackboard import ref_key
 from bt_grasp.interop.nodes import OUTCOME_STATUS
 from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING
+from bt_grasp.nodes.terminal import quote_goal
 from bt_grasp.outcomes import Decision
 from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS
 from bt_grasp.verifier.ticker_state import TickerState
@@ -140,7 +141,7 @@ class LeavesMixin(TickerState):
         else:
             decision, reason = self.m.param[i]
             key = ref_key(reason)
-            self.decide(decision, str(self.bb.get(key) if key is not None else reason))
+            self.decide(decision, quote_goal(str(self.bb.get(key) if key is not None else reason), self.bb))
             new = SUCCESS
         self.st[i] = new
 
