@@ -45,6 +45,7 @@ from bt_grasp.verifier.summary_tables import (
     NEG,
     POS,
     Tables,
+    add,
     conv,
     conv_all,
     get,
@@ -240,7 +241,9 @@ class Rules:
                 own = get(child.act, TICKS, size)
                 for _ in range(n - 1):
                     own = conv(own, get(child.act, TICKS, size))
-                loop[TICKS] = np.minimum(loop[TICKS], conv(own, emits.astype(float)))
+                # the RUNNING returns follow from the same actions the attempts spent: both
+                # bounds hold at once for a total of `a` actions (added, not convolved)
+                loop[TICKS] = np.minimum(loop[TICKS], add(own, emits.astype(float)))
             out.once = self.base(conv_all([loop, child.once], size))
             out.act = {TICKS: self.zeros()}
             out.min_s, out.min_f = m_once(out.min_s), m_once(out.min_f)
