@@ -1,7 +1,8 @@
 """Verification time against tree size, per family, with the targets judged in the same run.
 
 Families (every tree decides, so a verdict is a proof, a counterexample, or "incomplete"):
-- shipped: trees/*.yaml; target < 0.5 CPU s each;
+- shipped: trees/*.yaml and trees/mobile/*.yaml; target < 0.5 CPU s each, settled exactly
+  (tests/test_verify_shipped.py asserts the exactness, this the time);
 - parallel: `parallel` (each policy) of k branches retry{2}(grasp), k = 1..8, under the default
   budgets; target < 1 s each;
 - chain: k steps in a sequence, each retry{2}(grasp -> evaluate_grasp -> switch on the label);
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
           "verdict        method")
     fam = set(args.families)
     if "shipped" in fam:
-        for path in sorted((ROOT / "trees").glob("*.yaml")):
+        for path in sorted([*(ROOT / "trees").glob("*.yaml"), *(ROOT / "trees" / "mobile").glob("*.yaml")]):
             measure("shipped", path.name, load_tree(str(path)), args, rows)
     if "parallel" in fam:
         for policy in ("success_on_all", "success_on_one"):
