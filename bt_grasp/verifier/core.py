@@ -89,6 +89,7 @@ def _verify_tree(spec: Any, registry: Registry | None, max_runs: int, goal: dict
                           "every run was checked: incomplete, not proven")
     result.tick_cap = {"value": setup.cap.value, "source": setup.cap.source}
     result.tick_cap_text = setup.cap.describe()
+    result.wall_clock = any(node.type == "timeout" for node in spec.root.walk())
     result.node_paths = _paths(spec)
     return result
 
