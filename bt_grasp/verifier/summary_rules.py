@@ -226,7 +226,9 @@ class Rules:
             # The first branch to finish (SUCCESS or FAILURE) ends it: it lasts no longer than its
             # shortest-lived branch, and a branch beside it (an unbounded repeat of a check) runs
             # at most that many ticks, each costing at most one tick's worth.
-            lasts = np.min(np.stack([get(self.full(k), TICKS, size) for k in kids]), axis=0)
+            # (a branch with no activation at some action count bounds nothing there)
+            lasts = np.min(np.stack([np.where(t == NEG, POS, t) for t in
+                                     (get(self.full(k), TICKS, size) for k in kids)]), axis=0)
             if TICKS in once:
                 once = {**once, TICKS: np.where(once[TICKS] == NEG, NEG, 0.0)}
             out.act = self._cap_ticks({**out.act, TICKS: np.where(get(out.act, TICKS, size) == NEG, NEG, lasts)},
