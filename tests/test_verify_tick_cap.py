@@ -9,7 +9,9 @@ Specification pinned here:
   with 2 actions as with 3 (two 600-tick grasps, one RUNNING return between them, three of the
   outer retry once the inner one has no attempts left);
 - a repeat goes on at one tick per repetition after the action budget ran out inside it;
-- `verify` proves such a tree with its ticks exact, the witness run reaching them.
+- `verify` proves such a tree with its ticks exact, the witness run reaching them;
+- a tree with a timeout is verified against wall-clock timings (every uncertain deadline check
+  answered both ways), and the result says so (`wall_clock`, printed by `verify`).
 """
 
 from __future__ import annotations
@@ -95,3 +97,24 @@ def test_verify_proves_the_repeat_over_retry_with_its_exact_tick_count():
     assert result.proven, result.counterexample
     assert result.bounds["ticks"] == 1203
     assert result.complete and "ticks" not in result.unreached
+
+
+def test_a_tree_with_a_timeout_says_its_bounds_cover_wall_clock_timings():
+    """Each uncertain deadline check is answered both ways: the output and the JSON say so."""
+    spec = tree("""
+tree: deadline
+budgets: {actions: 10}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - timeout:
+                seconds: 0.12
+                child: {retry: {attempts: 10, child: {sequence: {children: [grasp, evaluate_grasp]}}}}
+            - finalize: {reason: held}
+      - wait_clarify: {reason: late}
+""")
+    result = verify_tree(spec)
+    assert result.wall_clock and result.to_json()["wall_clock"] is True
+    assert not verify_tree(tree(REPEAT_OVER_RETRY)).wall_clock

@@ -54,7 +54,8 @@ class VerifyResult:
                 "unrouted": self.unrouted, "static_bounds": self.static_bounds,
                 "endings": self.endings, "complete": self.complete, "states": self.states,
                 "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
-                "longest_run_ticks": self.longest, "unreached": self.unreached}
+                "longest_run_ticks": self.longest, "unreached": self.unreached,
+                "wall_clock": self.wall_clock}
 
     def step_path(self, node: str) -> str:
         """'root > retry_1 > g' for the choice id 'g' (or 'g#duration')."""
