@@ -1,5 +1,6 @@
 """The README's example is real: its tree verifies, and the output it shows is what
-`bt-grasp verify` prints for it today, line for line."""
+`bt-grasp verify` prints for it today, line for line. The same holds for every verify output
+shown in docs/*.md: a yaml block followed by a block that starts with its tree's name."""
 
 from __future__ import annotations
 
@@ -23,3 +24,26 @@ def test_the_readme_example_tree_verifies_with_the_output_the_readme_shows(tmp_p
     path.write_text(tree, encoding="utf-8")
     assert main(["verify", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == shown.splitlines()
+
+
+def _shown_outputs(text: str) -> list[tuple[str, str, str]]:
+    """(tree name, tree, output shown) for each yaml block followed by its verify output."""
+    blocks = _blocks(text)
+    out = []
+    for (lang, tree), (_, shown) in zip(blocks, blocks[1:], strict=False):
+        name = re.search(r"^tree: (\S+)", tree, re.M) if lang == "yaml" else None
+        if name and shown.startswith(f"{name.group(1)}:"):
+            out.append((name.group(1), tree, shown))
+    return out
+
+
+def test_every_verify_output_shown_in_the_docs_is_the_current_output(tmp_path, capsys):
+    shown_in = {path.name: _shown_outputs(path.read_text(encoding="utf-8"))
+                for path in sorted((ROOT / "docs").glob("*.md"))}
+    assert any(shown_in.values()), "the docs show no verify output (the semantics example went?)"
+    for doc, examples in shown_in.items():
+        for name, tree, shown in examples:
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(tree, encoding="utf-8")
+            main(["verify", str(path)])
+            assert capsys.readouterr().out.splitlines() == shown.splitlines(), f"{doc}: {name}"

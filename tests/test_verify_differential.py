@@ -10,6 +10,10 @@ Specification pinned here (DESIGN §3, "bounds are sound: ≥ every run, checked
 - the same holds for the shipped trees (trees/*.yaml), which all decide;
 - the same holds for `verify_tree()`: no run exceeds a PROVEN tree's bounds, and a PROVEN tree
   never ends on the tick cap or without a Decision;
+- ADVERSARIAL runs hold too: every call at its max_ticks, or each leaf fixed at its longest or
+  at one tick (one branch at the maximum while another is cut), outcomes leaning to failure so
+  that action budgets and attempts run out inside repeats and retries; a tree with no
+  budgets.max_ticks is never longer than its structural cap (played with the cap lifted);
 - the Nav2 navigators (tests/data/nav2) are bounded soundly, including the scripted run in which
   every system recovery fails clearing, Spin and Wait and succeeds on BackUp.
 
@@ -30,8 +34,10 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.oracles import RandomOracle, ScriptedOracle
 from bt_grasp.spec.loader import load_tree
+from bt_grasp.testing.running import adversarial_oracle
 from bt_grasp.verifier.bounds import summarise
-from bt_grasp.verifier.summary_witness import play, run_costs
+from bt_grasp.verifier.summary_witness import BiasedOracle, play, run_costs, success_outcomes
+from bt_grasp.verifier.tick_cap import structural_ticks, tick_cap
 from bt_grasp.verify import verify_tree
 
 RUNS = 1000          # random-oracle runs per drawn tree
@@ -85,6 +91,39 @@ def test_no_random_run_exceeds_what_verify_tree_proves(text):
         return  # a counterexample or an unfinished search promises nothing
     bad = violations(spec, result.bounds, RUNS, must_decide=True)
     assert not bad, f"{bad}\n{text}\nverify_tree bounds={result.bounds}"
+
+
+ADVERSARIAL_RUNS = 24
+FAIL_LEANS = (0.5, 0.8, 0.95, 1.0)
+
+
+def adversarial_runs(spec, runs: int):
+    """Runner episodes with every call at its longest or longest/cut per leaf (see above)."""
+    registry = getattr(spec, "registry", None) or default_registry()
+    successes = success_outcomes(spec, registry)
+    for seed in range(runs):
+        outcomes = BiasedOracle(seed, FAIL_LEANS[(seed // 2) % len(FAIL_LEANS)], 0.0, successes)
+        yield seed, play(spec, registry, adversarial_oracle(outcomes, spec, seed))
+
+
+@profile_settings()
+@given(diff_tree_texts())
+def test_no_adversarial_run_exceeds_the_summary_bounds_or_the_structural_cap(text):
+    spec = load_text(text)
+    summary = summarise(spec)
+    bad = []
+    for seed, res in adversarial_runs(spec, ADVERSARIAL_RUNS):
+        bad += [f"seed {seed}: {k} = {v} > {summary.bounds.get(k, 0)}" for k, v in run_costs(res).items()
+                if summary.bounds.get(k, 0) is not None and v > summary.bounds.get(k, 0)]
+        if summary.decides is True and any(word in res.reason for word in UNDECIDED):
+            bad.append(f"seed {seed}: ended with '{res.reason}' although proven to decide")
+    if tick_cap(spec).source in ("structure", "default floor"):
+        bound = structural_ticks(spec)
+        lifted = load_text(text)
+        lifted.budgets.max_ticks = int(bound) + 100
+        bad += [f"seed {seed}: {res.ticks} ticks > structural cap {bound:.0f}"
+                for seed, res in adversarial_runs(lifted, ADVERSARIAL_RUNS) if res.ticks > bound]
+    assert not bad, f"{bad[:5]}\n{text}\nsummary={summary}"
 
 
 SHIPPED = sorted(p for p in (Path(__file__).resolve().parent.parent / "trees").rglob("*.yaml")

@@ -207,21 +207,59 @@ def _extend_diff(children: SearchStrategy[Node]) -> SearchStrategy[Node]:
         st.builds(lambda first, s, c: {"sequence": {"children": [first, {"timeout": {"seconds": s, "child": c}}]}},
                   st.sampled_from(WORLD_LEAVES), st.sampled_from(TIMEOUT_SECONDS), children),
         st.builds(lambda s, c: {"timeout": {"seconds": s, "child": c}}, st.sampled_from(TIMEOUT_SECONDS), children),
+        _loop_over_retry(children),
+        _check_beside_task(children),
     )
+
+
+def _loop_over_retry(children: SearchStrategy[Node]) -> SearchStrategy[Node]:
+    """A repeat or retry over a retry of grasp-led attempts: the action budget or the inner
+    retry's attempts run out inside the outer loop, which goes on at one tick per iteration."""
+    st = _strategies()
+    inner = st.builds(lambda m, c: {"retry": {"attempts": m, "child": {"sequence": {"children": ["grasp", *c]}}}},
+                      st.integers(1, 3), st.lists(children, max_size=2))
+    body = st.one_of(inner, st.builds(lambda r: {"selector": {"children": [r, {"force_success": {
+        "child": {"label_is": {"key": "{grasp.label}", "label": "EMPTY"}}}}]}}, inner))
+    return st.one_of(
+        st.builds(lambda n, b: {"retry": {"attempts": n, "child": b}}, st.integers(2, 5), body),
+        st.builds(lambda n, b: {"repeat": {"times": n, "child": b}}, st.integers(2, 5), body))
+
+
+CHEAP_CHECKS: tuple[Node, ...] = (
+    "lift", {"locate_object": {"target": "{goal.object}"}},
+    {"label_is": {"key": "{grasp.label}", "label": "SUCCESS"}},
+    {"force_success": {"child": {"label_is": {"key": "{lift.outcome}", "label": "fault"}}}},
+)
+
+
+def _check_beside_task(children: SearchStrategy[Node]) -> SearchStrategy[Node]:
+    """An unbounded repeat of a cheap leaf (a condition, perception, lift) beside a bounded task:
+    a parallel ended by the task, or a reactive guard re-checked before it every tick."""
+    st = _strategies()
+    task = st.one_of(children, st.builds(
+        lambda n: {"retry": {"attempts": n, "child": {"sequence": {"children": ["grasp", "evaluate_grasp"]}}}},
+        st.integers(1, 3)))
+    watch = st.builds(lambda c: {"repeat": {"child": c}}, st.sampled_from(CHEAP_CHECKS))
+    return st.one_of(
+        st.builds(lambda w, t: {"parallel": {"policy": "success_on_one", "children": [w, t]}}, watch, task),
+        st.builds(lambda c, t: {"reactive_sequence": {"children": [c, t]}},
+                  st.sampled_from(CHEAP_CHECKS[2:]), task))
 
 
 def diff_tree_texts(max_leaves: int = 10) -> SearchStrategy[str]:
     """YAML of a tree from the differential grammar, wrapped so that it normally decides; the tick
     cap is often small (1..60) so that runs also end on it, else room for a few calls that run
-    their max_ticks."""
+    their max_ticks, or not given (the structural cap of tick_cap.py, which no run may reach)."""
     st = _strategies()
 
     @st.composite
     def draw_text(draw: Callable) -> str:
         body = draw(st.recursive(diff_leaves(), _extend_diff, max_leaves=max_leaves))
-        doc = {"tree": "generated",
-               "budgets": {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4)),
-                           "max_ticks": draw(st.sampled_from([1, 2, 3, 5, 8, 13, 30, 60, 700, 3000]))},
+        budgets = {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4))}
+        cap = draw(st.sampled_from([None, None, 1, 2, 3, 5, 8, 13, 30, 60, 700, 3000]))
+        if cap is not None:  # else the cap derived from the structure (tick_cap.py) is in force
+            budgets["max_ticks"] = cap
+        doc = {"tree": "generated", "budgets": budgets,
                "root": wrap(body) if draw(st.integers(0, 3)) else body}
         return yaml.safe_dump(doc, sort_keys=False)
 

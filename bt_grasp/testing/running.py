@@ -17,9 +17,11 @@ class RunningOracle:
     a call halted early leaves the rest of its length to the leaf's next call, which is still a
     length within max_ticks. Other questions go to `inner`."""
 
-    def __init__(self, inner: Any, spec: Any, lengths: Callable[[int], int]) -> None:
+    def __init__(self, inner: Any, spec: Any, lengths: Callable[[int], int],
+                 by_leaf: Callable[[str, int], int] | None = None) -> None:
         registry = getattr(spec, "registry", None) or default_registry()
         self.inner, self.lengths = inner, lengths
+        self.by_leaf = by_leaf  # when given: a call's length from its leaf id and max_ticks
         self.max_ticks = {n.id: registry.require(n.type).max_ticks for n in spec.root.walk()
                           if registry.get(n.type) is not None}
         self.asked: dict[str, int] = {}   # leaf id -> "running" answers in its current call
@@ -35,7 +37,8 @@ class RunningOracle:
         top = self.max_ticks.get(leaf, 1)
         asked = self.asked.get(leaf, 0)
         if asked == 0 or asked >= top - 1:  # a new call (the last one ran to its maximum)
-            asked, self.length[leaf] = 0, max(1, min(top, self.lengths(top)))
+            drawn = self.by_leaf(leaf, top) if self.by_leaf is not None else self.lengths(top)
+            asked, self.length[leaf] = 0, max(1, min(top, drawn))
         out = "running" if asked + 1 < self.length[leaf] else "ends"
         self.asked[leaf] = asked + 1 if out == "running" else 0
         self.choices.append((node_id, out))
@@ -51,3 +54,30 @@ def random_lengths(seed: int) -> Callable[[int], int]:
         return 1 if r < 0.35 else top if r < 0.7 else rng.randint(1, top)
 
     return draw
+
+
+def longest(top: int) -> int:
+    """Every call at its max_ticks: the adversarial lengths that reach the tick bound."""
+    return top
+
+
+def mixed_lengths(seed: int) -> Callable[[str, int], int]:
+    """Each leaf fixed for the whole run at its max_ticks or at 1 tick (drawn per leaf), so that
+    one branch keeps running its longest while a sibling is cut short."""
+    rng = random.Random(seed)
+    picked: dict[str, bool] = {}
+
+    def draw(leaf: str, top: int) -> int:
+        if leaf not in picked:
+            picked[leaf] = rng.random() < 0.5
+        return top if picked[leaf] else 1
+
+    return draw
+
+
+def adversarial_oracle(inner: Any, spec: Any, seed: int) -> RunningOracle:
+    """A RunningOracle whose calls all run their longest (even seeds) or, leaf by leaf, their
+    longest or 1 tick (odd seeds): random lengths almost never make every call run to its end."""
+    if seed % 2 == 0:
+        return RunningOracle(inner, spec, longest)
+    return RunningOracle(inner, spec, longest, by_leaf=mixed_lengths(seed))

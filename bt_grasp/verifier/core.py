@@ -89,6 +89,7 @@ def _verify_tree(spec: Any, registry: Registry | None, max_runs: int, goal: dict
                           "every run was checked: incomplete, not proven")
     result.tick_cap = {"value": setup.cap.value, "source": setup.cap.source}
     result.tick_cap_text = setup.cap.describe()
+    result.wall_clock = any(node.type == "timeout" for node in spec.root.walk())
     result.node_paths = _paths(spec)
     return result
 
@@ -97,7 +98,7 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
                   replay_all: bool, upper: bool) -> VerifyResult:
     spec, registry = setup.spec, setup.registry
     keys = keys_read(spec, registry)
-    machines = [ModelMachine(spec, registry, setup.limits, setup.initial, keys, open_actions=o)
+    machines = [ModelMachine(spec, registry, setup.limits, setup.initial, keys, open_all=o)
                 for o in (False, True)]
     machine = machines[0]
     endings: dict[str, int] = {}
@@ -165,10 +166,12 @@ HEAD_START = 4096
 
 
 def _shares(machine: ModelMachine) -> list[int]:
-    """Turns of the two first-pass variants (action count kept, left open), favouring the one
-    likely to need fewer advances. Leaving the count open merges runs that differ only in the
-    actions spent, which pays when a few action leaves are retried within the budget; keeping
-    it lets the budget cut off what lies beyond it, which pays when the tree has more action
+    """Turns of the two first-pass variants (counters kept, every counter left open), favouring
+    the one likely to need fewer advances. Leaving the counters open merges runs that differ
+    only in the actions spent, the perception streak or the starts of a retry (a search loop
+    of ten rounds inside a retry of four attempts is met once, not once per count), which pays
+    when a few action leaves are retried within the budget; keeping the action count lets the
+    budget cut off what lies beyond it, which pays when the tree has more action
     leaves than the budget admits calls (a long chain of grasps: the open count would explore
     every block, also those no run with the budget reaches). In between (retried blocks of
     grasps nested several deep) either may win by far: equal turns. Either variant is exact,

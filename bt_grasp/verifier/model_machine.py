@@ -78,11 +78,14 @@ class ModelMachine:
     resumes = True  # False: every branch replays its tick from the start (tests compare)
 
     def __init__(self, spec: Any, registry: Any, limits: EpisodeLimits, initial: dict[str, Any],
-                 read_keys: set[str], open_actions: bool = False) -> None:
-        """`open_actions`: leave the episode's action count out of the state (explore.py)."""
-        self.open = OPEN if open_actions else -1
+                 read_keys: set[str], open_actions: bool = False, open_all: bool = False) -> None:
+        """`open_actions`: leave the episode's action count out of the state (explore.py);
+        `open_all`: every counter (actions, streak, retry starts, scoped actions), so that a
+        point is met once whatever the counters, and the second pass tells them apart."""
         self.limits = limits
         self.t: Ticker = ticker_for(spec, registry, limits, initial, read_keys)
+        self.open: frozenset[int] = (frozenset(range(len(self.t.counters()))) if open_all else
+                                     frozenset((OPEN,)) if open_actions else frozenset())
         self.m: Model = self.t.m
         self.keys = KeyMaker(self.t, read_keys, limits)
         self.prim_keys = [f"primitive:{name}" for name in self.m.prim_names]
@@ -100,11 +103,16 @@ class ModelMachine:
         self.bumps: list[tuple[str, int]] = []
         self.t.choose = self.choose
         self.entry: Resume | None = None  # the asking node whose tick is in progress
+        self.updating = -1  # the retry whose update (after its child returned) is in progress
         self.raw = list(self.t.dispatch)
-        if self.resumes:
-            for i, kind in enumerate(self.m.kind):
-                if kind in _ASKERS:
-                    self.t.dispatch[i] = self._entering(i, self.raw[i])
+        # a retry whose scope count is open asks the search its comparisons itself
+        askers = (*_ASKERS, K.RETRY) if open_all else _ASKERS
+        for i, kind in enumerate(self.m.kind):
+            if kind in askers and self.resumes:
+                self.t.dispatch[i] = self._entering(i, self.raw[i])
+            update = self.t.after[i]
+            if open_all and kind == K.RETRY and update is not None:
+                self.t.after[i] = self._finishing(i, update)
         snap = self.save()
         self.compared_in_tick = False
         self.t.compare = self.compare
@@ -160,9 +168,21 @@ class ModelMachine:
         """Node i's tick, recording first where a choice it asks would resume (the state saved
         costs less than re-ticking what came before it in the tick)."""
         def entered(node: int) -> None:
+            outer = self.entry
             self.entry = self._here(node, False)
             tick(node)
+            self.entry = outer  # a retry's own comparison after its child resumes the retry
         return entered
+
+    def _finishing(self, i: int, after: Callable[[int], None]) -> Callable[[int], None]:
+        """A retry's update, resumed at its own comparison (after its child returned)."""
+        def finishing(node: int) -> None:
+            outer, self.updating = self.entry, node
+            if self.resumes:
+                self.entry = self._here(node, True)
+            after(node)
+            self.entry, self.updating = outer, -1
+        return finishing
 
     def _here(self, node: int, after: bool) -> Resume:
         """The run as it is now, to resume `node` from (see Resume)."""
@@ -194,18 +214,23 @@ class ModelMachine:
                      **fields)
 
     def compare(self, node: int, counter: int, value: int, limit: int) -> bool:
-        """A counter against a limit. With the episode's action count left open: asked of the
-        search, both answers are runs for some count, and the second pass keeps those of the
-        actual one. Other counters are kept in the state, exactly."""
-        if counter != self.open:
+        """A counter against a limit. A counter left open is asked of the search: both answers
+        are runs for some value, and the second pass keeps those of the actual one. Other
+        counters are kept in the state, exactly."""
+        if counter not in self.open:
             return value >= limit
         self.compared_in_tick = True
-        return self.choose(f"{self.m.name[node]}{CMP}{counter}:{limit}", _CMP_ANSWERS) == REACHED
+        # a retry compares as it starts its child and again as its child fails: the two
+        # questions resume differently, so their points must not share a key
+        where = "#update" if node == self.updating else ""
+        return self.choose(f"{self.m.name[node]}{where}{CMP}{counter}:{limit}", _CMP_ANSWERS) == REACHED
 
     def _key(self, asking: str | None = None) -> tuple[Any, ...]:
-        """A point's key: the state's, with its counters but the open one."""
+        """A point's key: the state's, with its counters but the open ones."""
         rest, counters = self.keys.key(asking, self.pending) if asking else self.keys.key()
-        return (rest, counters[OPEN + 1:] if self.open == OPEN else counters)
+        if not self.open:
+            return (rest, counters)
+        return (rest, tuple(c for i, c in enumerate(counters) if i not in self.open))
 
     def resources(self) -> dict[int, tuple[int, int]]:
         """Node -> (ticks left, activation) for every running call that may span ticks and every

@@ -9,6 +9,10 @@ from typing import Any
 _NO_STATIC = "-: no static bound (the structure alone does not bound ticks)"
 _UNBOUNDED = ("unbounded: an unbounded repeat, a BT.CPP retry of -1, or a reactive/pipeline "
               "composite re-ticking it sits above; only the search bounds it")
+_STATIC = "static bound: from the tree's structure and literal budgets alone, without the search"
+_WALL_CLOCK = ("timeouts: a deadline may pass at any check a wall clock allows (a tick may last "
+               "longer than its 0.05 s), and the search answers each check both ways: the bounds "
+               "and witnesses cover wall-clock timings; on the logical clock a run may reach less")
 _MAX_STEPS_SHOWN = 40
 
 
@@ -41,6 +45,8 @@ class VerifyResult:
     unreached: list[str] = field(default_factory=list)
     # node id -> ids from the root down to it (for printing steps as paths through the tree)
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    # the tree has a timeout: its deadline checks are answered as a wall clock may (see render)
+    wall_clock: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"proven": self.proven, "bounds": self.bounds, "runs_explored": self.runs_explored,
@@ -48,7 +54,8 @@ class VerifyResult:
                 "unrouted": self.unrouted, "static_bounds": self.static_bounds,
                 "endings": self.endings, "complete": self.complete, "states": self.states,
                 "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
-                "longest_run_ticks": self.longest, "unreached": self.unreached}
+                "longest_run_ticks": self.longest, "unreached": self.unreached,
+                "wall_clock": self.wall_clock}
 
     def step_path(self, node: str) -> str:
         """'root > retry_1 > g' for the choice id 'g' (or 'g#duration')."""
@@ -73,7 +80,7 @@ def _table(res: VerifyResult) -> list[str]:
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     lines = [f"  {a:<{w0}}  {b:>{w1}}  {c}" for a, b, c in rows]
-    return lines + [f"  {n}" for n in sorted(notes)]
+    return lines + [f"  {n}" for n in [_STATIC, *sorted(notes)]]
 
 
 def _steps(res: VerifyResult, steps: list[dict[str, str]]) -> list[str]:
@@ -102,16 +109,21 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
     if res.method == "summary" and res.unreached:
         out = [f"{name}: bounds from the tree's structure, which proves every run decides within "
                f"the tick cap; the search did not settle the tree within its time ({res.runs_explored} "
-               "partial runs), so bounds marked <= are upper bounds no witness run reached"]
+               "partial runs: stretches of a run from one choice to the next), so bounds marked <= "
+               "are upper bounds no witness run reached; `verify --exact` searches on until every "
+               "bound is exact"]
     elif res.method == "summary":
         out = [f"{name}: bounds from the tree's structure; the structure proves every run decides "
                f"within the tick cap, and each bound's witness, replayed, reaches it"]
     else:
         how = {"symbolic": ", time left symbolic",
                "reference": f", the compiled tree itself ({res.why_reference})"}.get(res.method, "")
-        out = [f"{name}: explored {res.runs_explored} partial runs, {res.states} distinct states{how}"]
+        out = [f"{name}: explored {res.runs_explored} partial runs (stretches of a run from one choice "
+               f"to the next), {res.states} distinct states{how}"]
     if res.tick_cap_text:
         out.append(res.tick_cap_text)
+    if res.wall_clock and res.bounds:
+        out.append(_WALL_CLOCK)
     if res.bounds:
         out.append("worst case over every run (each reached by a witness run; "
                    "`--witness KEY` prints it):" if not res.unreached else

@@ -45,6 +45,7 @@ from bt_grasp.verifier.summary_tables import (
     NEG,
     POS,
     Tables,
+    add,
     conv,
     conv_all,
     get,
@@ -139,14 +140,16 @@ class Rules:
             acc_full = {k: conv(acc_full[k], full[k]) for k in full}
         return best
 
-    def _cap_ticks(self, act: Tables, tick: dict[str, float], ticks: int) -> Tables:
-        """An activation lasting at most `ticks` ticks costs at most ticks × (one tick)."""
+    def _cap_ticks(self, act: Tables, tick: dict[str, float], ticks: Any) -> Tables:
+        """An activation lasting at most `ticks` ticks (a number, or a table over the actions)
+        costs at most ticks × (one tick)."""
         out = dict(act)
         for key, t in act.items():
             if key == TICKS:
-                out[key] = np.minimum(t, ticks - 1)
+                out[key] = np.minimum(t, np.asarray(ticks) - 1)
             else:
-                out[key] = np.minimum(t, ticks * tick.get(key, 0.0))
+                per_tick = tick.get(key, 0.0)
+                out[key] = np.minimum(t, np.asarray(ticks) * per_tick if per_tick else 0.0)
         return out
 
     def leaf(self, node: Any, in_budget: bool) -> NodeSum:
@@ -219,7 +222,18 @@ class Rules:
             once = {}
         if not out.tick:
             out.tick = tick_sum
-        if t in ("parallel", "btcpp_parallel") and TICKS in once:
+        if t == "parallel" and p.get("policy") == "success_on_one":
+            # The first branch to finish (SUCCESS or FAILURE) ends it: it lasts no longer than its
+            # shortest-lived branch, and a branch beside it (an unbounded repeat of a check) runs
+            # at most that many ticks, each costing at most one tick's worth.
+            # (a branch with no activation at some action count bounds nothing there)
+            lasts = np.min(np.stack([np.where(t == NEG, POS, t) for t in
+                                     (get(self.full(k), TICKS, size) for k in kids)]), axis=0)
+            if TICKS in once:
+                once = {**once, TICKS: np.where(once[TICKS] == NEG, NEG, 0.0)}
+            out.act = self._cap_ticks({**out.act, TICKS: np.where(get(out.act, TICKS, size) == NEG, NEG, lasts)},
+                                      tick_sum, lasts + 1)
+        elif t in ("parallel", "btcpp_parallel") and TICKS in once:
             # Branches run side by side: the parallel lasts as long as its longest branch, the
             # capped part (its retries' attempts) included. Summed, as the capped parts of
             # siblings are, the branches' ticks would count as if they ran one after another.
@@ -240,7 +254,9 @@ class Rules:
                 own = get(child.act, TICKS, size)
                 for _ in range(n - 1):
                     own = conv(own, get(child.act, TICKS, size))
-                loop[TICKS] = np.minimum(loop[TICKS], conv(own, emits.astype(float)))
+                # the RUNNING returns follow from the same actions the attempts spent: both
+                # bounds hold at once for a total of `a` actions (added, not convolved)
+                loop[TICKS] = np.minimum(loop[TICKS], add(own, emits.astype(float)))
             out.once = self.base(conv_all([loop, child.once], size))
             out.act = {TICKS: self.zeros()}
             out.min_s, out.min_f = m_once(out.min_s), m_once(out.min_f)

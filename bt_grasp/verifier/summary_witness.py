@@ -92,6 +92,42 @@ class BiasedOracle:
         return pick
 
 
+class PerLeafOracle(BiasedOracle):
+    """Each leaf fixed for the whole run: it fails (or succeeds) every call, and every call runs
+    its longest (or ends at once), drawn per leaf. The worst case of a check repeated beside a
+    task needs one leaf at each extreme: the check ending at once and succeeding every tick, the
+    task failing after its longest calls."""
+
+    def __init__(self, seed: int, successes: dict[str, set[str]], actions: set[str] | None = None) -> None:
+        """`actions`: leaves that spend actions; given, they fail after their longest calls and
+        every other leaf succeeds at once (the task / check split), else drawn at random."""
+        super().__init__(seed, 0.5, 0.0, successes)
+        self.fails: dict[str, bool] = {}
+        self.long: dict[str, bool] = {}
+        if actions is not None:
+            for leaf in successes:
+                self.fails[leaf] = self.long[leaf] = leaf in actions
+
+    def choose(self, node_id: str, alphabet: tuple[str, ...]) -> str:
+        leaf, _, question = node_id.partition("#")
+        rng = self.rng
+        if question == "running":
+            if leaf not in self.long:
+                self.long[leaf] = rng.random() < 0.5
+            pick = "running" if self.long[leaf] else "ends"
+        elif question:
+            return super().choose(node_id, alphabet)
+        else:
+            if leaf not in self.fails:
+                self.fails[leaf] = rng.random() < 0.5
+            options = [o for o in alphabet if o != "running"] or list(alphabet)
+            good = self.successes.get(leaf, set())
+            pool = [o for o in options if (o in good) != self.fails[leaf]] or options
+            pick = rng.choice(pool)
+        self.choices.append((node_id, pick))
+        return pick
+
+
 @dataclass
 class Found:
     best: dict[str, int] = field(default_factory=dict)
@@ -164,6 +200,8 @@ def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
     found = Found()
     nodes = sum(1 for _ in spec.root.walk())
     successes = success_outcomes(spec, registry)
+    action_leaves = {node.id for node in spec.root.walk()
+                     if (nt := registry.get(node.type)) is not None and nt.counts_as_action}
     alphabets: dict[str, tuple[str, ...]] = {}
     for node in spec.root.walk():
         nt = registry.get(node.type)
@@ -171,7 +209,11 @@ def search(spec: Any, registry: Registry, runs: int, climbs: int = 0,
             alphabets[node.id] = tuple(nt.alphabet(node.params))
     for i in range(runs):
         fail_p, run_p = POLICIES[i % len(POLICIES)]
-        oracle = BiasedOracle(seed * 100_003 + i, fail_p, run_p, successes)
+        if i % 4 == 3:  # every fourth run: leaf by leaf at the extremes (PerLeafOracle)
+            oracle: BiasedOracle = PerLeafOracle(seed * 100_003 + i, successes,
+                                                 action_leaves if i == 3 else None)
+        else:
+            oracle = BiasedOracle(seed * 100_003 + i, fail_p, run_p, successes)
         _record(found, play(spec, registry, oracle), oracle.choices, nodes)
     rng = random.Random(seed)
     targets = targets or {}

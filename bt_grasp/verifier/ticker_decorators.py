@@ -24,7 +24,9 @@ class DecoratorsMixin(TickerState):
                 return
             self.rstarts[scope] += 1
         self.dispatch[c](c)
-        self._retry_after(i)
+        update = self.after[i]  # _retry_after, as the search may wrap it (model_machine.py)
+        assert update is not None
+        update(i)
 
     def _retry_after(self, i: int) -> None:
         scope, attempts = self.m.scope[i], self.m.param[i]

@@ -41,6 +41,7 @@ class TickerState:
     _asker: Any
     choose: Callable[[str, tuple[str, ...]], str]
     compare: Callable[[int, int, int, int], bool]
+    after: list[Callable[[int], None] | None]  # per node: the rest of its tick once its child returned
 
     def stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
         raise NotImplementedError

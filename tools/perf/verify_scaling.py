@@ -1,7 +1,8 @@
 """Verification time against tree size, per family, with the targets judged in the same run.
 
 Families (every tree decides, so a verdict is a proof, a counterexample, or "incomplete"):
-- shipped: trees/*.yaml; target < 0.5 CPU s each;
+- shipped: trees/*.yaml and trees/mobile/*.yaml; target < 0.5 CPU s each, settled exactly
+  (tests/test_verify_shipped.py asserts the exactness, this the time);
 - parallel: `parallel` (each policy) of k branches retry{2}(grasp), k = 1..8, under the default
   budgets; target < 1 s each;
 - chain: k steps in a sequence, each retry{2}(grasp -> evaluate_grasp -> switch on the label);
@@ -10,6 +11,10 @@ Families (every tree decides, so a verdict is a proof, a counterexample, or "inc
   most 200 levels, so k <= 16); no target, for comparison with earlier runs;
 - random: trees of about 50-200 nodes with timeouts (0.5-8 s over calls of 300-600 ticks),
   parallels and reactive composites with guards; target < 2 s each at 150+ nodes, none unsettled;
+- watch: a check repeated beside a task: parallel(success_on_one) of an unbounded repeat of a
+  cheap leaf (lift, locate_object, a label condition) and a task (retry{3}(grasp ->
+  evaluate_grasp) under 20 actions, then random bodies of about 50-200 nodes); target < 2 s
+  each, none unsettled;
 - nav2: the Nav2 navigate_w_replanning_and_recovery trees as BT.CPP v4 XML (tests/data/nav2), as
   written (a counterexample: FollowPath may stay RUNNING) and with a FollowPath that answers at
   once; target < 1 s each, the verdict replayed on the Runner.
@@ -32,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.testing.families import chain, nested, parallel, text
@@ -39,7 +46,8 @@ from bt_grasp.verifier.bounds import summary_bounds
 from bt_grasp.verify import verify_tree
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = {"shipped": 0.5, "parallel k<=8": 1.0, "chain k=32": 1.0, "random 150+": 2.0, "nav2": 1.0}
+TARGETS = {"shipped": 0.5, "parallel k<=8": 1.0, "chain k=32": 1.0, "random 150+": 2.0, "watch": 2.0,
+           "nav2": 1.0}
 
 
 # -- random trees (the structured families: bt_grasp/testing/families.py) ---------------------
@@ -99,6 +107,27 @@ def random_tree(rng: random.Random, nodes: int) -> str:
         {"sequence": {"children": [node(nodes), {"finalize": {"reason": "body succeeded"}}]}},
         {"wait_clarify": {"reason": "body failed"}}]}}
     return text(f"random_{nodes}", root)
+
+
+CHECKS = ("lift", {"locate_object": {"target": "{goal.object}"}},
+          {"label_is": {"key": "{grasp.outcome}", "label": "done"}})
+TASK = {"retry": {"attempts": 3, "child": {"sequence": {"children": ["grasp", "evaluate_grasp"]}}}}
+
+
+def watch_tree(rng: random.Random, nodes: int, check: Any) -> str:
+    """A random body (random_tree's, about `nodes` nodes; 0: the fixed task) run beside an
+    unbounded repeat of `check` in a success_on_one parallel, under 20 actions."""
+    if nodes:
+        body = yaml.safe_load(random_tree(rng, nodes))["root"]["selector"]["children"][0]["sequence"]["children"][0]
+    else:
+        body = TASK
+    watch = {"parallel": {"policy": "success_on_one", "children": [{"repeat": {"child": check}}, body]}}
+    root = {"selector": {"children": [
+        {"sequence": {"children": [watch, {"finalize": {"reason": "body succeeded"}}]}},
+        {"wait_clarify": {"reason": "body failed"}}]}}
+    doc = yaml.safe_load(text(f"watch_{nodes}", root))
+    doc["budgets"] = {"actions": 20}
+    return yaml.safe_dump(doc, sort_keys=False)
 
 
 # -- timing -------------------------------------------------------------------------------------
@@ -166,6 +195,7 @@ def judge(rows: list[dict]) -> dict[str, tuple[float | None, bool]]:
         "parallel k<=8": worst(lambda r: r["family"] == "parallel"),
         "chain k=32": worst(lambda r: r["family"] == "chain" and r["case"] == "k=32"),
         "random 150+": worst(lambda r: r["family"] == "random" and r["nodes"] >= 150),
+        "watch": worst(lambda r: r["family"] == "watch"),
         "nav2": worst(lambda r: r["family"] == "nav2"),
     }
 
@@ -179,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random-per-size", type=int, default=5)
     ap.add_argument("--max-runs", type=int, default=200_000, help="as `bt-grasp verify`")
     ap.add_argument("--families", nargs="*",
-                    default=["shipped", "parallel", "chain", "nested", "random", "nav2"])
+                    default=["shipped", "parallel", "chain", "nested", "random", "watch", "nav2"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1,
                     help="verify each case N times; its time is the least (the most is printed)")
@@ -193,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
           "verdict        method")
     fam = set(args.families)
     if "shipped" in fam:
-        for path in sorted((ROOT / "trees").glob("*.yaml")):
+        for path in sorted([*(ROOT / "trees").glob("*.yaml"), *(ROOT / "trees" / "mobile").glob("*.yaml")]):
             measure("shipped", path.name, load_tree(str(path)), args, rows)
     if "parallel" in fam:
         for policy in ("success_on_all", "success_on_one"):
@@ -212,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.random_sizes:
             for i in range(args.random_per_size):
                 measure("random", f"{size} #{i}", load_tree_text(random_tree(rng, size), "<random>"), args, rows)
+    if "watch" in fam:
+        rng = random.Random(args.seed + 1)
+        for size in (0, *args.random_sizes):
+            for i, check in enumerate(CHECKS):
+                name = "task" if not size else str(size)
+                measure("watch", f"{name} #{i}", load_tree_text(watch_tree(rng, size, check), "<watch>"), args, rows)
     if "nav2" in fam:
         for path in sorted((ROOT / "tests" / "data" / "nav2").glob("*.xml")):
             measure("nav2", path.stem[-26:], import_spec(path), args, rows)

@@ -5,7 +5,10 @@ opaque RUNNING leaves, reactive composites with guards re-checked every tick, ti
 clocks, includes, scoped budgets, small and large tick caps), plays `--runs` random-oracle episodes
 of the real Runner on each, every call of a primitive running a random number of ticks up to its
 max_ticks (so deadlines and failing guards halt running calls at random ticks;
-bt_grasp/testing/running.py), and counts every run that costs
+bt_grasp/testing/running.py). A share of the runs (`--adversarial`, default a half) is
+adversarial: every call runs its max_ticks, or each leaf is fixed at its longest or at one tick
+(one branch at the maximum while another is cut), under outcomes leaning to failure (which drive
+retries until a budget runs out). It counts every run that costs
 more than `summarise()` allows for some key, or that ends on the tick cap / without a Decision on
 a tree it proves to decide. The bounds come from `summary_bounds()`: summarise()'s bounds without
 its witness search, which does not change them and would dominate the time. With `--verify`, the same runs are checked against
@@ -17,6 +20,7 @@ its witness search, which does not change them and would dominate the time. With
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 from collections import Counter
 
@@ -26,23 +30,62 @@ from hypothesis import HealthCheck, Phase, given, settings
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import RandomOracle
 from bt_grasp.testing.grammar import diff_tree_texts, load_text
-from bt_grasp.testing.running import RunningOracle, random_lengths
+from bt_grasp.testing.running import RunningOracle, adversarial_oracle, random_lengths
 from bt_grasp.verifier.bounds import summary_bounds
-from bt_grasp.verifier.summary_witness import play, run_costs
+from bt_grasp.verifier.summary_witness import BiasedOracle, play, run_costs, success_outcomes
+from bt_grasp.verifier.tick_cap import structural_ticks, tick_cap
 
 UNDECIDED = ("tick cap", "no decision")
 
 
+FAIL_LEANS = (0.5, 0.8, 0.95, 1.0)  # adversarial runs: probability of a failing outcome
+
+
+def oracle_for(spec, registry, seed: int, adversarial: bool, successes: dict):
+    """Random outcomes and call lengths, or an adversarial run (see the module docstring)."""
+    if not adversarial:
+        return RunningOracle(RandomOracle(seed), spec, random_lengths(seed))
+    lean = FAIL_LEANS[(seed // 2) % len(FAIL_LEANS)]
+    return adversarial_oracle(BiasedOracle(seed, lean, 0.0, successes), spec, seed)
+
+
 def check(spec, checks: list[tuple[str, dict, bool]], runs: int, tally: Counter,
-          examples: list[str], text: str) -> None:
-    """Play `runs` random episodes on the Runner once and hold each against every
-    (tag, bounds, must decide) of `checks` (the runs of a seed are the same for every check)."""
+          examples: list[str], text: str, adversarial: float = 0.5) -> None:
+    """Play `runs` episodes on the Runner once (the first `adversarial` share adversarial) and
+    hold each against every (tag, bounds, must decide) of `checks` (the runs of a seed are the
+    same for every check)."""
     registry = getattr(spec, "registry", None) or default_registry()
+    successes = success_outcomes(spec, registry)
+    hard = round(runs * adversarial)
     for seed in range(runs):
-        res = play(spec, registry, RunningOracle(RandomOracle(seed), spec, random_lengths(seed)))
+        res = play(spec, registry, oracle_for(spec, registry, seed, seed < hard, successes))
+        tally["adversarial runs"] += seed < hard
         costs = run_costs(res)
         for tag, bounds, must_decide in checks:
             _hold(res, costs, bounds, must_decide, tally, tag, examples, text, seed)
+
+
+def check_cap(spec, runs: int, tally: Counter, examples: list[str], text: str,
+              adversarial: float) -> None:
+    """A tree with no budgets.max_ticks runs under the cap derived from its structure: played
+    with the cap lifted above it, no run may take more ticks than that cap."""
+    cap = tick_cap(spec)
+    if cap.source not in ("structure", "default floor"):
+        return
+    bound = structural_ticks(spec)
+    tally["trees under a structural cap"] += 1
+    lifted = copy.deepcopy(spec)
+    lifted.budgets.max_ticks = int(bound) + 100
+    registry = getattr(spec, "registry", None) or default_registry()
+    successes = success_outcomes(spec, registry)
+    hard = round(runs * adversarial)
+    for seed in range(runs):
+        res = play(lifted, registry, oracle_for(lifted, registry, seed, seed < hard, successes))
+        tally["structural cap runs"] += 1
+        if res.ticks > bound:
+            tally["structural cap violations"] += 1
+            if len(examples) < 3:
+                examples.append(f"[structural cap] seed {seed}: ticks={res.ticks} > {bound:.0f}\n{text}")
 
 
 def _hold(res, costs, bounds: dict, must_decide: bool, tally: Counter, tag: str,
@@ -66,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trees", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=1000, help="random runs per tree")
     ap.add_argument("--max-leaves", type=int, default=10)
+    ap.add_argument("--adversarial", type=float, default=0.5,
+                    help="share of the runs with every call at its longest (or longest/cut mixes)")
     ap.add_argument("--verify", action="store_true", help="also check verify_tree() on each tree")
     ap.add_argument("--verify-max-runs", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0, help="seed of the tree generator (reproducible)")
@@ -97,15 +142,19 @@ def main(argv: list[str] | None = None) -> int:
             tally[f"verify proven={result.proven}"] += 1
             if result.proven:
                 checks.append(("verify_tree", result.bounds, True))
-        check(spec, checks, args.runs, tally, examples, text)
+        check(spec, checks, args.runs, tally, examples, text, args.adversarial)
+        check_cap(spec, args.runs, tally, examples, text, args.adversarial)
 
     one()
     wall = time.perf_counter() - start
     runs = tally["summarise runs"]
-    print(f"seed {args.seed} | trees {tally['trees']} | runs {runs} | summarise violations {tally['summarise violations']}"
+    print(f"seed {args.seed} | trees {tally['trees']} | runs {runs} (adversarial {tally['adversarial runs']})"
+          f" | summarise violations {tally['summarise violations']}"
           f" | time {wall:.1f} s (summarise {t_summary:.1f} s)")
     print(f"trees with a reactive composite {tally['reactive trees']} | ticks run {tally['summarise ticks']}"
           f" | running calls halted {tally['summarise halts']}")
+    print(f"trees under a structural cap {tally['trees under a structural cap']} | runs with the cap lifted"
+          f" {tally['structural cap runs']} | runs longer than the cap {tally['structural cap violations']}")
     print("decides: " + ", ".join(f"{k.split('=')[1]} {v}" for k, v in sorted(tally.items())
                                   if k.startswith("decides=")))
     if args.verify:
