@@ -136,7 +136,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"{args.tree}: no bound named {args.witness!r} (choose one of: {', '.join(res.witnesses)})",
               file=sys.stderr)
         return EXIT_USAGE
-    return 0 if res.proven else 1
+    return 0 if res.proven and res.properties_hold else 1
 
 
 def _positive(kind: type) -> Any:
