@@ -154,7 +154,10 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     result.bounds = dict(sorted(bounds.items()))
     result.proven = True
     any_run = found.summary[ANY][1]
-    result.properties = property_results(setup, found.graph, found.root)
+    classes = outcome_classes(machine)
+    result.properties = property_results(setup, found.graph, found.root, classes)
+    # for --rates (chance.py)
+    result.graph, result.graph_root, result.outcome_classes = found.graph, found.root, classes
     witnesses = Witnesses(setup)
     for key in result.bounds:
         if key == "ticks":
@@ -190,6 +193,17 @@ def _shares(machine: ModelMachine) -> list[int]:
     if 2 * leaves <= budget:
         return [1, FAVOURED_SHARE]
     return [FAVOURED_SHARE, 1] if leaves > budget else [1, 1]
+
+
+def outcome_classes(machine: ModelMachine) -> dict[str, dict[str, tuple[str, ...]]]:
+    """A leaf whose outcome no node reads is answered with one outcome of each status in the
+    search: per such leaf, each answer and the outcomes (of the same status) it stands for."""
+    m, out = machine.m, {}
+    for name, reps in machine.outcomes.items():
+        i = m.index[name]
+        out[name] = {r: tuple(o for o in m.alphabet[i] if (o in m.success[i]) == (r in m.success[i]))
+                     for r in reps}
+    return out
 
 
 def _cap_reached(setup: Setup, machine: ModelMachine, ticks: TickBound, result: VerifyResult) -> None:

@@ -123,9 +123,16 @@ class _Monitors:
                      for p, s in zip(self.props, states, strict=True))
 
 
-def check_properties(props: list[Property], graph: Any, root: Any) -> dict[str, list[Step]]:
+Classes = dict[str, dict[str, tuple[str, ...]]]  # question -> answer in the graph -> what it stands for
+
+
+def check_properties(props: list[Property], graph: Any, root: Any,
+                     classes: Classes | None = None) -> dict[str, list[Step]]:
     """Each violated property's witness (the shortest run's answers to the violation; for a
-    response, to the decision), found on the product of the run graph with the monitors."""
+    response, to the decision), found on the product of the run graph with the monitors.
+    `classes`: where the search answers a leaf whose outcome nothing reads with one outcome of
+    each status, the outcomes each stands for (all are followed: a property may tell them apart)."""
+    classes = classes or {}
     mon = _Monitors(props)
     first = (root, mon.start())
     parent: dict[Any, tuple[Any, Step | None]] = {first: (None, None)}
@@ -137,18 +144,24 @@ def check_properties(props: list[Property], graph: Any, root: Any) -> dict[str, 
         state, states = node
         for edge in edges.get(state, ()):
             step = edge.step
-            after = states if step is None else mon.move(states, step)
-            if edge.end:
-                after = mon.end(after, edge.target)
-            for i, s in enumerate(after):
-                if s == _BAD and states[i] != _BAD and i not in found:
-                    found[i] = (node, step)
-            if edge.end:
-                continue
-            child = (edge.target, after)  # a violated monitor stays violated: one key
-            if child not in parent:
-                parent[child] = (node, step)
-                todo.append(child)
+            if step is None:
+                answers: Any = (None,)
+            else:
+                same = classes.get(step[0])
+                answers = (step,) if same is None else [(step[0], o) for o in same.get(step[1], (step[1],))]
+            for answer in answers:
+                after = states if answer is None else mon.move(states, answer)
+                if edge.end:
+                    after = mon.end(after, edge.target)
+                for i, s in enumerate(after):
+                    if s == _BAD and states[i] != _BAD and i not in found:
+                        found[i] = (node, answer)
+                if edge.end:
+                    continue
+                child = (edge.target, after)  # a violated monitor stays violated: one key
+                if child not in parent:
+                    parent[child] = (node, answer)
+                    todo.append(child)
     out = {}
     for i, (node, step) in found.items():
         steps = [] if step is None else [step]
@@ -187,11 +200,12 @@ def unchecked(props: list[Property], why: str) -> list[PropertyResult]:
     return [PropertyResult(p.name, p.text(), None, why=why) for p in props]
 
 
-def property_results(setup: Any, graph: Any, root: Any) -> list[PropertyResult]:
+def property_results(setup: Any, graph: Any, root: Any,
+                     classes: Classes | None = None) -> list[PropertyResult]:
     """Every property of the tree over the run graph, each violation replayed on the Runner."""
     props: list[Property] = list(getattr(setup.spec, "properties", []) or [])
     if not props:
         return []
-    witnesses = check_properties(props, graph, root)
+    witnesses = check_properties(props, graph, root, classes)
     return [replay_property(setup, p, witnesses[p.name]) if p.name in witnesses
             else PropertyResult(p.name, p.text(), True) for p in props]

@@ -43,6 +43,11 @@ class VerifyResult:
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
     # the tree's properties, each HOLDS / VIOLATED (with a replayed witness) / NOT CHECKED
     properties: list[Any] = field(default_factory=list)
+    # the exact search's run graph and its initial state (None when another way answered)
+    graph: Any = field(default=None, repr=False, compare=False)
+    graph_root: Any = field(default=None, repr=False, compare=False)
+    # per leaf answered by one outcome per status: each answer -> the outcomes it stands for
+    outcome_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
     @property
     def properties_hold(self) -> bool:
