@@ -80,6 +80,7 @@ class Check:
     """One tree's comparison: how many predictions were checked, and those outside."""
 
     checked: int = 0
+    point: int = 0  # of them, exact probabilities strictly between 0 and 1 (the informative ones)
     outside: list[str] = field(default_factory=list)
     exact: bool = True  # False: some question had no rates (the predictions are intervals)
 
@@ -96,6 +97,7 @@ def validate(spec: Any, res: Any, rates: Rates, runs: int, seed: int) -> Check:
         lo, hi = chance.endings.get(text, (0.0, 0.0))
         w_lo, w_hi = wilson(endings.get(text, 0), runs)
         out.checked += 1
+        out.point += lo == hi and 0 < lo < 1
         if hi < w_lo - 1e-9 or lo > w_hi + 1e-9:
             out.outside.append(f"{text}: predicted {lo:.4f}..{hi:.4f}, observed "
                                f"{endings.get(text, 0)}/{runs} (99 % {w_lo:.4f}..{w_hi:.4f})")

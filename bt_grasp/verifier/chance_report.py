@@ -40,7 +40,7 @@ def render_chances(ch: Chances | str, rates_path: str | Path) -> list[str]:
         out.append(f"  {decision:<13} {_num(p, 4)}")
         for text, q in sorted(ch.endings.items(), key=lambda kv: -kv[1][1]):
             if text.startswith(decision + ":"):
-                out.append(f"    {_num(q, 4):>16}  {text[len(decision) + 2:]}")
+                out.append(f"    {_num(q, 4)}  {text[len(decision) + 2:]}")
     out.append("expected per run:")
     for key, v in ch.expected.items():
         out.append(f"  {key:<22} {_num(v, 3)}")

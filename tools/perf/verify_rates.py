@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         check = validate(spec, res, rates, args.runs, seed=tally["trees"])
         tally["checked trees"] += 1
         tally["predictions"] += check.checked
+        tally["point"] += check.point
         tally["outside"] += len(check.outside)
         tally["exact trees"] += check.exact
         outside.extend(f"tree {tally['trees']}: {o}" for o in check.outside)
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"seed {args.seed} | trees {tally['trees']} (checked {tally['checked trees']}, skipped "
           f"{tally['not proven or no run graph (skipped)']}; exact {tally['exact trees']}, the rest "
           f"intervals) | runs per tree {args.runs} | "
-          f"predictions {tally['predictions']} | outside the 99 % interval {tally['outside']} "
+          f"predictions {tally['predictions']} ({tally['point']} exact in (0, 1)) | outside the 99 % interval {tally['outside']} "
           f"({100 * share:.2f} %) | time {wall:.1f} s")
     for line in outside[:20]:
         print("  " + line)
