@@ -23,7 +23,7 @@ from bt_grasp.cli import main
 from bt_grasp.errors import UserError
 from bt_grasp.spec.yaml_pos import load_positioned
 from bt_grasp.testing.chance_check import random_rates, validate
-from bt_grasp.verifier.chance import Chances
+from bt_grasp.verifier.chance import Chances, chances
 from bt_grasp.verifier.chance_report import rate_tree
 from bt_grasp.verifier.rates import parse_rates
 from bt_grasp.verify import verify_tree
@@ -97,6 +97,26 @@ def test_random_trees_predictions_inside_monte_carlo_intervals(text: str) -> Non
     check = validate(spec, res, rates, runs=300, seed=len(text))
     assert check.checked >= 3
     assert not check.outside, (check.outside, text)
+
+
+@profile_settings()
+@given(text=tree_texts(max_leaves=8))
+def test_sparse_solve_and_interval_walk_agree_when_all_is_rated(text: str) -> None:
+    """Two independent computations of the same chain: the sparse LU solve and the level-wise
+    walk of the acyclic graph give the same figures when every question has rates."""
+    spec = load_text(text)
+    res = verify_tree(spec, max_runs=20_000, upper=False)
+    assume(res.proven and res.graph is not None)
+    rates = random_rates(spec, random.Random(7))
+    solved = chances(res.graph, res.graph_root, rates, spec, res.outcome_classes)
+    walked = chances(res.graph, res.graph_root, rates, spec, res.outcome_classes, solve=False)
+    assume(solved.exact)
+    for name in ("endings", "decisions", "expected"):
+        a, b = getattr(solved, name), getattr(walked, name)
+        assert a.keys() == b.keys()
+        for key in a:
+            assert a[key][0] == pytest.approx(b[key][0], abs=1e-9)
+            assert b[key][0] == pytest.approx(b[key][1], abs=1e-9)
 
 
 def test_cli_rates_text_and_json(tmp_path: Path, capsys) -> None:

@@ -16,6 +16,7 @@ proven tree. A decision's reason is the ending's text.
 from __future__ import annotations
 
 import gc
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,22 +57,23 @@ def _cost_key(key: str) -> bool:
 
 
 def chances(graph: Any, root: Any, rates: Rates, spec: Any,
-            classes: dict[str, dict[str, tuple[str, ...]]] | None = None) -> Chances:
+            classes: dict[str, dict[str, tuple[str, ...]]] | None = None, solve: bool = True) -> Chances:
     """Probabilities of every ending and expected costs over the run graph (see the module).
-    `classes`: answers that stand for several outcomes (core.outcome_classes): their rates add."""
+    `classes`: answers that stand for several outcomes (core.outcome_classes): their rates add.
+    `solve` False: the interval walk even when every question has rates (a cross-check)."""
     # the graph is large and acyclic in memory: the cycle collector's passes would only re-scan
     # it while the tables below grow (most of the time otherwise), so it pauses for the call
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _chances(graph, root, rates, spec, classes)
+        return _chances(graph, root, rates, spec, classes, solve)
     finally:
         if collecting:
             gc.enable()
 
 
 def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
-             classes: dict[str, dict[str, tuple[str, ...]]] | None) -> Chances:
+             classes: dict[str, dict[str, tuple[str, ...]]] | None, solve: bool) -> Chances:
     types = node_types(spec)
     classes = classes or {}
     order = [root, *(st for st in graph.edges if st != root)]
@@ -93,7 +95,7 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
                 got = seen[key] = _reward(e, cols)
             mine.append(got)
         rewards[st] = mine
-    if not open_q:
+    if not open_q and solve:
         low = high = _solve(order, graph, probs, rewards, len(cols))
         method = "sparse"
     else:
@@ -203,27 +205,53 @@ def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
             root: Any) -> tuple[np.ndarray, np.ndarray]:
     """Each quantity's min and max over every way of answering the open questions: backwards
     over the acyclic graph, a rated state averaging its successors, an open one taking the
-    least (most) of them, quantity by quantity."""
-    low: dict[Any, np.ndarray] = {}
-    high: dict[Any, np.ndarray] = {}
-    zero = np.zeros(m)
+    least (most) of them, quantity by quantity. States are taken a level at a time (a level:
+    the longest way on to an ending), each level in a few array operations."""
+    n = len(order)
+    index = {st: i for i, st in enumerate(order)}
+    level = [0] * n
+    src: list[int] = []
+    tgt: list[int] = []
+    prob: list[float] = []
+    rr: list[int] = []
+    rc: list[int] = []
+    rv: list[float] = []
     for st in reversed(order):
-        los, his = [], []
-        for edge, reward in zip(graph.edges[st], rewards[st], strict=True):
-            lo, hi = (zero, zero) if edge.end else (low[edge.target], high[edge.target])
-            if reward:
-                r = np.zeros(m)
-                for j, v in reward:
-                    r[j] += v
-                lo, hi = lo + r, hi + r
-            los.append(lo)
-            his.append(hi)
+        i = index[st]
         p = probs[st]
-        if p is None:
-            low[st], high[st] = np.min(los, axis=0), np.max(his, axis=0)
-        elif len(p) == 1:
-            low[st], high[st] = los[0], his[0]
-        else:
-            w = np.asarray(p)
-            low[st], high[st] = w @ np.asarray(los), w @ np.asarray(his)
-    return low[root], high[root]
+        deepest = 0
+        for k, (edge, adds) in enumerate(zip(graph.edges[st], rewards[st], strict=True)):
+            t = n if edge.end else index[edge.target]
+            if t < n and level[t] >= deepest:
+                deepest = level[t] + 1
+            for j, v in adds:
+                rr.append(len(src))
+                rc.append(j)
+                rv.append(v)
+            src.append(i)
+            tgt.append(t)
+            prob.append(math.nan if p is None else p[k])
+        level[i] = deepest
+    src_a, tgt_a, prob_a = np.asarray(src), np.asarray(tgt), np.asarray(prob)
+    costs = np.zeros((len(src), m))
+    np.add.at(costs, (np.asarray(rr, dtype=np.int64), np.asarray(rc, dtype=np.int64)), rv)
+    lv = np.asarray(level)[src_a]
+    perm = np.argsort(lv * (n + 1) + src_a, kind="stable")
+    src_a, tgt_a, prob_a, costs, lv = src_a[perm], tgt_a[perm], prob_a[perm], costs[perm], lv[perm]
+    low = np.zeros((n + 1, m))  # row n: after an ending, nothing more
+    high = np.zeros((n + 1, m))
+    cuts = np.searchsorted(lv, np.arange(lv[-1] + 2)) if len(lv) else np.zeros(1, dtype=np.int64)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        if a == b:
+            continue
+        e_src = src_a[a:b]
+        starts = np.flatnonzero(np.r_[True, e_src[1:] != e_src[:-1]])
+        states = e_src[starts]
+        r = costs[a:b]
+        lo, hi = r + low[tgt_a[a:b]], r + high[tgt_a[a:b]]
+        p = prob_a[a:b]
+        w = np.nan_to_num(p)[:, None]
+        opened = np.isnan(p[starts])[:, None]
+        low[states] = np.where(opened, np.minimum.reduceat(lo, starts), np.add.reduceat(w * lo, starts))
+        high[states] = np.where(opened, np.maximum.reduceat(hi, starts), np.add.reduceat(w * hi, starts))
+    return low[index[root]], high[index[root]]
