@@ -157,3 +157,38 @@ def test_bad_properties_are_one_positioned_error(block: str, where: tuple[int, i
         tree(text, file="bad.yaml")
     assert (err.value.line, err.value.col) == where, str(err.value)
     assert message in str(err.value)
+
+
+def test_each_pattern_on_hand_written_runs() -> None:
+    """The monitors' meaning, run by run: at_most counts after its first `after` event; a
+    reset takes an allowance back; a response is owed until the run ends."""
+    spec = tree("""
+tree: patterns
+properties:
+  - name: two_grasps_after_empty
+    at_most: {count: 1, event: {node: g}, after: {node: e, outcome: EMPTY}}
+  - name: lift_after_success
+    never: {node: l}
+    unless_after: {node: e, outcome: SUCCESS}
+    reset_by: {node: g}
+  - name: grasp_then_judged
+    after: {node: g, outcome: done}
+    eventually: {node: e}
+root:
+  sequence:
+    children:
+      - grasp: {id: g}
+      - evaluate_grasp: {id: e}
+      - lift: {id: l}
+      - finalize: {reason: ok}
+""")
+    at_most, never, response = spec.properties
+    end = "FINALIZE: ok"
+    assert not violates(at_most, [("g", "done"), ("g", "done"), ("e", "EMPTY"), ("g", "done")], end)
+    assert violates(at_most, [("e", "EMPTY"), ("g", "done"), ("g", "done")], end)
+    assert not violates(never, [("g", "done"), ("e", "SUCCESS"), ("l", "done")], end)
+    assert violates(never, [("e", "SUCCESS"), ("g", "done"), ("l", "done")], end)
+    assert violates(never, [("l", "done")], end)
+    assert not violates(response, [("g", "done"), ("e", "EMPTY")], end)
+    assert violates(response, [("g", "done")], end)
+    assert not violates(response, [("g", "infeasible")], end)
