@@ -192,3 +192,37 @@ root:
     assert not violates(response, [("g", "done"), ("e", "EMPTY")], end)
     assert violates(response, [("g", "done")], end)
     assert not violates(response, [("g", "infeasible")], end)
+
+
+GUARDED = """
+tree: guarded
+properties:
+  - name: heard_at_most_twice
+    at_most: {count: 2, event: {node: guard}}
+  - name: heard_at_most_a_thousand
+    at_most: {count: 1000, event: {node: guard}}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - reactive_sequence:
+                children:
+                  - listen: {id: guard}
+                  - lift: {id: up}
+            - finalize: {reason: lifted}
+      - wait_clarify: {reason: interrupted}
+"""
+
+
+def test_answers_of_idle_ticks_are_counted() -> None:
+    """A guard heard again every tick a lift goes on: the search skips those idle ticks, the
+    property check does not (the witness hears it three times, replayed). A count the lift's
+    time cannot reach is not claimed either way: NOT CHECKED, never VIOLATED."""
+    res = verify_tree(tree(GUARDED))
+    got = {p.name: p for p in res.properties}
+    twice = got["heard_at_most_twice"]
+    assert twice.holds is False
+    assert sum(s["node"] == "guard" for s in twice.witness) >= 3
+    lots = got["heard_at_most_a_thousand"]
+    assert lots.holds is None and "idle tick" in lots.why

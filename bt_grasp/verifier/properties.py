@@ -127,7 +127,7 @@ Classes = dict[str, dict[str, tuple[str, ...]]]  # question -> answer in the gra
 
 
 def check_properties(props: list[Property], graph: Any, root: Any,
-                     classes: Classes | None = None) -> dict[str, list[Step]]:
+                     classes: Classes | None = None) -> dict[str, tuple[list[Step], bool]]:
     """Each violated property's witness (the shortest run's answers to the violation; for a
     response, to the decision), found on the product of the run graph with the monitors.
     `classes`: where the search answers a leaf whose outcome nothing reads with one outcome of
@@ -139,9 +139,12 @@ def check_properties(props: list[Property], graph: Any, root: Any,
     found: dict[int, tuple[Any, Step | None]] = {}
     todo = deque([first])
     edges = graph.edges
+    idle = getattr(graph, "idle", {})
     while todo and len(found) < len(props):
         node = todo.popleft()
         state, states = node
+        if state in idle:  # the run may stay here idle tick after tick, answering alike
+            _idle_ticks(mon, node, list(idle[state][0]), parent, found, todo)
         for edge in edges.get(state, ()):
             step = edge.step
             if step is None:
@@ -165,12 +168,42 @@ def check_properties(props: list[Property], graph: Any, root: Any,
     out = {}
     for i, (node, step) in found.items():
         steps = [] if step is None else [step]
+        idled = False
         while node is not None:
             node, back = parent[node]
-            if back is not None:
+            if isinstance(back, tuple) and back and isinstance(back[0], tuple):
+                steps.extend(reversed(back))  # an idle tick's answers
+                idled = True
+            elif back is not None:
                 steps.append(back)
-        out[props[i].name] = steps[::-1]
+        out[props[i].name] = (steps[::-1], idled)
     return out
+
+
+def _idle_ticks(mon: _Monitors, node: Any, steps: list[Step], parent: dict[Any, Any],
+                found: dict[int, Any], todo: deque[Any]) -> None:
+    """A state where a tick may pass changing nothing but time left: its answers (a guard asked
+    again, say) may come any number of times, so each monitor state they lead to is a successor
+    of the same state, until they lead nowhere new. Their count is not bounded here by the
+    time left; a witness that needs more idle ticks than the run allows fails its replay, and
+    is then reported as not checked, never as a violation."""
+    state, states = node
+    if not any(mon._kind(s) is not None for s in steps):
+        return  # nothing any property looks at happens in it
+    here = node
+    while True:
+        after = states
+        for step in steps:
+            after = mon.move(after, step)
+        nxt = (state, after)
+        if nxt in parent:
+            return
+        parent[nxt] = (here, tuple(steps))
+        todo.append(nxt)
+        for i, s in enumerate(after):
+            if s == _BAD and states[i] != _BAD and i not in found:
+                found[i] = (nxt, None)
+        here, states = nxt, after
 
 
 def violates(prop: Property, answers: list[Step], ending: str) -> bool:
@@ -182,8 +215,9 @@ def violates(prop: Property, answers: list[Step], ending: str) -> bool:
     return mon.end(states, ending)[0] == _BAD
 
 
-def replay_property(setup: Any, prop: Property, steps: list[Step]) -> PropertyResult:
-    """A violation's witness on the real Runner: the same answers, then the Runner's own."""
+def replay_property(setup: Any, prop: Property, steps: list[Step], idled: bool = False) -> PropertyResult:
+    """A violation's witness on the real Runner: the same answers, then the Runner's own.
+    `idled`: the witness repeats idle ticks, whose number the check does not bound."""
     oracle = ScriptedOracle(scripts_of(steps))
     res = setup.replay(oracle)
     ending = f"{res.decision.value}: {res.reason}"
@@ -191,7 +225,10 @@ def replay_property(setup: Any, prop: Property, steps: list[Step]) -> PropertyRe
                             [{"node": n, "outcome": o} for n, o in oracle.choices], ending)
     if not violates(prop, list(oracle.choices), ending):
         result.holds = None
-        result.why = ("internal error: the witness replays on the Runner without violating the "
+        result.why = ("the witness repeats an idle tick (a call going on, its guard asked again) "
+                      "more often than the call's time allows, and the check does not count "
+                      "that time: not checked" if idled else
+                      "internal error: the witness replays on the Runner without violating the "
                       "property; the state model missed something")
     return result
 
@@ -207,5 +244,5 @@ def property_results(setup: Any, graph: Any, root: Any,
     if not props:
         return []
     witnesses = check_properties(props, graph, root, classes)
-    return [replay_property(setup, p, witnesses[p.name]) if p.name in witnesses
+    return [replay_property(setup, p, *witnesses[p.name]) if p.name in witnesses
             else PropertyResult(p.name, p.text(), True) for p in props]
