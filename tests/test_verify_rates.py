@@ -70,6 +70,26 @@ def test_a_question_without_rates_gives_an_interval() -> None:
     assert got.expected["primitive:grasp"] == (1.0, 3.0)
 
 
+def test_a_guard_asked_while_a_call_runs_gives_no_probabilities() -> None:
+    """A guard heard again every tick a lift runs has as many chances to fire as the lift has
+    ticks, which the run graph does not hold: no figures rather than wrong ones."""
+    spec = tree("""
+tree: guarded
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - reactive_sequence: {children: [listen: {id: guard}, lift: {id: up}]}
+            - finalize: {reason: lifted}
+      - wait_clarify: {reason: interrupted}
+""")
+    res = verify_tree(spec, upper=False)
+    got = rate_tree(res, spec, rates_of("rates:\n  listen: {same: 0.9, revised: 0.1}\n"
+                                        "  lift: {done: 1.0}\n"))
+    assert isinstance(got, str) and "asks guard again in every tick a call runs" in got
+
+
 @pytest.mark.parametrize(("text", "where", "message"), [
     ("rates:\n  grasp: {done: 0.9}\n", (2, 10), "sum to 0.9, not 1"),
     ("rates:\n  grasp: {held: 1.0}\n", (2, 11), "has no outcome 'held'"),

@@ -24,9 +24,17 @@ import numpy as np
 
 from bt_grasp.verifier.rates import Rates, node_types
 
-__all__ = ["Chances", "chances"]
+__all__ = ["Chances", "TimeMatters", "chances"]
 
 _COST_KEYS = ("actions", "perception")
+# How long a call runs and whether a deadline passes: the run graph holds no time (ticks in
+# which only time passes are skipped), so these questions are never given rates; left open.
+_TIMING = ("#running", "#deadline")
+
+
+class TimeMatters(ValueError):
+    """The tree asks a question again in ticks where only time passes (a guard heard while a
+    call runs): how often depends on how long calls run, which the run graph leaves out."""
 
 
 @dataclass
@@ -76,6 +84,12 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
              classes: dict[str, dict[str, tuple[str, ...]]] | None, solve: bool) -> Chances:
     types = node_types(spec)
     classes = classes or {}
+    for steps, _ in getattr(graph, "idle", {}).values():
+        asked = sorted({q for q, _ in steps if not q.endswith(_TIMING)})
+        if asked:
+            raise TimeMatters(f"no probabilities: the tree asks {', '.join(asked)} again in every tick "
+                              "a call runs, so they depend on how long calls run, which --rates "
+                              "does not model")
     order = [root, *(st for st in graph.edges if st != root)]
     cols: dict[str, int] = {f"decision:{d}": j for j, d in enumerate(("FINALIZE", "WAIT_CLARIFY"))}
     probs: dict[Any, list[float] | None] = {}
@@ -123,6 +137,11 @@ def _probabilities(edges: list[Any], rates: Rates, types: dict[str, str], open_q
             raise ValueError("a tick state with more than one way on")
         return [1.0]
     question = edges[0].step[0]
+    if question.endswith(_TIMING):
+        if len(edges) == 1:  # the only way on (going on is an idle tick, skipped)
+            return [1.0]
+        open_q.add(question)
+        return None
     answers = tuple(e.step[1] for e in edges)
     key = (question, answers)
     if key not in dists:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bt_grasp.verifier.chance import Chances, chances
+from bt_grasp.verifier.chance import Chances, TimeMatters, chances
 from bt_grasp.verifier.rates import Rates, load_rates
 from bt_grasp.verifier.report import VerifyResult
 
@@ -18,7 +18,10 @@ def rate_tree(res: VerifyResult, spec: Any, rates: Rates) -> Chances | str:
     if not res.proven or res.graph is None:
         return ("no probabilities: they are computed on the exact search's graph of every run, "
                 "and this verification has none (" + (res.problem or "another way answered") + ")")
-    return chances(res.graph, res.graph_root, rates, spec, res.outcome_classes)
+    try:
+        return chances(res.graph, res.graph_root, rates, spec, res.outcome_classes)
+    except TimeMatters as exc:
+        return str(exc)
 
 
 def _num(v: tuple[float, float], digits: int) -> str:

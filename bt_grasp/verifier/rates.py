@@ -3,13 +3,15 @@
     rates:
       grasp: {done: 0.95, infeasible: 0.05}            # every grasp leaf
       watchdog: {SUCCESS: 0.6, EMPTY: 0.3, SLIP: 0.1}  # the leaf with id watchdog
-      evaluate_grasp#semantic: {ok: 0.9, mismatch: 0.1}
+      evaluate_grasp#semantic: {ok: 0.9, mismatch: 0.1}  # the semantic check's verdict
     counts:                                            # optional: what measured them
       grasp: {done: 190, infeasible: 10}
 
-A question the Runner asks (a leaf id, or `<id>#running`, `<id>#semantic`, ...) takes the rates
-of its own id first, then of its leaf's type (with the same `#...`). A question with no rates is
-left open (verifier/chance.py gives intervals over its outcomes), never guessed. The rates are
+A question the Runner asks (a leaf id, or `<id>#semantic`, ...) takes the rates of its own id
+first, then of its leaf's type (with the same `#...`). A question with no rates is left open
+(verifier/chance.py gives intervals over its outcomes), never guessed. How long a call runs
+(`#running`) and whether a deadline passes (`#deadline`) are always left open: the run graph
+holds no time (chance.py). The rates are
 assumed independent from question to question: a real scene's outcomes are not (a grasp that
 failed once is likelier to fail again), which the docs say where they quote predictions.
 """
