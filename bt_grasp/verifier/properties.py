@@ -94,19 +94,17 @@ class _Monitors:
     def start(self) -> tuple[int, ...]:
         return tuple(_start(p) for p in self.props)
 
-    def _kind(self, label: Any) -> tuple[tuple[bool, bool, bool], ...] | None:
+    def kind(self, label: Any) -> tuple[tuple[bool, bool, bool], ...] | None:
         """What an answer (a Step) or an ending (text) is to each property; None: nothing."""
-        kind = self.kinds.get(label, False)
-        if kind is False:
+        if label not in self.kinds:
             test = _any_end if isinstance(label, str) else _any_step
             got = tuple((test(p.event, label), test(p.allow, label), test(p.reset, label))
                         for p in self.props)
-            kind = got if any(any(k) for k in got) else None
-            self.kinds[label] = kind
-        return kind  # type: ignore[return-value]
+            self.kinds[label] = got if any(any(k) for k in got) else None
+        return self.kinds[label]
 
     def move(self, states: tuple[int, ...], label: Any) -> tuple[int, ...]:
-        kind = self._kind(label)
+        kind = self.kind(label)
         if kind is None:
             return states
         key = (states, label)
@@ -188,7 +186,7 @@ def _idle_ticks(mon: _Monitors, node: Any, steps: list[Step], parent: dict[Any, 
     time left; a witness that needs more idle ticks than the run allows fails its replay, and
     is then reported as not checked, never as a violation."""
     state, states = node
-    if not any(mon._kind(s) is not None for s in steps):
+    if not any(mon.kind(s) is not None for s in steps):
         return  # nothing any property looks at happens in it
     here = node
     while True:
