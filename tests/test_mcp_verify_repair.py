@@ -110,3 +110,18 @@ def test_planner_repairs_a_looping_tree_and_runs_it(world) -> None:
     assert ran["reason"] in ("released", "no scene")
     assert ran["ran"]["ticks"] > 0
     assert seen["after"]["decision"] == ran["decision"]
+
+
+def test_run_tree_refuses_a_tree_whose_property_is_violated(world) -> None:
+    """PROVEN to decide is not enough: a violated property refuses the run too, with the
+    witness as data, and the robot does not move."""
+    session = ToolSession(world, EpisodeLimits(10, 5, 5000), seed=0)
+    text = REPAIRED.replace("after: {node: survey, outcome: found}", "after: {node: survey, outcome: not_found}")
+    result = session.call("run_tree", tree=text)
+    assert (result["outcome"], result["ticks"], result["terminal"]) == ("refused", 0, False)
+    report = result["verification"]
+    assert report["verdict"] == "PROVEN" and not report["properties_hold"]
+    prop = report["properties"][0]
+    assert prop["verdict"] == "VIOLATED"
+    assert {"node": "survey", "outcome": "found"} in prop["witness"]["steps"]
+    assert "properties do not all hold" in result["hint"]
