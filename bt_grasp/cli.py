@@ -144,17 +144,35 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from bt_grasp.verifier.report import render
 
     spec = _load(args.tree)
+    rates = None
+    if args.rates is not None:  # checked before the search, so that a bad file fails at once
+        from bt_grasp.verifier.chance_report import load_rates
+
+        rates = load_rates(args.rates, getattr(spec, "registry", None))
+    exact = args.exact or args.rates is not None  # the rates are solved on the exact run graph
     res = verify_tree(spec, max_runs=args.max_runs, time_limit=args.time_limit,
-                      engine=args.engine, replay_all=args.replay_all, upper=not args.exact)
+                      engine=args.engine, replay_all=args.replay_all, upper=not exact)
+    chance = None
+    if rates is not None:
+        from bt_grasp.verifier.chance_report import rate_tree
+
+        chance = rate_tree(res, spec, rates)
     if args.json:
-        print(json.dumps(res.to_json()))
+        out = res.to_json()
+        if chance is not None:
+            out["probabilities"] = chance if isinstance(chance, str) else chance.to_json()
+        print(json.dumps(out))
     else:
         print("\n".join(render(res, spec.name, witness=args.witness)))
+        if chance is not None:
+            from bt_grasp.verifier.chance_report import render_chances
+
+            print("\n".join(render_chances(chance, args.rates)))
     if args.witness is not None and res.proven and args.witness not in res.witnesses:
         print(f"{args.tree}: no bound named {args.witness!r} (choose one of: {', '.join(res.witnesses)})",
               file=sys.stderr)
         return EXIT_USAGE
-    return 0 if res.proven else 1
+    return 0 if res.proven and res.properties_hold else 1
 
 
 def _positive(kind: type) -> Any:
@@ -282,6 +300,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                    help="replay every witness on the Runner, the tick bound's too however long")
     p.add_argument("--witness", default=None, metavar="KEY",
                    help="print the run reaching a bound, e.g. primitive:grasp, actions, ticks")
+    p.add_argument("--rates", default=None, metavar="RATES.yaml",
+                   help="outcome rates per node id or type: print the probability of each "
+                        "decision and reason and the expected costs (docs/verify.md)")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("dot", help="Graphviz view of a tree file or a trace")

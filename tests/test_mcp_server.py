@@ -19,6 +19,7 @@ mcp = pytest.importorskip("mcp", reason="MCP SDK not installed (pip install 'bt_
 
 ROOT = Path(__file__).resolve().parent.parent
 ARM_TOOLS = {"survey_scene", "locate_object", "grasp", "push", "place", "lift", "open_gripper",
+             "verify_tree", "run_tree",
              "finish", "reset_episode", "status"}
 
 

@@ -23,6 +23,7 @@ from bt_grasp.watchdog.telemetry import Telemetry
 from bt_grasp.world import World, make_services
 
 ARM_TOOLS = {"survey_scene", "locate_object", "grasp", "push", "place", "lift", "open_gripper",
+             "verify_tree", "run_tree",
              "finish", "reset_episode", "status"}
 
 

@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field
 
 from bt_grasp.errors import BackendUnavailable
 from bt_grasp.mcp_server.inputs import LIFT_HEIGHT, MAX_TEXT, PUSH_DISTANCE, force_limit
+from bt_grasp.spec.yaml_pos import MAX_BYTES
 
 INSTRUCTIONS = (
     "Robot grasping tools inside one bt_grasp episode. Every result carries actions_used / "
@@ -113,6 +114,8 @@ OptText = Annotated[str | None, Field(description="referring text; omit to use t
                                       min_length=1, max_length=MAX_TEXT)]
 Direction = Literal["auto", "left", "right", "up", "down"]
 Count = Annotated[int, Field(ge=0)]
+TreeText = Annotated[str, Field(description="the YAML text of a tree file (docs/tree-format.md)",
+                                min_length=1, max_length=MAX_BYTES)]
 
 
 def _strict(app: Any) -> None:
@@ -201,6 +204,22 @@ def build_server(runner: SessionThread, name: str = "bt-grasp") -> Any:
         async def gaze_at(point: Annotated[list[Annotated[float, Field(allow_inf_nan=False)]],
                                            Field(min_length=3, max_length=3)]) -> dict[str, Any]:
             return await call("gaze_at", point=point)
+
+    @app.tool(name="verify_tree",
+              description="Verify a tree (YAML text) without running it: verdict PROVEN (every run "
+                          "decides) | COUNTEREXAMPLE (the answers of a run that does not: a loop "
+                          "marked) | NOT PROVEN | INVALID (file:line:col error); worst-case bounds; "
+                          "each property HOLDS or VIOLATED with a witness run. docs/verify.md.")
+    async def verify_tree(tree: TreeText) -> dict[str, Any]:
+        return await call("verify_tree", tree=tree)
+
+    @app.tool(name="run_tree",
+              description="Run a tree (YAML text) as the rest of this episode, on this robot; only "
+                          "a tree verify_tree finds PROVEN with every property holding: any other "
+                          "is refused with its counterexample and nothing moves. Ends the episode "
+                          "with the tree's decision.")
+    async def run_tree(tree: TreeText) -> dict[str, Any]:
+        return await call("run_tree", tree=tree)
 
     @app.tool(name="finish",
               description="End the episode with your decision: FINALIZE (task done or safe stop) "

@@ -38,6 +38,7 @@ from bt_grasp.drivers.base import MobileBase, TaskSource
 from bt_grasp.mcp_server.inputs import InvalidInput, text_arg
 from bt_grasp.mcp_server.tool_trees import CALL_OK, CALL_REASONS, tool_registry, tool_tree_text
 from bt_grasp.mcp_server.tools import SessionTools
+from bt_grasp.mcp_server.tree_tools import TreeTools
 from bt_grasp.outcomes import Decision
 from bt_grasp.trace import jsonable
 
@@ -59,7 +60,7 @@ class CallBlackboard(Blackboard):
         self.call_writes[key] = value
 
 
-class ToolSession(SessionTools):
+class ToolSession(SessionTools, TreeTools):
     """One world and one running episode; `call(tool, **args)` -> a JSON-safe result dict.
 
     Not thread-safe by design beyond a lock: the MCP layer serialises calls onto one thread,
@@ -121,7 +122,7 @@ class ToolSession(SessionTools):
         names = ["survey_scene", "locate_object", "grasp", "push", "place", "lift", "open_gripper"]
         if self.mobile:
             names += ["nav_to", "gaze_at"]
-        return names + ["finish", "reset_episode", "status"]
+        return names + ["verify_tree", "run_tree", "finish", "reset_episode", "status"]
 
     def budget(self) -> dict[str, Any]:
         """What is used and what is left, attached to every result so a planner can see it."""
@@ -205,11 +206,17 @@ class ToolSession(SessionTools):
     def _run(self, name: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[Any], bool]:
         """Run tool tree `name` in the shared state. Returns (this call's blackboard writes,
         this call's events, whether the steps all succeeded)."""
-        from bt_grasp.runner import Runner
-
         spec = self._spec(name)
         for key, value in params.items():
             self.blackboard.set(f"tool.{key}", value)
+        result = self._run_spec(spec)
+        return dict(self.blackboard.call_writes), list(result.events), result.reason == CALL_OK
+
+    def _run_spec(self, spec: Any) -> Any:
+        """Run a tree in the shared state (a tool tree, or a submitted one: tree_tools.py); a
+        decision other than a tool tree's own ends the episode. Returns the EpisodeResult."""
+        from bt_grasp.runner import Runner
+
         self.blackboard.call_writes = {}
         ctx = RunContext(registry=self.registry, limits=self.limits, driver=self.world.driver,
                          perceiver=self.world.perceiver, profile=self.world.profile,
@@ -223,7 +230,7 @@ class ToolSession(SessionTools):
                         if k.endswith(".error") and v}
         if result.reason not in CALL_REASONS:  # an episode guard decided: the episode is over
             self.decision, self.reason = result.decision, result.reason
-        return dict(self.blackboard.call_writes), list(result.events), result.reason == CALL_OK
+        return result
 
     def _check_action_budget(self) -> bool:
         """Refuse an action once the budget is spent, with the core guard's own reason."""

@@ -24,6 +24,7 @@ from bt_grasp.spec.includes import (
 )
 from bt_grasp.spec.model import Budgets, NodeSpec, Pos, TreeSpec
 from bt_grasp.spec.parse import fail, parse_node, record
+from bt_grasp.spec.properties import parse_properties
 from bt_grasp.spec.validate import assign_ids, check_labels, check_unique_ids, file_nodes, splice_includes
 from bt_grasp.spec.yaml_pos import (
     MAX_BYTES,
@@ -37,7 +38,7 @@ from bt_grasp.spec.yaml_pos import (
 )
 
 MAX_BUDGET = 1_000_000  # any budget; bounds stay small enough to prove and to print
-TOP_KEYS = ("tree", "description", "goal", "budgets", "params", "nodes", "root")
+TOP_KEYS = ("tree", "description", "goal", "budgets", "params", "nodes", "root", "properties")
 INCLUDE_KEYS = ("file", "params", "id")
 NOT_A_TREE = "not a tree: expected a mapping with 'tree:' (a name) and 'root:' (the root node)"
 
@@ -92,6 +93,9 @@ class _Loader:
                  given_key_pos: dict[str, Pos], where: Pos | None) -> _Doc:
         data = load_positioned(text, display)
         data = self._check_shape(data, display)
+        if where is not None and "properties" in data:
+            raise fail("properties: belong in the top tree file (they speak of the whole run)",
+                       data.key_pos["properties"])
         self._register_user_nodes(data, _file_folder(display))
         declared = declared_params(data.get("params"), data.val_pos.get("params", data.pos))
         params = bind_params(declared, given, given_key_pos, where or Pos(display, 1, 1))
@@ -212,7 +216,9 @@ class _Loader:
             goal=plain(data.get("goal") or {}),
             budgets=parse_budgets(data.get("budgets"), data.val_pos.get("budgets", data.pos)),
             root=root, file=display, source=text, includes=list(self.includes),
-            user_nodes=list(self.user_nodes), registry=self.registry)
+            user_nodes=list(self.user_nodes), registry=self.registry,
+            properties=parse_properties(data.get("properties"),
+                                        data.val_pos.get("properties", data.pos), root, self.registry))
 
 
 def _file_folder(display: str) -> Path | None:

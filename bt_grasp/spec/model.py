@@ -123,6 +123,8 @@ class TreeSpec:
     # The registry the tree was validated against (a copy holding `user_nodes` when there are
     # any), so the compiler builds exactly the types that were checked.
     registry: Any = field(default=None, compare=False, repr=False)
+    # What every run must respect (spec/properties.py: Property), checked by `verify`.
+    properties: list[Any] = field(default_factory=list, compare=False)
 
     def node(self, node_id: str) -> NodeSpec | None:
         """The node with this id, or None."""

@@ -23,6 +23,7 @@ from bt_grasp.registry import Registry
 from bt_grasp.verifier.explore import explore
 from bt_grasp.verifier.model import NotModelled
 from bt_grasp.verifier.model_machine import ModelMachine
+from bt_grasp.verifier.properties import property_results, unchecked
 from bt_grasp.verifier.reference import verify_reference
 from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, counterexample
 from bt_grasp.verifier.report import VerifyResult
@@ -70,6 +71,8 @@ def _verify_tree(spec: Any, registry: Registry | None, max_runs: int, goal: dict
                  time_limit: float | None, engine: str, replay_all: bool, upper: bool) -> VerifyResult:
     registry = registry or getattr(spec, "registry", None) or default_registry()
     setup = Setup(spec, registry, goal)
+    if getattr(spec, "properties", None):
+        upper = False  # properties are checked on the exact search's run graph
     why = "asked for" if engine == "reference" else ""
     result = None
     if engine != "reference":
@@ -91,7 +94,15 @@ def _verify_tree(spec: Any, registry: Registry | None, max_runs: int, goal: dict
     result.tick_cap_text = setup.cap.describe()
     result.wall_clock = any(node.type == "timeout" for node in spec.root.walk())
     result.node_paths = _paths(spec)
+    if getattr(spec, "properties", None) and not result.properties:
+        result.properties = unchecked(spec.properties, _why_unchecked(result))
     return result
+
+
+def _why_unchecked(result: VerifyResult) -> str:
+    if result.method == "reference":
+        return "the reference search keeps no run graph: only the symbolic search checks properties"
+    return "not every run was explored (" + (result.problem or "the search did not settle") + ")"
 
 
 def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
@@ -144,6 +155,10 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     result.bounds = dict(sorted(bounds.items()))
     result.proven = True
     any_run = found.summary[ANY][1]
+    classes = outcome_classes(machine)
+    result.properties = property_results(setup, found.graph, found.root, classes)
+    # for --rates (chance.py)
+    result.graph, result.graph_root, result.outcome_classes = found.graph, found.root, classes
     witnesses = Witnesses(setup)
     for key in result.bounds:
         if key == "ticks":
@@ -181,6 +196,17 @@ def _shares(machine: ModelMachine) -> list[int]:
     if 2 * leaves <= budget:
         return [1, FAVOURED_SHARE]
     return [FAVOURED_SHARE, 1] if leaves > budget else [1, 1]
+
+
+def outcome_classes(machine: ModelMachine) -> dict[str, dict[str, tuple[str, ...]]]:
+    """A leaf whose outcome no node reads is answered with one outcome of each status in the
+    search: per such leaf, each answer and the outcomes (of the same status) it stands for."""
+    m, out = machine.m, {}
+    for name, reps in machine.outcomes.items():
+        i = m.index[name]
+        out[name] = {r: tuple(o for o in m.alphabet[i] if (o in m.success[i]) == (r in m.success[i]))
+                     for r in reps}
+    return out
 
 
 def _cap_reached(setup: Setup, machine: ModelMachine, ticks: TickBound, result: VerifyResult) -> None:

@@ -168,7 +168,7 @@ def _macros(open_: _Open, key: Any, index: dict[str, int]) -> list[_Macro]:
             continue
         end = child.kind in ("end", "problem")
         out.append(_Macro(needs, tuple(moved), added, ref, child.kind,
-                          Edge(own, ref, end, resmap, ticks, ask, bumps), child.path))
+                          Edge(own, ref, end, resmap, ticks, ask, bumps, added), child.path))
     return out
 
 
@@ -348,7 +348,7 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
             nxt = (way.target, _moved(counters, way.moves, relevant[way.target]))
             e = way.edge
             runs.edges.setdefault(state, []).append(
-                Edge(e.step, nxt, False, e.resources, e.ticks, e.ask, e.bumps))
+                Edge(e.step, nxt, False, e.resources, e.ticks, e.ask, e.bumps, e.costs))
             if nxt in memo:
                 fold(frame, way.costs, memo[nxt], step)
                 continue

@@ -24,6 +24,7 @@ class Edge(NamedTuple):
     ask: tuple[int, str] | None  # the resource the step's question is about: "running" (a call
                                  # going on needs 2 ticks left) or "deadline" (not yet: 1)
     bumps: tuple[tuple[str, int], ...] = ()  # unobserved calls run to their maximum on the way
+    costs: dict[str, int] | None = None  # what the edge adds to the run's costs (verifier/rates.py)
 
 
 @dataclass

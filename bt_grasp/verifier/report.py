@@ -47,6 +47,17 @@ class VerifyResult:
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
     # the tree has a timeout: its deadline checks are answered as a wall clock may (see render)
     wall_clock: bool = False
+    # the tree's properties, each HOLDS / VIOLATED (with a replayed witness) / NOT CHECKED
+    properties: list[Any] = field(default_factory=list)
+    # the exact search's run graph and its initial state (None when another way answered)
+    graph: Any = field(default=None, repr=False, compare=False)
+    graph_root: Any = field(default=None, repr=False, compare=False)
+    # per leaf answered by one outcome per status: each answer -> the outcomes it stands for
+    outcome_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)
+
+    @property
+    def properties_hold(self) -> bool:
+        return all(p.holds is True for p in self.properties)
 
     def to_json(self) -> dict[str, Any]:
         return {"proven": self.proven, "bounds": self.bounds, "runs_explored": self.runs_explored,
@@ -55,7 +66,8 @@ class VerifyResult:
                 "endings": self.endings, "complete": self.complete, "states": self.states,
                 "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
                 "longest_run_ticks": self.longest, "unreached": self.unreached,
-                "wall_clock": self.wall_clock}
+                "wall_clock": self.wall_clock,
+                "properties": [p.to_json() for p in self.properties]}
 
     def step_path(self, node: str) -> str:
         """'root > retry_1 > g' for the choice id 'g' (or 'g#duration')."""
@@ -104,6 +116,23 @@ def _steps(res: VerifyResult, steps: list[dict[str, str]]) -> list[str]:
     return lines
 
 
+def _properties(res: VerifyResult) -> list[str]:
+    """Each property's verdict; a violation with the run that shows it (replayed)."""
+    if not res.properties:
+        return []
+    out = ["properties (over every run):"]
+    for p in res.properties:
+        verdict = {True: "HOLDS", False: "VIOLATED", None: "NOT CHECKED"}[p.holds]
+        out.append(f"  {verdict:<11}  {p.name}: {p.text}")
+        if p.holds is False:
+            out.append(f"    witness (replayed on the Runner, ends {p.ending}):")
+            out += ["  " + line for line in _steps(res, [s for s in p.witness
+                                                        if not s["node"].endswith("#running")])]
+        elif p.why:
+            out.append(f"    ({p.why})")
+    return out
+
+
 def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str]:
     """The report as lines of text; `witness`: also print the run reaching that bound."""
     if res.method == "summary" and res.unreached:
@@ -147,6 +176,7 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
             out += _steps(res, res.witnesses[witness]) or ["        (no choices: every run reaches it)"]
         else:
             out.append(f"no witness named {witness!r}; known: {', '.join(res.witnesses) or 'none'}")
+    out += _properties(res)
     if res.proven:
         out.append("PROVEN: every run ends in FINALIZE or WAIT_CLARIFY")
     elif res.counterexample is None:

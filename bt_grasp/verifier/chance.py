@@ -1,0 +1,276 @@
+"""How often a tree decides each way, and what it costs on average, from outcome rates.
+
+The exact search's run graph (explore.py) holds every run: each state asks one question (a
+leaf's outcome, or none: the next tick), each edge answers it. With a distribution for every
+question (verifier/rates.py) the graph is an absorbing Markov chain whose absorbing states are
+the endings; the probability of each ending and the expected costs solve (I - Q) x = b, done
+here with scipy.sparse. Loops the budgets cut are already unrolled in the graph (its states
+carry the counters), so the answers are exact, not truncated.
+
+A question without rates is left open: the chain becomes a decision process, and each answer
+an interval [min, max] over every way of answering the open questions (each end attained by
+some way, not the same way for every quantity), computed on the graph, which is acyclic for a
+proven tree. A decision's reason is the ending's text.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bt_grasp.verifier.rates import Rates, node_types
+
+__all__ = ["Chances", "TimeMatters", "chances"]
+
+_COST_KEYS = ("actions", "perception")
+# How long a call runs and whether a deadline passes: the run graph holds no time (ticks in
+# which only time passes are skipped), so these questions are never given rates; left open.
+_TIMING = ("#running", "#deadline")
+
+
+class TimeMatters(ValueError):
+    """The tree asks a question again in ticks where only time passes (a guard heard while a
+    call runs): how often depends on how long calls run, which the run graph leaves out."""
+
+
+@dataclass
+class Chances:
+    """Each quantity as (low, high): equal when every question on the way has rates."""
+
+    endings: dict[str, tuple[float, float]]
+    decisions: dict[str, tuple[float, float]]
+    expected: dict[str, tuple[float, float]]
+    open_questions: list[str] = field(default_factory=list)
+    method: str = "sparse"  # "sparse": solved as a Markov chain; "interval": min/max on the graph
+
+    @property
+    def exact(self) -> bool:
+        return not self.open_questions
+
+    def to_json(self) -> dict[str, Any]:
+        def pair(v: tuple[float, float]) -> Any:
+            return round(v[0], 12) if v[0] == v[1] else [round(v[0], 12), round(v[1], 12)]
+        return {"exact": self.exact, "open_questions": self.open_questions,
+                "decisions": {k: pair(v) for k, v in self.decisions.items()},
+                "endings": {k: pair(v) for k, v in self.endings.items()},
+                "expected": {k: pair(v) for k, v in self.expected.items()}}
+
+
+def _cost_key(key: str) -> bool:
+    return key in _COST_KEYS or key.startswith("primitive:")
+
+
+def chances(graph: Any, root: Any, rates: Rates, spec: Any,
+            classes: dict[str, dict[str, tuple[str, ...]]] | None = None, solve: bool = True) -> Chances:
+    """Probabilities of every ending and expected costs over the run graph (see the module).
+    `classes`: answers that stand for several outcomes (core.outcome_classes): their rates add.
+    `solve` False: the interval walk even when every question has rates (a cross-check)."""
+    # the graph is large and acyclic in memory: the cycle collector's passes would only re-scan
+    # it while the tables below grow (most of the time otherwise), so it pauses for the call
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _chances(graph, root, rates, spec, classes, solve)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
+             classes: dict[str, dict[str, tuple[str, ...]]] | None, solve: bool) -> Chances:
+    types = node_types(spec)
+    classes = classes or {}
+    for steps, _ in getattr(graph, "idle", {}).values():
+        asked = sorted({q for q, _ in steps if not q.endswith(_TIMING)})
+        if asked:
+            raise TimeMatters(f"no probabilities: the tree asks {', '.join(asked)} again in every tick "
+                              "a call runs, so they depend on how long calls run, which --rates "
+                              "does not model")
+    order = [root, *(st for st in graph.edges if st != root)]
+    cols: dict[str, int] = {f"decision:{d}": j for j, d in enumerate(("FINALIZE", "WAIT_CLARIFY"))}
+    probs: dict[Any, list[float] | None] = {}
+    rewards: dict[Any, list[list[tuple[int, float]]]] = {}
+    open_q: set[str] = set()
+    dists: dict[tuple[str, tuple[str, ...]], Any] = {}
+    # edges of one way through the model share its costs (one dict): their rewards, once
+    seen: dict[tuple[int, Any], list[tuple[int, float]]] = {}
+    for st in order:
+        edges = graph.edges[st]
+        probs[st] = _probabilities(edges, rates, types, open_q, classes, dists)
+        mine = []
+        for e in edges:
+            key = (id(e.costs), e.target if e.end else None)
+            got = seen.get(key)
+            if got is None:
+                got = seen[key] = _reward(e, cols)
+            mine.append(got)
+        rewards[st] = mine
+    if not open_q and solve:
+        low = high = _solve(order, graph, probs, rewards, len(cols))
+        method = "sparse"
+    else:
+        low, high = _bounds(_topological(graph, root), graph, probs, rewards, len(cols), root)
+        method = "interval"
+
+    def pair(name: str) -> tuple[float, float]:
+        j = cols[name]
+        return (float(low[j]), float(high[j]))
+    endings = sorted(k for k in cols if ":" in k and not k.startswith(("decision:", "primitive:")))
+    costs = sorted(k for k in cols if _cost_key(k))
+    decisions = {d: pair(f"decision:{d}") for d in ("FINALIZE", "WAIT_CLARIFY")}
+    return Chances({e: pair(e) for e in endings}, decisions, {c: pair(c) for c in costs},
+                   sorted(open_q), method)
+
+
+def _probabilities(edges: list[Any], rates: Rates, types: dict[str, str], open_q: set[str],
+                   classes: dict[str, dict[str, tuple[str, ...]]],
+                   dists: dict[tuple[str, tuple[str, ...]], Any]) -> list[float] | None:
+    """Each edge's probability, or None when the state's question has no rates."""
+    if not edges:
+        raise ValueError("a state of the run graph with no way on")
+    if edges[0].step is None:
+        if len(edges) != 1:
+            raise ValueError("a tick state with more than one way on")
+        return [1.0]
+    question = edges[0].step[0]
+    if question.endswith(_TIMING):
+        if len(edges) == 1:  # the only way on (going on is an idle tick, skipped)
+            return [1.0]
+        open_q.add(question)
+        return None
+    answers = tuple(e.step[1] for e in edges)
+    key = (question, answers)
+    if key not in dists:
+        same = classes.get(question, {})
+        stands = [same.get(a, (a,)) for a in answers]
+        dist = rates.dist(question, tuple(o for group in stands for o in group), types)
+        if dist is None:
+            dists[key] = None
+        else:
+            out = [sum(dist[o] for o in group) for group in stands]
+            if abs(sum(out) - 1) > 1e-6:
+                raise ValueError(f"the rates of '{question}' do not cover the answers of the run graph")
+            dists[key] = out
+    if dists[key] is None:
+        open_q.add(question)
+    return dists[key]  # type: ignore[no-any-return]
+
+
+def _topological(graph: Any, root: Any) -> list[Any]:
+    """States reachable from the root, each after every state with an edge into it."""
+    out: list[Any] = []
+    seen = {root}
+    edges = graph.edges
+    stack: list[tuple[Any, Any]] = [(root, iter(edges[root]))]
+    while stack:
+        state, it = stack[-1]
+        for e in it:
+            if not e.end and e.target not in seen:
+                seen.add(e.target)
+                stack.append((e.target, iter(edges[e.target])))
+                break
+        else:
+            stack.pop()
+            out.append(state)
+    return out[::-1]
+
+
+def _reward(edge: Any, cols: dict[str, int]) -> list[tuple[int, float]]:
+    """What an edge adds: its costs, and 1 to its ending and decision when it ends the run."""
+    out = []
+    for k, v in (edge.costs or {}).items():
+        if v and _cost_key(k):
+            out.append((cols.setdefault(k, len(cols)), float(v)))
+    if edge.end:
+        out.append((cols.setdefault(edge.target, len(cols)), 1.0))
+        out.append((cols["decision:" + edge.target.partition(":")[0]], 1.0))
+    return out
+
+
+def _solve(order: list[Any], graph: Any, probs: dict[Any, Any],
+           rewards: dict[Any, list[list[tuple[int, float]]]], m: int) -> np.ndarray:
+    """x = Q x + b over the transient states, by a sparse LU solve; the root's row."""
+    from scipy.sparse import coo_matrix, csc_matrix, identity
+    from scipy.sparse.linalg import splu
+
+    index = {st: i for i, st in enumerate(order)}
+    n = len(order)
+    rows, cs, vals = [], [], []
+    brows, bcols, bvals = [], [], []
+    for i, st in enumerate(order):
+        for edge, p, reward in zip(graph.edges[st], probs[st], rewards[st], strict=True):
+            if p == 0:
+                continue
+            for j, v in reward:
+                brows.append(i)
+                bcols.append(j)
+                bvals.append(p * v)
+            if not edge.end:
+                rows.append(i)
+                cs.append(index[edge.target])
+                vals.append(p)
+    q = csc_matrix((vals, (rows, cs)), shape=(n, n))
+    b = coo_matrix((bvals, (brows, bcols)), shape=(n, m)).toarray()
+    x = splu((identity(n, format="csc") - q).tocsc()).solve(b)
+    return np.asarray(x[0], dtype=float)
+
+
+def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
+            rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
+            root: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each quantity's min and max over every way of answering the open questions: backwards
+    over the acyclic graph, a rated state averaging its successors, an open one taking the
+    least (most) of them, quantity by quantity. States are taken a level at a time (a level:
+    the longest way on to an ending), each level in a few array operations."""
+    n = len(order)
+    index = {st: i for i, st in enumerate(order)}
+    level = [0] * n
+    src: list[int] = []
+    tgt: list[int] = []
+    prob: list[float] = []
+    rr: list[int] = []
+    rc: list[int] = []
+    rv: list[float] = []
+    for st in reversed(order):
+        i = index[st]
+        p = probs[st]
+        deepest = 0
+        for k, (edge, adds) in enumerate(zip(graph.edges[st], rewards[st], strict=True)):
+            t = n if edge.end else index[edge.target]
+            if t < n and level[t] >= deepest:
+                deepest = level[t] + 1
+            for j, v in adds:
+                rr.append(len(src))
+                rc.append(j)
+                rv.append(v)
+            src.append(i)
+            tgt.append(t)
+            prob.append(math.nan if p is None else p[k])
+        level[i] = deepest
+    src_a, tgt_a, prob_a = np.asarray(src), np.asarray(tgt), np.asarray(prob)
+    costs = np.zeros((len(src), m))
+    np.add.at(costs, (np.asarray(rr, dtype=np.int64), np.asarray(rc, dtype=np.int64)), rv)
+    lv = np.asarray(level)[src_a]
+    perm = np.argsort(lv * (n + 1) + src_a, kind="stable")
+    src_a, tgt_a, prob_a, costs, lv = src_a[perm], tgt_a[perm], prob_a[perm], costs[perm], lv[perm]
+    low = np.zeros((n + 1, m))  # row n: after an ending, nothing more
+    high = np.zeros((n + 1, m))
+    cuts = np.searchsorted(lv, np.arange(lv[-1] + 2)) if len(lv) else np.zeros(1, dtype=np.int64)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        if a == b:
+            continue
+        e_src = src_a[a:b]
+        starts = np.flatnonzero(np.r_[True, e_src[1:] != e_src[:-1]])
+        states = e_src[starts]
+        r = costs[a:b]
+        lo, hi = r + low[tgt_a[a:b]], r + high[tgt_a[a:b]]
+        p = prob_a[a:b]
+        w = np.nan_to_num(p)[:, None]
+        opened = np.isnan(p[starts])[:, None]
+        low[states] = np.where(opened, np.minimum.reduceat(lo, starts), np.add.reduceat(w * lo, starts))
+        high[states] = np.where(opened, np.maximum.reduceat(hi, starts), np.add.reduceat(w * hi, starts))
+    return low[index[root]], high[index[root]]
