@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -67,7 +68,9 @@ def test_verify_soundness_bench_runs_and_prints_its_summary():
                            "--runs", "5", "--verify", "--verify-max-runs", "200"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "trees 3 | runs 15 | summarise violations 0" in proc.stdout, proc.stdout[-2000:]
+    assert re.search(r"trees 3 \| runs 15 \(adversarial \d+\) \| summarise violations 0", proc.stdout), \
+        proc.stdout[-2000:]
+    assert "runs longer than the cap 0" in proc.stdout, proc.stdout[-2000:]
 
 
 def test_verify_scaling_bench_runs_and_plots(tmp_path):
