@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import RETRYING, ROOT, tree
+from helpers import ENDLESS, RETRYING, ROOT, tree
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.cli import main
@@ -32,16 +32,6 @@ mcap_reader = pytest.importorskip("mcap.reader")
 
 from bt_grasp.observe.mcap_record import McapRecorder  # noqa: E402
 from bt_grasp.observe.rosbag import RosbagRecorder  # noqa: E402
-
-ENDLESS = """tree: endless
-budgets: {max_ticks: 100000}
-root:
-  repeat:
-    child:
-      force_success:
-        child:
-          open_gripper: {id: open}
-"""
 
 
 def _ticks_in_trace(path) -> int:
