@@ -118,3 +118,38 @@ root:
     result = verify_tree(spec)
     assert result.wall_clock and result.to_json()["wall_clock"] is True
     assert not verify_tree(tree(REPEAT_OVER_RETRY)).wall_clock
+
+
+
+def _deadlines(inner: str) -> str:
+    return f"""
+tree: deadlines
+budgets: {{actions: 12}}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - timeout:
+                seconds: 0.5
+                child: {inner}
+            - finalize: {{reason: in time}}
+      - wait_clarify: {{reason: late}}
+"""
+
+
+ATTEMPTS = "{retry: {attempts: 6, child: {sequence: {children: [grasp, evaluate_grasp]}}}}"
+
+
+def test_with_several_timeouts_the_output_says_a_witness_may_mix_clocks():
+    """Each timeout's checks are answered on their own: with two nested, a witness may pass the
+    inner (later) deadline while the outer one is "not yet", which no clock does, and the output
+    says such a bound is an upper bound; one timeout alone gets only the wall-clock note."""
+    from bt_grasp.verifier.report import render
+
+    nested = verify_tree(tree(_deadlines("{timeout: {seconds: 1.0, child: " + ATTEMPTS + "}}")))
+    assert nested.proven and nested.timeouts == 2 and nested.wall_clock
+    assert any(line.startswith("several timeouts") for line in render(nested, "deadlines"))
+    single = verify_tree(tree(_deadlines(ATTEMPTS)))
+    assert single.proven and single.timeouts == 1 and single.wall_clock
+    assert not any(line.startswith("several timeouts") for line in render(single, "deadlines"))

@@ -92,7 +92,8 @@ def _verify_tree(spec: Any, registry: Registry | None, max_runs: int, goal: dict
                           "every run was checked: incomplete, not proven")
     result.tick_cap = {"value": setup.cap.value, "source": setup.cap.source}
     result.tick_cap_text = setup.cap.describe()
-    result.wall_clock = any(node.type == "timeout" for node in spec.root.walk())
+    result.timeouts = sum(node.type == "timeout" for node in spec.root.walk())
+    result.wall_clock = result.timeouts > 0
     result.node_paths = _paths(spec)
     if getattr(spec, "properties", None) and not result.properties:
         result.properties = unchecked(spec.properties, _why_unchecked(result))

@@ -13,6 +13,11 @@ _STATIC = "static bound: from the tree's structure and literal budgets alone, wi
 _WALL_CLOCK = ("timeouts: a deadline may pass at any check a wall clock allows (a tick may last "
                "longer than its 0.05 s), and the search answers each check both ways: the bounds "
                "and witnesses cover wall-clock timings; on the logical clock a run may reach less")
+# Each timeout's checks are answered on their own, so with two that can run at once a witness
+# may pass the later deadline while the earlier one is "not yet": no one clock does that.
+_TIMEOUTS_APART = ("several timeouts: each one's checks are answered on their own, so a witness may "
+                   "combine answers no one clock gives (a later deadline passed, an earlier one not "
+                   "yet); such a bound is an upper bound, its witness a run of the answers, not of a clock")
 _MAX_STEPS_SHOWN = 40
 
 
@@ -47,6 +52,7 @@ class VerifyResult:
     node_paths: dict[str, list[str]] = field(default_factory=dict, repr=False)
     # the tree has a timeout: its deadline checks are answered as a wall clock may (see render)
     wall_clock: bool = False
+    timeouts: int = 0  # how many timeout nodes the tree has (several: see _TIMEOUTS_APART)
     # the tree's properties, each HOLDS / VIOLATED (with a replayed witness) / NOT CHECKED
     properties: list[Any] = field(default_factory=list)
     # the exact search's run graph and its initial state (None when another way answered)
@@ -153,6 +159,8 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
         out.append(res.tick_cap_text)
     if res.wall_clock and res.bounds:
         out.append(_WALL_CLOCK)
+        if res.timeouts > 1:
+            out.append(_TIMEOUTS_APART)
     if res.bounds:
         out.append("worst case over every run (each reached by a witness run; "
                    "`--witness KEY` prints it):" if not res.unreached else
