@@ -60,6 +60,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from bt_grasp.resources import tree_path
 
+    from .rates import write_rates
     from .report import markdown, write_report
     from .results import load_records
     from .runner import WorkerDied, run_bench
@@ -96,10 +97,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 1
     try:
         md, pngs = write_report(records, out)
+        rates = write_rates(records, out)
     except OSError as exc:
         from bt_grasp.outputs import output_error
 
         raise UserError(output_error("report", exc) + f"; {results} is complete", file=str(out)) from None
     print(markdown(records))
-    print(f"wrote {results}, {md}, " + ", ".join(str(p) for p in pngs), file=sys.stderr)
+    print(f"wrote {results}, {md}, " + ", ".join(str(p) for p in [*pngs, *rates]), file=sys.stderr)
     return 0

@@ -55,6 +55,7 @@ def _task_fields(task: Task) -> dict[str, Any]:
 
 def _run_task(task: Task) -> dict[str, Any]:
     from bt_grasp.bench.instrument import DriverProxy, PerceiverProxy, Probe, timed_services
+    from bt_grasp.bench.rates import LeafOutcomeCounter
     from bt_grasp.bench.vocabulary import catalogue_vocabulary
     from bt_grasp.episode import run_episode
     from bt_grasp.perception.backends import make_perceiver
@@ -85,11 +86,13 @@ def _run_task(task: Task) -> dict[str, Any]:
             return {**_task_fields(task), "robot": profile.name, "skipped": f"no {task.instruction} instruction "
                                                                            "fits this scene"}
     goal = instruction.text if instruction is not None and task.instruction != "name" else None
+    outcomes = LeafOutcomeCounter()  # what each leaf answered: the measured rates (bench/rates.py)
     t0 = time.perf_counter()
     result = run_episode(task.tree, robot=task.robot, seed=task.seed, episode=task.episode,
                          trace=trace, perception=task.perception, lighting=task.lighting, goal=goal,
                          image_size=task.image_size,
-                         world=SnapshotWorld(world, before, fixed_scene=instruction is not None))
+                         world=SnapshotWorld(world, before, fixed_scene=instruction is not None),
+                         observers=[outcomes])
     wall = time.perf_counter() - t0
     rec = {**_task_fields(task), "robot": profile.name, "driver": profile.driver,
            **score_episode(driver, result, probe, before)}
@@ -97,6 +100,7 @@ def _run_task(task: Task) -> dict[str, Any]:
         from bt_grasp.bench.instruction_run import score_instruction
 
         rec.update(score_instruction(instruction, rec, probe, driver))
+    rec.update(outcomes.record())
     rec["wall"] = round(wall, 4)
     rec["scene_cache"] = bool(task.scene_cache)
     rec["time"] = {k: round(v, 4) for k, v in probe.timings.shares(wall).items()}

@@ -73,6 +73,11 @@ def parse_rates(raw: Any, file: str, registry: Registry | None = None) -> Rates:
     """The `rates:` (and optional `counts:`) blocks, checked: each a distribution summing to 1."""
     if not isinstance(raw, PosDict) or "rates" not in raw:
         pos = getattr(raw, "pos", Pos(file, 1, 1))
+        methods = raw.get("methods") if isinstance(raw, PosDict) else None
+        if isinstance(methods, dict) and methods:  # `bt-grasp bench`'s rates.yaml: one file per method
+            files = [str(Path(file).parent / str(m.get("file"))) for m in methods.values() if isinstance(m, dict)]
+            raise fail("this is the benchmark's index of measured rates; pass one method's file: "
+                       + ", ".join(files), pos)
         raise fail("a rates file is a mapping with 'rates:' (node id or type -> {outcome: "
                    "probability})", pos)
     for key in raw:
