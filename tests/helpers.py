@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.common import interop_registry
+from bt_grasp.observers import RunObserver
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.verifier.tick_cap import episode_limits
 
@@ -52,11 +53,12 @@ def tree(text: str, file: str = "<test>.yaml"):
     return load_tree_text(textwrap.dedent(text), file=file, base_dir=ROOT / "trees")
 
 
-def run_oracle(spec, oracle, goal: str = "red mug", trace: str | None = None) -> EpisodeResult:
+def run_oracle(spec, oracle, goal: str = "red mug", trace: str | None = None,
+               observers: Iterable[RunObserver] = ()) -> EpisodeResult:
     registry = getattr(spec, "registry", None) or default_registry()
     ctx = RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=oracle,
                      blackboard=Blackboard({"goal.object": goal}))
-    return Runner(spec, ctx, trace_path=trace).run()
+    return Runner(spec, ctx, trace_path=trace, observers=observers).run()
 
 
 def run_driver(text: str, robot, clock=None, trace: str | None = None) -> tuple[EpisodeResult, RunContext]:

@@ -45,7 +45,8 @@ class LeafOutcomeCounter(RunObserver):
     """Counts, per leaf id, the outcomes its finished calls answered: a primitive's from its event,
     another leaf's from the outcome it wrote to the blackboard that tick. When two finished leaves
     of one tick write the same key (two locates sharing `target.outcome` in one selector), the
-    blackboard keeps only the last value: those calls are counted as unattributed, not guessed."""
+    blackboard keeps only the last value: those calls (at most; one may have failed a guard
+    and not been called) are counted as unattributed, not guessed."""
 
     def __init__(self) -> None:
         self.ports: dict[str, str] = {}  # leaf id -> the blackboard key its outcome goes to
@@ -75,17 +76,18 @@ class LeafOutcomeCounter(RunObserver):
             outcome = event.metadata.get("outcome")
             if event.node in self.primitives and isinstance(outcome, str) and outcome != "halted":
                 self._add(event.node, outcome)
-        writers: dict[str, list[str]] = {}
+        writers: dict[str, list[str]] = {}  # key -> the finished leaves of this tick that write it
         for node_id, status in tick.visited:
             key = self.ports.get(node_id)
-            if key is not None and status in _FINISHED and node_id not in self.primitives:
+            if key is not None and status in _FINISHED:
                 writers.setdefault(key, []).append(node_id)
         for key, ids in writers.items():
             outcome = tick.blackboard.get(key)
-            if not isinstance(outcome, str):  # failed a guard or the run had decided: no call
+            others = [i for i in ids if i not in self.primitives]
+            if not others or not isinstance(outcome, str):  # no call wrote it (a guard failed)
                 continue
-            if len(ids) > 1:
-                self.unattributed += len(ids)
+            if len(ids) > 1:  # which of them wrote the value is unknown
+                self.unattributed += len(others)
                 continue
             self._add(ids[0], outcome)
             semantic = tick.blackboard.get(f"{key}.semantic")
