@@ -8,11 +8,13 @@ import json
 import math
 
 import pytest
+import yaml
 from helpers import ROOT
 
 from bt_grasp.bench.metrics import compute
 from bt_grasp.bench.results import load_records
 from bt_grasp.cli import main
+from bt_grasp.verifier.rates import load_rates
 
 TREES = [str(ROOT / "trees" / n) for n in ("clutter.yaml", "open_loop.yaml", "remove_all.yaml")]
 EPISODES = 1  # episode 1 of remove_all alone would double the module's time
@@ -72,6 +74,19 @@ def test_every_metric_is_computed_and_the_report_renders(bench_out):
     assert "FINALIZE precision" in md and "## Failure taxonomy" in md
     for png in ("success_all.png", "decisions.png"):
         assert (bench_out / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_measured_rates_are_a_rates_file_per_method(bench_out):
+    """rates.yaml indexes one rates file per method, each readable by `verify --rates`, with
+    the counts of what the episodes' leaves answered beside the rates."""
+    index = yaml.safe_load((bench_out / "rates.yaml").read_text())["methods"]
+    assert set(index) == {f"{m}-sim-easy" for m in ("clutter", "open_loop", "remove_all")}
+    for entry in index.values():
+        rates = load_rates(bench_out / entry["file"])
+        assert entry["episodes"] == EPISODES
+        assert rates.counts["grasp"] and set(rates.table) == set(rates.counts)
+        for key, row in rates.counts.items():
+            assert rates.table[key] == {o: n / sum(row.values()) for o, n in row.items()}
 
 
 def test_a_rerun_skips_finished_episodes(bench_out):
