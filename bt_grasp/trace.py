@@ -25,7 +25,7 @@ from bt_grasp.observers import Record, RecordObserver
 from bt_grasp.outputs import output_error, warn
 
 if TYPE_CHECKING:
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
 
 _PLAIN = frozenset((str, int, bool, type(None)))  # exact types JSON takes as they are
 

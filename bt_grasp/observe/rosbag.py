@@ -48,7 +48,7 @@ from bt_grasp.trace import clock_of, encode_record
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
     from bt_grasp.trace import Trace
 
 
