@@ -28,11 +28,12 @@ from bt_grasp.call_limit import CallLimiter, NotResponding
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.errors import UserError, one_line
+from bt_grasp.json_encoding import jsonable, jsonable_changes
 from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.result import EpisodeResult as EpisodeResult  # re-exported for older imports
 from bt_grasp.structure import structure
-from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
+from bt_grasp.trace import TraceWriter
 
 if TYPE_CHECKING:
     from bt_grasp.drivers.base import Driver
