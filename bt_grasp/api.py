@@ -32,7 +32,7 @@ from bt_grasp.perception.types import Perceiver
 from bt_grasp.profile import RobotProfile, load_profile
 from bt_grasp.quiet import import_pybullet_quietly
 from bt_grasp.registry import Registry
-from bt_grasp.runner import EpisodeResult
+from bt_grasp.result import EpisodeResult
 from bt_grasp.spec.model import Budgets, TreeSpec
 
 __all__ = ["Budgets", "Driver", "EpisodeResult", "Node", "OutcomeEvent", "Perceiver", "RunObserver", "Tick",

@@ -22,6 +22,7 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import TaskSource
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.goal_text import goal_object
+from bt_grasp.json_encoding import jsonable
 from bt_grasp.observers import RunObserver
 from bt_grasp.outcomes import Decision
 from bt_grasp.profile import RobotProfile, load_profile
@@ -38,7 +39,7 @@ from bt_grasp.runner import (
 )
 from bt_grasp.spec.model import TreeSpec
 from bt_grasp.structure import structure
-from bt_grasp.trace import TraceWriter, jsonable
+from bt_grasp.trace import TraceWriter
 
 EXIT_SETUP = 3  # `bt-grasp run`: the robot could not start (the decision is WAIT_CLARIFY "setup failed: ...")
 

@@ -17,7 +17,7 @@ from bt_grasp.outcomes import OutcomeEvent
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
 
 Record = dict[str, Any]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from bt_grasp.observers import Record, RunObserver
 from bt_grasp.outcomes import OutcomeEvent
-from bt_grasp.runner import EpisodeResult
+from bt_grasp.result import EpisodeResult
 
 
 class GoalSeen(RunObserver):

@@ -18,7 +18,6 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import py_trees
@@ -29,10 +28,12 @@ from bt_grasp.call_limit import CallLimiter, NotResponding
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.errors import UserError, one_line
+from bt_grasp.json_encoding import jsonable, jsonable_changes
 from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
 from bt_grasp.outcomes import Decision, OutcomeEvent
+from bt_grasp.result import EpisodeResult as EpisodeResult  # re-exported for older imports
 from bt_grasp.structure import structure
-from bt_grasp.trace import TraceWriter, jsonable, jsonable_changes
+from bt_grasp.trace import TraceWriter
 
 if TYPE_CHECKING:
     from bt_grasp.drivers.base import Driver
@@ -119,31 +120,6 @@ def fault_reason(exc: BaseException) -> str:
         return one_line(str(exc))
     text = one_line(str(exc)) if str(exc) else type(exc).__name__
     return f"fault in {fault_site(exc)}: {text}"
-
-
-@dataclass
-class EpisodeResult:
-    decision: Decision
-    reason: str
-    ticks: int
-    clock: float
-    wall: float
-    actions: int
-    action_budget: int
-    counters: dict[str, Any]
-    events: list[OutcomeEvent] = field(default_factory=list)
-    exit_code: int = 0
-    robot: str = ""  # the robot profile's name, when the run knows it (a set-up failure names it)
-
-    def summary_line(self) -> str:
-        return (f"{self.decision.value}: {self.reason} | actions {self.actions}/{self.action_budget}"
-                f" | ticks {self.ticks} | sim {self.clock:.1f} s | wall {self.wall:.1f} s")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"decision": self.decision.value, "reason": self.reason, "ticks": self.ticks,
-                "clock": round(self.clock, 4), "wall": round(self.wall, 3), "actions": self.actions,
-                "action_budget": self.action_budget, "counters": self.counters,
-                "events": [e.model_dump(mode="json") for e in self.events]}
 
 
 def versions() -> dict[str, str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bt_grasp.json_encoding import jsonable
+
 
 def structure(node: Any) -> dict[str, Any]:
     """NodeSpec -> {id, type, params, children, cases, default}."""
-    from bt_grasp.trace import jsonable
-
     out: dict[str, Any] = {"id": node.id, "type": node.type, "params": jsonable(node.params)}
     if node.children:
         out["children"] = [structure(c) for c in node.children]

@@ -13,92 +13,19 @@ import json
 import math
 import os
 import time
-from dataclasses import asdict, is_dataclass
-from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import numpy as np
-
 from bt_grasp.errors import UserError
+from bt_grasp.json_encoding import encode_record as encode_record  # re-exported, as before
+from bt_grasp.json_encoding import finite as finite
+from bt_grasp.json_encoding import jsonable as jsonable
+from bt_grasp.json_encoding import jsonable_changes as jsonable_changes
 from bt_grasp.observers import Record, RecordObserver
 from bt_grasp.outputs import output_error, warn
 
 if TYPE_CHECKING:
-    from bt_grasp.runner import EpisodeResult
-
-_PLAIN = frozenset((str, int, bool, type(None)))  # exact types JSON takes as they are
-
-
-def jsonable_changes(changes: dict[str, Any]) -> dict[str, Any]:
-    """`jsonable` of a flat dict of blackboard changes, skipping the walk for plain values (the
-    common case: labels, flags, counts), so tracing a tick costs little more than the tick."""
-    if all(type(v) in _PLAIN for v in changes.values()) and all(type(k) is str for k in changes):
-        return changes
-    return {str(k): v if type(v) in _PLAIN else jsonable(v, 1) for k, v in changes.items()}
-
-
-def jsonable(value: Any, depth: int = 0) -> Any:
-    """A compact JSON-safe view of a blackboard value (arrays and frames become summaries)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, np.generic):
-        return jsonable(value.item(), depth)
-    if isinstance(value, np.ndarray):
-        if value.size <= 16:
-            return jsonable(value.tolist(), depth)
-        return f"<array {'x'.join(map(str, value.shape))} {value.dtype}>"
-    if depth > 4:
-        return f"<{type(value).__name__}>"
-    if isinstance(value, dict):
-        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        items = [jsonable(v, depth + 1) for v in value[:50]]
-        return items + ([f"... {len(value) - 50} more"] if len(value) > 50 else [])
-    if hasattr(value, "summary"):
-        return jsonable(value.summary(), depth + 1)
-    if hasattr(value, "model_dump"):
-        return jsonable(value.model_dump(), depth + 1)
-    cls = type(value).__name__
-    if cls == "Execution":
-        return {"fault": value.fault, "duration": round(float(value.duration), 4),
-                "samples": len(value.telemetry)}
-    if cls == "Located":
-        return {"name": value.name, "object_id": value.object_id, "bbox": list(value.bbox),
-                "points": len(value.points_base), "occluded_by": list(value.occluded_by)}
-    if is_dataclass(value) and not isinstance(value, type):
-        return jsonable(asdict(value), depth + 1)
-    return f"<{cls}>"
-
-
-def finite(value: Any) -> Any:
-    """`value` with every float that is not finite replaced by None (JSON has no NaN/Infinity)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
-
-
-# One encoder for every line: the stdlib's C encoder, without the per-call set-up of json.dumps.
-# Output is byte for byte what json.dumps(record, separators=(",", ":")) gives; allow_nan=False
-# makes a non-finite number an error, caught to write the record again through `finite`.
-_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False).encode
-
-
-def encode_record(record: Any) -> str:
-    """`record` as one line of strict JSON (non-finite numbers as null)."""
-    try:
-        return _ENCODE(record)
-    except ValueError:  # NaN or Infinity somewhere: rare, so only then walk the record
-        return _ENCODE(finite(record))
-
+    from bt_grasp.result import EpisodeResult
 
 def clock_of(record: dict[str, Any], default: float = 0.0) -> float:
     """A record's clock in seconds; `default` where it has none or it is not a finite number

@@ -1,13 +1,17 @@
 """Shared test helpers: load a tree from text and run it against an oracle (no robot) or a
-driver (tests/fakes.py has fake ones); start a `bt-grasp run` that never ends; and, for the BT.CPP
-interop tests, write XML, load it with the interop registry, compare trees, tick one by hand."""
+driver (tests/fakes.py has fake ones); start a `bt-grasp run` that never ends; for the BT.CPP
+interop tests, write XML, load it with the interop registry, compare trees, tick one by hand; and
+find the file paths a doc or a source file cites."""
 
 from __future__ import annotations
 
+import io
+import re
 import subprocess
 import sys
 import textwrap
 import time
+import tokenize
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -165,3 +169,56 @@ class Harness:
             if n.name == node_id:
                 return n
         raise KeyError(node_id)
+
+
+# --- Citations: the repository files a text names (tests/test_docs_paths.py, test_code_paths.py).
+# A citation is a path with a directory prefix among CITED_PREFIXES and a file suffix, anywhere in
+# the text, taken from the repository root; the target of a markdown link, taken from the citing
+# doc's folder; and "DESIGN" (DESIGN.md, "DESIGN §2"). `notes/` and DESIGN.md are cited so that a
+# citation of a file kept outside the repository fails: readers of the repository do not have it.
+# URLs, globs (`trees/*.yaml`) and placeholders (`trees/<name>.yaml`) are not citations.
+CITED_PREFIXES = ("bt_grasp", "tests", "tools", "trees", "docs", "robots", ".ci", "notes")
+
+# A token that starts with a cited prefix, not in the middle of another path or a URL.
+_TOKEN = re.compile(r"(?<![\w./:-])(?:" + "|".join(re.escape(p) for p in CITED_PREFIXES)
+                    + r")/[^\s`'\"()\[\],;|]*")
+_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_DESIGN = re.compile(r"(?<![\w./-])DESIGN(?:\.md)?\b")
+_HAS_SUFFIX = re.compile(r"[^/]\.[A-Za-z0-9]+$")
+_NOT_A_PATH = set("*?<>{}$")
+
+
+def _file_path(token: str) -> str | None:
+    """The path a token names, or None when it is no single file (a folder, glob, placeholder)."""
+    token = re.sub(r"(:\d+)+:?$", "", token.split("#", 1)[0].rstrip(".!?"))  # file:line:col
+    token = token.rstrip(".:")
+    if not token or _NOT_A_PATH & set(token) or "://" in token:
+        return None
+    return token if _HAS_SUFFIX.search(token.rsplit("/", 1)[-1]) else None
+
+
+def cited_paths(text: str, folder: Path | None) -> set[Path]:
+    """The files `text` cites, as absolute paths; markdown links only for a doc in `folder`."""
+    found: set[Path] = set()
+    for match in _TOKEN.finditer(text):
+        path = _file_path(match.group(0))
+        if path:
+            found.add(ROOT / path)
+    if _DESIGN.search(text):
+        found.add(ROOT / "DESIGN.md")
+    for match in _LINK.finditer(text) if folder is not None else ():
+        target = match.group(1)
+        if re.match(r"^[a-zA-Z][\w+.-]*:", target) or target.startswith(("#", "/")):
+            continue  # a URL, mailto:, an anchor in the same page, a site path
+        path = _file_path(target)
+        if path:
+            found.add((folder / path).resolve())
+    return found
+
+
+def comments_and_strings(source: str) -> str:
+    """The comments, docstrings and string literals of Python source, one per line: the parts
+    that speak to a reader (code like `ROOT / "trees"` is not a citation)."""
+    kinds = {tokenize.COMMENT, tokenize.STRING}
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return "\n".join(token.string for token in tokens if token.type in kinds)

@@ -1,6 +1,6 @@
 """Random trees from the grammar, random leaf outcomes, the real Runner: termination and the verifier.
 
-Specification pinned here (DESIGN §2, §3):
+Specification pinned here (docs/semantics.md, "Episodes" and "The verifier"):
 - every run of a tree `verify` proves ends in FINALIZE / WAIT_CLARIFY inside the reported bounds,
   with every call of a primitive running a random number of ticks up to its max_ticks, and
   reactive guards and deadlines halting running calls at random ticks;

@@ -1,4 +1,4 @@
-"""Episode semantics (DESIGN §2): decisions, non-refillable budgets, logical time, events."""
+"""Episode semantics (docs/semantics.md, Episodes): decisions, non-refillable budgets, logical time, events."""
 
 from __future__ import annotations
 

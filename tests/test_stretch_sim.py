@@ -98,7 +98,7 @@ def test_observation_geometry_and_annotations(sim_stretch) -> None:
     # the driver's kinematic chain agrees with the simulator's camera link
     T_sim = sim_stretch.camera.pose_world()
     np.testing.assert_allclose(obs.T_cam_base, T_sim, atol=2e-3)
-    # back-projecting an object's pixels lands on the object (DESIGN back-projection formula)
+    # back-projecting an object's pixels lands on the object (pinhole: P = T_cam_base · [d·K⁻¹·(u, v, 1), 1])
     b = next(iter(visible))
     v, u = np.argwhere(ann["instance"] == b).mean(axis=0).round().astype(int)
     d = obs.depth[v, u]

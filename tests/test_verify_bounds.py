@@ -1,6 +1,6 @@
 """What `summarise()` (bt_grasp/verifier/bounds.py) promises, on small trees whose worst case is known.
 
-Specification pinned here (DESIGN §3):
+Specification pinned here (docs/semantics.md, "The verifier"):
 - a retry's attempts are per episode: a loop above a retry does not multiply what it allows;
 - every failed attempt that costs an action also costs one tick, so the action budget bounds the
   ticks of a retry chain (the nested k-block family of tools/perf/verify_scaling.py);

@@ -1,6 +1,7 @@
 """Differential soundness of the verifier: random runs of the real Runner against its bounds.
 
-Specification pinned here (DESIGN §3, "bounds are sound: ≥ every run, checked differentially"):
+Specification pinned here (docs/semantics.md, "The verifier"; the bounds are sound: each is
+≥ what every run spends, checked differentially):
 - no run of the real Runner (random outcomes, RandomOracle) costs more than `summarise()` says,
   for any key (actions, ticks, perception, calls per primitive), on trees drawn from a grammar
   with timeouts started at different clocks, BT.CPP controls (RecoveryNode, RoundRobin,

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.trace import jsonable
+from bt_grasp.json_encoding import jsonable
 
 
 def scene_summary(scene: Any) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
 """The user on the other end of `ask`: a rule-based simulated user, or a terminal prompt on hardware.
 
-Rules of the simulated user (pinned in tests/test_mobile_user.py), chosen so that an agent can
+Rules of the simulated user (pinned in tests/test_mobile_units.py), chosen so that an agent can
 only succeed by perceiving and asking, never by being handed the answer:
 - it holds the goal (an instruction and the catalogue names that satisfy it);
 - it never reveals where the target is (no receptacle names, no coordinates);

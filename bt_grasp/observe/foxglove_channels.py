@@ -23,9 +23,10 @@ from foxglove.channels import (
 )
 from foxglove.messages import FrameTransform, FrameTransforms
 
+from bt_grasp.json_encoding import finite
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.structure import iter_structure
-from bt_grasp.trace import clock_of, finite
+from bt_grasp.trace import clock_of
 
 # topic -> what it carries (docs/observability.md lists the same)
 TOPICS = {

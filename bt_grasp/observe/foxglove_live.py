@@ -19,7 +19,7 @@ from bt_grasp.observers import Record, RunObserver, Tick
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
 
 WAIT_SECONDS = 30.0  # how long a run waits for a first subscriber before it starts anyway
 SETTLE_SECONDS = 0.5  # after the first subscription, for the client's others to arrive

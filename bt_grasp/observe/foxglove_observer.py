@@ -20,7 +20,7 @@ from bt_grasp.trace import clock_of
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
 
 
 class FoxgloveObserver(RunObserver):

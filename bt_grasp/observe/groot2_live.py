@@ -38,7 +38,7 @@ from bt_grasp.observers import Record, RunObserver, Tick
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
 
 DEFAULT_PORT = 1667
 HEADER = struct.Struct("<BBI")  # protocol, request type, request id: the 6 bytes Groot2 sends

@@ -23,7 +23,7 @@ from bt_grasp.outputs import check_file, output_error
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
     from bt_grasp.observe.foxglove_observer import FoxgloveObserver
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
     from bt_grasp.trace import Trace
 
 

@@ -23,7 +23,7 @@ from bt_grasp.outputs import warn
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
 
 
 def finite_numbers(*values: Any) -> bool:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bt_grasp.errors import UserError
+from bt_grasp.json_encoding import encode_record
 from bt_grasp.observe.extras import need
 from bt_grasp.observe.groot2_status import StatusFold
 from bt_grasp.observe.groot2_xml import groot2_tree
@@ -44,11 +45,11 @@ from bt_grasp.observe.rosbag_msgs import (
 from bt_grasp.observe.rosbag_recover import VERSION, write_metadata, writer_metadata
 from bt_grasp.observers import Record, Tick
 from bt_grasp.outputs import check_folder, output_error
-from bt_grasp.trace import clock_of, encode_record
+from bt_grasp.trace import clock_of
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
-    from bt_grasp.runner import EpisodeResult
+    from bt_grasp.result import EpisodeResult
     from bt_grasp.trace import Trace
 
 

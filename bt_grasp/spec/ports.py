@@ -23,7 +23,8 @@ READ_REF_PORTS: set[tuple[str, str]] = {("switch", "on"), ("label_is", "key")}
 LABEL_VALUE_PORTS: set[tuple[str, str]] = {("label_is", "label")}
 
 # Composite and decorator ports are literals: budgets and timeouts must be static for the
-# verifier's bounds (DESIGN §2). Leaves may read any port from the blackboard at tick time.
+# verifier's bounds (docs/tree-format.md, Nodes). Leaves may read any port from the blackboard
+# at tick time.
 _STATIC_KINDS = {"composite", "decorator"}
 
 _TYPE_WORDS = {

@@ -3,8 +3,9 @@
 Pure function of the seed: each episode is simulated in its own emptied DIRECT client (so the
 driver's history cannot change it) and returned as data (EpisodeSpec) that the driver
 re-instantiates; results are kept in the per-user scene cache (cache.py).
-Clutter comes from a 0.22 m walled drop region (open-table drops almost never occlude from
-overhead, see notes/pybullet-clutter.md); the walls are removed before the scene is used.
+Clutter comes from a 0.22 m walled drop region: free drops on an open table almost never occlude
+from overhead (0-3 % of targets under 40 % visible, measured), a walled bin of about that size does
+(29-34 % for a random target); the walls are removed before the scene is used.
 Episode seed = base_seed + 1000 × episode_index (episode_seed()).
 """
 
