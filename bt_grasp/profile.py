@@ -106,7 +106,7 @@ class RobotProfile(BaseModel):
         None, gt=0,
         description="wall-clock seconds one driver or perceiver call may take before the run decides "
                     "WAIT_CLARIFY 'driver not responding' (default: the call's max_ticks x "
-                    "control_period_s, at least 30 s; see docs/semantics.md, When things fail)")
+                    "control_period_s, at least 30 s; see docs/failures.md, Wall-clock limits)")
     source: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="before")

@@ -140,7 +140,7 @@ class Registry:
         node_type = getattr(cls, "NODE_TYPE", None)
         if not isinstance(node_type, NodeType):
             raise UserError(f"'{ref}' has no NODE_TYPE = NodeType(...) attribute (a complete node: "
-                            "docs/python-api.md, 'Writing a node', or python -m bt_grasp.examples DIR)")
+                            "docs/writing-nodes.md, or python -m bt_grasp.examples DIR)")
         if node_type.factory is None:
             node_type.factory = cls
         return self.add(node_type, replace=True)

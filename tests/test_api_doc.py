@@ -37,9 +37,11 @@ def test_the_readme_links_the_page():
     assert "(docs/python-api.md)" in (ROOT / "README.md").read_text()
 
 
-def test_the_page_shows_the_shipped_example_node_and_tree_in_full():
-    """The 'Writing a node' section is bt_grasp/examples/my_nodes.py and reach.yaml, as shipped."""
-    text = DOC.read_text()
+def test_the_node_page_shows_the_shipped_example_node_and_tree_in_full():
+    """docs/writing-nodes.md shows bt_grasp/examples/my_nodes.py and reach.yaml, as shipped, and
+    the API page links it."""
+    assert "(writing-nodes.md)" in DOC.read_text()
+    text = (ROOT / "docs" / "writing-nodes.md").read_text()
     blocks = python_blocks(text)
     yaml_blocks = re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE)
     examples = ROOT / "bt_grasp" / "examples"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # docs/studies/ too
 COMMAND_WORDS = ("bt-grasp", "python", "python3", "pip", "cd", "mcap", "ros2")
 SHELL_BLOCKS = ("", "bash", "sh", "shell", "console")
 

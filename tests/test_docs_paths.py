@@ -1,4 +1,4 @@
-"""Every repository file the docs cite exists (README.md, CHANGELOG.md, CONTRIBUTING.md, docs/*.md).
+"""Every repository file the docs cite exists (README.md, CHANGELOG.md, CONTRIBUTING.md, docs/**/*.md).
 
 What counts as a citation is defined once, in tests/helpers.py (`cited_paths`): a path with a
 directory prefix such as `bt_grasp/` or `trees/` and a file suffix, anywhere in the text, taken
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from helpers import ROOT, cited_paths
 
-DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def test_the_extractor_finds_citations_and_skips_the_rest(tmp_path):

@@ -126,7 +126,7 @@ def test_a_perception_fault_is_the_calls_fault_outcome(profile, tmp_path, capsys
 def test_a_real_time_clock_that_fails_ends_the_run_naming_the_node(profile, tmp_path, capsys, kind) -> None:
     """A real robot's clock read that raises, or reads '1.5 s' or infinity, is the run's fault:
     WAIT_CLARIFY 'fault in <node>: ...' after halting and stopping. (A clock read is not a
-    driver call: it has no wall-clock limit, docs/semantics.md.)"""
+    driver call: it has no wall-clock limit, docs/failures.md.)"""
     spec = FaultSpec("now", kind, after=12)
     robot = FaultDriver(FakeArm(realtime=True, slow={"open_gripper": 100}), spec)
     result = run(profile, robot, FakePerceiver(), tmp_path / "t.jsonl")

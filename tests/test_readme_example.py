@@ -1,6 +1,6 @@
 """The README's example is real: its tree verifies, and the output it shows is what
 `bt-grasp verify` prints for it today, line for line. The same holds for every verify output
-shown in docs/*.md: a yaml block followed by a block that starts with its tree's name."""
+shown in docs/**/*.md: a yaml block followed by a block that starts with its tree's name."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ def _shown_outputs(text: str) -> list[tuple[str, str, str]]:
 
 
 def test_every_verify_output_shown_in_the_docs_is_the_current_output(tmp_path, capsys):
-    shown_in = {path.name: _shown_outputs(path.read_text(encoding="utf-8"))
-                for path in sorted((ROOT / "docs").glob("*.md"))}
+    shown_in = {str(path.relative_to(ROOT)): _shown_outputs(path.read_text(encoding="utf-8"))
+                for path in sorted((ROOT / "docs").rglob("*.md"))}
     assert any(shown_in.values()), "the docs show no verify output (the semantics example went?)"
     for doc, examples in shown_in.items():
         for name, tree, shown in examples:

@@ -117,7 +117,7 @@ def test_a_class_without_node_type_points_at_a_complete_example(plugin):
     from bt_grasp.errors import UserError
 
     (plugin / "my_plain.py").write_text("class Plain:\n    pass\n")
-    with pytest.raises(UserError, match=r"docs/python-api.md, 'Writing a node'"):
+    with pytest.raises(UserError, match=r"docs/writing-nodes.md"):
         load_tree_text('tree: t\nnodes: ["my_plain:Plain"]\nroot: {wait_clarify: {reason: x}}\n', file="t.yaml")
     sys.modules.pop("my_plain", None)
 

@@ -1,5 +1,5 @@
 """Fault injection: a driver and a perceiver that fail on purpose, for testing what a run does
-when the robot, its clock or its camera fails (docs/semantics.md, "When things fail").
+when the robot, its clock or its camera fails (docs/failures.md).
 
     from bt_grasp import api
     from bt_grasp.testing.faults import FakeArm, FaultDriver, FaultSpec

@@ -82,7 +82,7 @@ median / p95 wall seconds per episode, and how many episodes end as the shipped 
 (decision, reason, task success); then where the launches happen. Metrics come from
 bt_grasp/bench/metrics.group_metrics. --out keeps every record (JSONL) and resumes from it.
 
-Measured (docs/benchmark.md, "Contact model"): no contact candidate threw clearly less than the
+Measured (docs/studies/contact-model.md): no contact candidate threw clearly less than the
 shipped model; most launches were the held object in the carry, spun by the wrist at Bullet's
 100 rad/s cap when IK targets jump, which the two motion switches now on remove; most of the rest
 were the rise out of the objects after a failed grasp, which the slow depart removes. Of the rest,

@@ -121,7 +121,7 @@ threshold also stops on a light touch of the target's own top edge, and the gras
 Off: at 150 N it removed the approach launches, but closing where the descent stopped squeezed
 more objects out, so no fewer were thrown.
 
-Measured figures: docs/benchmark.md, "Contact model".
+Measured figures: docs/studies/contact-model.md.
 """
 
 from __future__ import annotations
