@@ -168,6 +168,7 @@ def _load(tree: Any) -> TreeSpec:
 
 def build_world_for(profile: Any, perception: str | None, gui: bool, lighting: str, image_size: int | None,
                     dry_run: bool, driver: str | None = None, vocabulary: str | None = None) -> Any:
+    """The run's world, built as every entry point builds it (bt_grasp.world.build_world)."""
     from bt_grasp.world import build_world
 
     return build_world(profile, perception=perception, gui=gui, lighting=lighting,
