@@ -189,7 +189,7 @@ def _positive(kind: type) -> Any:
 def cmd_dot(args: argparse.Namespace) -> int:
     from bt_grasp.dot import build_graph, summary_graph, tick_graph, write_graph
     from bt_grasp.structure import structure
-    from bt_grasp.trace import read_trace
+    from bt_grasp.trace_reader import read_trace
 
     src = args.file
     if src.endswith(".jsonl"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bt_grasp.errors import UserError
 from bt_grasp.outputs import output_error
-from bt_grasp.trace import Trace, read_trace
+from bt_grasp.trace_reader import Trace, read_trace
 
 # suffix -> (writer of a read trace to that path, the tool that opens it)
 Converter = Callable[..., None]
