@@ -9,6 +9,11 @@ whose own `update` runs longer than they declare (the structure cannot see that)
 that bounds nothing (an unbounded repeat, a BT.CPP retry of -1) gets DEFAULT_CAP. The Runner,
 the verifier and every tool that builds EpisodeLimits from a tree take the cap from here, so
 they all use the same one.
+
+This module stands outside the verifier so that running an episode imports no verifier code: a
+tree that gives `budgets.max_ticks` (every shipped tree) never needs the structural bound, and
+the compositional summary it comes from (verifier/summary_rules.py) is imported only when one is
+needed.
 """
 
 from __future__ import annotations
@@ -17,9 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bt_grasp.context import DEFAULT_MAX_TICKS, EpisodeLimits
-from bt_grasp.verifier.summary_model import TICKS
-from bt_grasp.verifier.summary_rules import Rules
-from bt_grasp.verifier.summary_tables import POS
 
 __all__ = ["DEFAULT_CAP", "TickCap", "episode_limits", "structural_ticks", "tick_cap"]
 
@@ -53,6 +55,8 @@ def tick_cap(spec: Any, registry: Any = None) -> TickCap:
     cached = getattr(spec, _CACHE, None)
     if isinstance(cached, TickCap):
         return cached
+    from bt_grasp.verifier.summary_tables import POS
+
     try:
         bound = structural_ticks(spec, registry)
     except Exception:  # a node type the summary rules do not know
@@ -72,6 +76,9 @@ def structural_ticks(spec: Any, registry: Any = None) -> float:
     Runner's tick count includes the tick of the Decision, hence the + 1."""
     from bt_grasp.default_registry import default_registry
     from bt_grasp.interop.nodes import register_interop_types
+    from bt_grasp.verifier.summary_model import TICKS
+    from bt_grasp.verifier.summary_rules import Rules
+    from bt_grasp.verifier.summary_tables import POS
 
     registry = registry or getattr(spec, "registry", None) or default_registry()
     register_interop_types(registry)

@@ -97,7 +97,7 @@ class Budgets:
     """Episode-wide budgets; literal integers so the verifier's bounds are static.
 
     `max_ticks` None: not given, the tick cap in force is the tree's own structural bound
-    (bt_grasp/verifier/tick_cap.py), so a tree whose retries and budgets bound it proves.
+    (bt_grasp/tick_budget.py), so a tree whose retries and budgets bound it proves.
     """
 
     actions: int = 10
