@@ -21,7 +21,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bt_grasp import plugins
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import Driver
 from bt_grasp.episode import close_world, run_episode
@@ -333,7 +332,7 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     OutcomeEvent; `on_tick` callbacks a Tick (number, clock, visited [(node, status)], events);
     `observers` are RunObservers (bt_grasp.observers: header, every tick, final), the one
     interface the callbacks, the trace writer and the live view share."""
-    from bt_grasp.world import World, make_driver, make_services, perceiver_options, read_vocabulary
+    from bt_grasp.world import World, build_world
 
     spec = as_spec(tree)
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
@@ -342,29 +341,21 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     own_driver = driver is None or isinstance(driver, str)
     if own_driver:  # a simulated robot may import pybullet: without its banner, as on the command line
         import_pybullet_quietly()
-    options: dict[str, Any] = {"gui": gui, "lighting": lighting, "image_size": image_size}
-    made: list[Any] = []  # the driver made here, to close afterwards
+    made: list[World] = []  # the world whose driver was made here, to close afterwards
 
     def build() -> World:
-        """Driver, perceiver and services; built inside the run so a failure is its decision."""
-        nonlocal perceiver
-        if isinstance(driver, str):
-            made.append(plugins.make_driver(driver, profile, **options))
-        elif driver is None:
-            made.append(make_driver(profile, **options))
-        robot_driver: Any = made[0] if own_driver else driver
-        if perceiver is None or isinstance(perceiver, str):
-            # the profile's vocabulary; a world that does not draw the catalogue meshes' textures
-            # takes it without `looks` (lexicon.py)
-            vocab = read_vocabulary(profile.perception_vocabulary)
-            perceiver = plugins.make_perceiver(perceiver or profile.perception,
-                                               **perceiver_options(robot_driver, vocab))
-        return World(profile, robot_driver, perceiver, {**make_services(profile), **(services or {})})
+        """The world (bt_grasp.world.build_world, as `bt-grasp run` builds it); built inside the
+        run so a failure is its decision."""
+        world = build_world(profile, perception=perceiver, gui=gui, lighting=lighting, image_size=image_size,
+                            driver=driver, services=services, flags=False)
+        if own_driver:
+            made.append(world)
+        return world
 
     try:
         return run_episode(spec, robot=profile, seed=seed, episode=episode, goal=goal, trace=trace,
                            lighting=lighting, image_size=image_size, world=build,
                            observers=watchers)
     finally:
-        for robot_driver in made:
-            close_world(World(profile, robot_driver, None, {}))  # type: ignore[arg-type]
+        for world in made:
+            close_world(world)

@@ -10,13 +10,22 @@ import re
 from collections.abc import ItemsView
 from typing import Any
 
-_REF = re.compile(r"^\{([A-Za-z_][\w.\-/]*)\}$")
+# A blackboard reference: "{goal.object}", "{grasp.label}", "{target}". Segments are non-empty;
+# "-" and "/" are allowed because node ids (which may carry an include prefix "inc/") appear in
+# keys such as "{inc/grasp_1.trial_id}".
+_SEGMENT = r"[A-Za-z_][\w\-/]*"
+KEY_PATTERN = rf"{_SEGMENT}(?:\.[\w\-/]+)*"
+REF_RE = re.compile(rf"^\{{({KEY_PATTERN})\}}$")
+KEY_RE = re.compile(rf"^{KEY_PATTERN}$")
+_LENIENT_REF = re.compile(r"^\{([A-Za-z_][\w.\-/]*)\}$")
 
 
-def ref_key(value: Any) -> str | None:
-    """'{goal.object}' -> 'goal.object'; anything else -> None."""
+def ref_key(value: Any, strict: bool = False) -> str | None:
+    """'{goal.object}' -> 'goal.object'; anything else -> None. `strict`: only the spelling a tree
+    file must use (REF_RE: no surrounding spaces, no empty key segment), as the loader checks
+    it; otherwise what a run binds, surrounding spaces ignored."""
     if isinstance(value, str):
-        m = _REF.match(value.strip())
+        m = REF_RE.match(value) if strict else _LENIENT_REF.match(value.strip())
         if m:
             return m.group(1)
     return None

@@ -15,6 +15,7 @@ from typing import Any
 
 from bt_grasp.cliargs import add_out_argument, add_verbose_argument
 from bt_grasp.errors import BackendUnavailable, UserError
+from bt_grasp.observe.formats import record_format_names
 from bt_grasp.quiet import import_pybullet_quietly, set_verbose
 
 EXIT_USAGE = 2
@@ -189,7 +190,7 @@ def _positive(kind: type) -> Any:
 def cmd_dot(args: argparse.Namespace) -> int:
     from bt_grasp.dot import build_graph, summary_graph, tick_graph, write_graph
     from bt_grasp.structure import structure
-    from bt_grasp.trace import read_trace
+    from bt_grasp.trace_reader import read_trace
 
     src = args.file
     if src.endswith(".jsonl"):
@@ -258,7 +259,7 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                         "RUN.db3 for a ROS 2 bag (frames, camera info, tf, tree status)")
     p.add_argument("--record-images", action="store_true",
                    help="with --record: add the RGB and depth frames perception captured")
-    p.add_argument("--record-format", default=None, choices=("mcap", "rosbag2"),
+    p.add_argument("--record-format", default=None, choices=record_format_names(),
                    help="with --record: the format, when the file name's suffix does not say it")
     p.add_argument("--groot2", nargs="?", type=int, const=1667, default=None, metavar="PORT",
                    help="serve the run to Groot2's live monitor (ZMQ on PORT and PORT+1, default 1667)")

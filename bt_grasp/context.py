@@ -39,6 +39,11 @@ class EpisodeLimits:
     perception_streak: int = 5
     max_ticks: int = DEFAULT_MAX_TICKS
 
+    def actions_spent(self) -> str:
+        """The reason of the WAIT_CLARIFY an action past the budget ends the episode with (the
+        leaf guard and the MCP session's pre-check say it the same way)."""
+        return f"action budget spent ({self.actions} grasp/push actions)"
+
 
 @dataclass
 class Ledger:

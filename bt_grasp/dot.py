@@ -13,7 +13,7 @@ import pydot
 from bt_grasp.errors import UserError
 from bt_grasp.live.state import state_at
 from bt_grasp.structure import iter_structure
-from bt_grasp.trace import Trace, clock_of
+from bt_grasp.trace_reader import Trace, clock_of
 
 RUNNING_LEAF = "RUNNING leaf"  # a leaf whose work goes on across ticks (a motion under way)
 STATUS_COLOURS = {"SUCCESS": "#8fd18f", "FAILURE": "#f08c8c", "RUNNING": "#f5e27a",

@@ -22,7 +22,6 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import TaskSource
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.goal_text import goal_object
-from bt_grasp.json_encoding import jsonable
 from bt_grasp.observers import RunObserver
 from bt_grasp.outcomes import Decision
 from bt_grasp.profile import RobotProfile, load_profile
@@ -34,12 +33,12 @@ from bt_grasp.runner import (
     finish,
     interrupts,
     stop_driver,
-    versions,
     warn,
 )
 from bt_grasp.spec.model import TreeSpec
-from bt_grasp.structure import structure
-from bt_grasp.trace import TraceWriter
+from bt_grasp.tick_budget import episode_limits
+from bt_grasp.trace_header import header_record
+from bt_grasp.trace_writer import TraceWriter
 
 EXIT_SETUP = 3  # `bt-grasp run`: the robot could not start (the decision is WAIT_CLARIFY "setup failed: ...")
 
@@ -72,8 +71,6 @@ def episode_clock(driver: Any) -> LogicalClock:
 def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
     """The episode's context. A driver that moves in real time (`realtime`: a real robot) gets a
     wall clock, so timeouts preempt at wall-clock deadlines and ticks poll it at a steady rate."""
-    from bt_grasp.verifier.tick_cap import episode_limits
-
     clock = episode_clock(world.driver)
     registry = getattr(spec, "registry", None) or default_registry()
     return RunContext(registry=registry, limits=episode_limits(spec, registry),
@@ -168,6 +165,7 @@ def _load(tree: Any) -> TreeSpec:
 
 def build_world_for(profile: Any, perception: str | None, gui: bool, lighting: str, image_size: int | None,
                     dry_run: bool, driver: str | None = None, vocabulary: str | None = None) -> Any:
+    """The run's world, built as every entry point builds it (bt_grasp.world.build_world)."""
     from bt_grasp.world import build_world
 
     return build_world(profile, perception=perception, gui=gui, lighting=lighting,
@@ -201,17 +199,9 @@ def _accepts(method: Any, keyword: str) -> bool:
 
 def _early_header(writer: TraceWriter | None, spec: Any, goal: str | None, about: dict[str, Any]) -> None:
     """Write what is known before set-up; the runner's header refines it."""
-    if writer is None:
-        return
-    from bt_grasp.verifier.tick_cap import episode_limits
-
-    b = episode_limits(spec, getattr(spec, "registry", None))
-    writer.write({"type": "header", "tree": spec.name, "file": getattr(spec, "file", None),
-                  "structure": structure(spec.root), "source": getattr(spec, "source", None),
-                  "budgets": {"actions": b.actions, "perception_streak": b.perception_streak,
-                              "max_ticks": b.max_ticks},
-                  "goal": {k[5:]: v for k, v in goal_blackboard(goal, spec.goal, None).items()},
-                  "versions": versions(), **jsonable(about)})
+    if writer is not None:
+        writer.write(header_record(spec, episode_limits(spec, getattr(spec, "registry", None)),
+                                   goal_blackboard(goal, spec.goal, None), about))
 
 
 def _interrupted(spec: Any, exc: Interrupted, observers: list[RunObserver], wall: float) -> EpisodeResult:

@@ -126,13 +126,18 @@ def load_entry_point(ep: EntryPoint, file: str | None = None) -> Any:
                         "(fix or uninstall the package that declares it)", file=file) from None
 
 
-def make_perceiver(name: str = DEFAULT_PERCEIVER, **options: Any) -> Perceiver:
-    """A fresh perceiver of the plug-in `name`, built with `options`."""
-    factory: Callable[..., Any] = load(PERCEIVERS, name)
+def make_perceiver(name: str = DEFAULT_PERCEIVER, file: str | None = None, **options: Any) -> Perceiver:
+    """A fresh perceiver of the plug-in `name`, built with `options`; an unknown or broken
+    plug-in is one UserError (located at `file` if given). The one perceiver factory: a run's
+    perceiver, with the vocabulary its world needs, comes from bt_grasp.world.world_perceiver."""
+    factory: Callable[..., Any] = load(PERCEIVERS, name, file=file)
     return factory(**options)
 
 
-def make_driver(name: str, profile: Any, **options: Any) -> Driver:
-    """A driver of the plug-in `name` for `profile` (options: gui, lighting, image_size, dry_run)."""
-    factory: Callable[..., Any] = load(DRIVERS, name)
-    return factory(profile, **options)
+def make_driver(profile: Any, name: str | None = None, *, gui: bool = False, lighting: str = "easy",
+                image_size: int | None = None, dry_run: bool = False, flag: str | None = "--driver") -> Driver:
+    """The driver plug-in `name` (default: the profile's `driver:`) for `profile`. A wrong name is
+    one UserError located where it was written: `flag` (None: a keyword argument, no place), or
+    the profile's file."""
+    factory: Callable[..., Any] = load(DRIVERS, name or profile.driver, file=flag if name else profile.source)
+    return factory(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run)

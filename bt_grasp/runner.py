@@ -12,7 +12,6 @@ warning line each; the decision stands.
 
 from __future__ import annotations
 
-import platform
 import signal
 import sys
 import time
@@ -23,17 +22,17 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from py_trees.common import Status
 
-from bt_grasp import __version__
 from bt_grasp.call_limit import CallLimiter, NotResponding
 from bt_grasp.compile import compile_tree
 from bt_grasp.context import RunContext
 from bt_grasp.errors import UserError, one_line
-from bt_grasp.json_encoding import jsonable, jsonable_changes
+from bt_grasp.json_encoding import jsonable_changes
 from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
 from bt_grasp.outcomes import Decision, OutcomeEvent
 from bt_grasp.result import EpisodeResult as EpisodeResult  # re-exported for older imports
-from bt_grasp.structure import structure
-from bt_grasp.trace import TraceWriter
+from bt_grasp.trace_header import header_record
+from bt_grasp.trace_header import versions as versions  # re-exported for older imports
+from bt_grasp.trace_writer import TraceWriter
 
 if TYPE_CHECKING:
     from bt_grasp.drivers.base import Driver
@@ -122,18 +121,6 @@ def fault_reason(exc: BaseException) -> str:
     return f"fault in {fault_site(exc)}: {text}"
 
 
-def versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"bt_grasp": __version__, "python": platform.python_version()}
-    for pkg in ("py_trees", "pybullet", "numpy"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            pass
-    return out
-
-
 class Runner:
     """Runs one episode of a compiled tree in a RunContext."""
 
@@ -154,14 +141,8 @@ class Runner:
         self._ledger_seen: dict[str, Any] = {}
 
     def _header(self) -> dict[str, Any]:
-        return {"type": "header", "tree": self.spec.name, "file": getattr(self.spec, "file", None),
-                "structure": structure(self.spec.root),
-                "source": getattr(self.spec, "source", None),
-                "budgets": {"actions": self.ctx.limits.actions,
-                            "perception_streak": self.ctx.limits.perception_streak,
-                            "max_ticks": self.ctx.limits.max_ticks},
-                "goal": {k[5:]: v for k, v in self.ctx.blackboard.items() if k.startswith("goal.")},
-                "run_id": self.ctx.run_id, "versions": versions(), **jsonable(self.header_extra)}
+        return header_record(self.spec, self.ctx.limits, dict(self.ctx.blackboard.items()), self.header_extra,
+                             run_id=self.ctx.run_id)
 
     def _tick(self) -> list[tuple[str, str]]:
         ctx = self.ctx

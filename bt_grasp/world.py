@@ -1,5 +1,8 @@
 """Assemble what a run needs from a robot profile: driver, perceiver and the services leaves use.
 
+The one builder: `bt-grasp run` (episode.py), the Python API (api.run), the benchmark's workers,
+the mobile scenarios and the MCP server all build their World with build_world, so the same robot
+gets the same driver, perceiver (with the same vocabulary) and services whichever way it is run.
 Only this module (and the CLI) names concrete drivers, and only lazily, so nodes stay driver-free
 and an optional backend that is not installed fails with one clear line.
 """
@@ -9,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bt_grasp.plugins import PERCEIVERS, load
+from bt_grasp.plugins import make_driver as make_driver  # the one driver factory, re-exported
+from bt_grasp.plugins import make_perceiver as make_perceiver  # the one perceiver factory, re-exported
 from bt_grasp.profile import RobotProfile
 
 if TYPE_CHECKING:  # typing only: drivers and perceivers are loaded as plug-ins, lazily
     from bt_grasp.drivers.base import Driver
+    from bt_grasp.perception.lexicon import Vocabulary
     from bt_grasp.perception.types import Perceiver
 
 
@@ -27,15 +34,6 @@ class World:
         close = getattr(self.driver, "close", None)
         if close is not None:
             close()
-
-
-def make_driver(profile: RobotProfile, gui: bool = False, lighting: str = "easy",
-                image_size: int | None = None, dry_run: bool = False, name: str | None = None) -> Driver:
-    """The driver plug-in `name` (default: the profile's `driver:`) for this profile."""
-    from bt_grasp.plugins import DRIVERS, load
-
-    factory = load(DRIVERS, name or profile.driver, file="--driver" if name else profile.source)
-    return factory(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run)
 
 
 def make_services(profile: RobotProfile) -> dict[str, Any]:
@@ -70,26 +68,43 @@ def make_services(profile: RobotProfile) -> dict[str, Any]:
             "semantic_verifier": TargetStillThere(), "thresholds": thresholds}
 
 
-def build_world(profile: RobotProfile, perception: str | None = None, gui: bool = False,
+def build_world(profile: RobotProfile, perception: Perceiver | str | None = None, gui: bool = False,
                 lighting: str = "easy", image_size: int | None = None, dry_run: bool = False,
-                driver: str | None = None, vocabulary: str | None = None) -> World:
-    """Driver and perceiver by plug-in name: given here, else the profile's, else the default.
-    `vocabulary`: the perceiver's vocabulary file (else the profile's, else the shipped one)."""
-    from bt_grasp.plugins import PERCEIVERS, load
-
-    name = perception or profile.perception
-    where = "--perception" if perception else profile.source  # where a wrong name was written
-    factory = load(PERCEIVERS, name, file=where)  # a bad perceiver fails before a simulator starts
-    vocab = read_vocabulary(vocabulary or profile.perception_vocabulary)
-    robot = make_driver(profile, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run,
-                        name=driver)
+                driver: Driver | str | None = None, vocabulary: Vocabulary | str | None = None,
+                services: dict[str, Any] | None = None, flags: bool = True) -> World:
+    """The World every entry point runs on. `perception` / `driver`: plug-in names (else the
+    profile's) or ready objects (a driver passed in is the caller's: reused, closed by it);
+    `vocabulary`: the perceiver's vocabulary, a file or a Vocabulary (else the profile's, else the
+    shipped one); `services` override the planners and the Watchdog of make_services. A driver
+    made here is closed again if the rest cannot be built. A wrong plug-in name is located at its
+    command-line flag (--driver, --perception), or with `flags` False nowhere (a keyword argument
+    of the Python API), or at the profile's file when it came from there."""
+    flag = "--perception" if flags else None
+    if isinstance(perception, str) or perception is None:
+        where = flag if perception else profile.source  # where a wrong name was written
+        load(PERCEIVERS, perception or profile.perception, file=where)  # fails before a simulator starts
+    vocab: Any = read_vocabulary(vocabulary or profile.perception_vocabulary) \
+        if vocabulary is None or isinstance(vocabulary, str) else vocabulary
+    robot: Any = make_driver(profile, driver, gui=gui, lighting=lighting, image_size=image_size, dry_run=dry_run,
+                             flag="--driver" if flags else None) \
+        if driver is None or isinstance(driver, str) else driver
+    made = robot is not driver
     try:
-        perceiver = factory(**perceiver_options(robot, vocab))
-        services = make_services(profile)
+        perceiver = world_perceiver(profile, robot, perception, vocab, flag) \
+            if perception is None or isinstance(perception, str) else perception
+        return World(profile, robot, perceiver, {**make_services(profile), **(services or {})})
     except Exception:
-        robot.close()
+        if made:
+            robot.close()
         raise
-    return World(profile, robot, perceiver, services)
+
+
+def world_perceiver(profile: RobotProfile, driver: Any, name: str | None = None,
+                    vocabulary: Vocabulary | None = None, flag: str | None = "--perception") -> Perceiver:
+    """A fresh perceiver of plug-in `name` (else the profile's) for `driver`'s world, with
+    `vocabulary` (else the shipped one) as perceiver_options fits it to that world."""
+    where = flag if name else profile.source
+    return make_perceiver(name or profile.perception, file=where, **perceiver_options(driver, vocabulary))
 
 
 def read_vocabulary(path: str | None) -> Any:

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
+from bt_grasp.errors import UserError
 from bt_grasp.perception.backends import make_perceiver
 from bt_grasp.perception.geometry import (
     backproject,
@@ -62,7 +63,7 @@ def test_plane_fit_with_objects_and_tilt():
 def test_factory():
     assert make_perceiver("sim").name == "sim"
     assert make_perceiver("geometric", min_pixels=5).name == "geometric"
-    with pytest.raises(ValueError):
+    with pytest.raises(UserError):
         make_perceiver("oracle")
 
 

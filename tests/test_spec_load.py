@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from bt_grasp.blackboard import ref_key
 from bt_grasp.default_registry import default_registry
 from bt_grasp.errors import UserError
 from bt_grasp.registry import NodeType, Port
 from bt_grasp.spec.loader import load_tree, load_tree_text
-from bt_grasp.spec.model import Budgets, Pos, ref_key
+from bt_grasp.spec.model import Budgets, Pos
+from bt_grasp.spec.model import ref_key as model_ref_key
 
 GOOD = Path(__file__).parent / "data" / "trees" / "good"
 
@@ -93,11 +95,17 @@ def test_leaf_ports_may_read_the_blackboard():
 
 
 def test_ref_key():
-    assert ref_key("{goal.object}") == "goal.object"
-    assert ref_key("{target}") == "target"
-    assert ref_key("{inc/grasp_1.trial_id}") == "inc/grasp_1.trial_id"
-    for not_a_ref in ("goal.object", "{goal object}", "{goal.}", "{}", 3, None, "x {a.b}"):
-        assert ref_key(not_a_ref) is None
+    """One reference parser: strict is the spelling a tree file must use; lenient (what a run
+    binds) also takes surrounding spaces and an empty key segment."""
+    for strict in (True, False):
+        assert ref_key("{goal.object}", strict=strict) == "goal.object"
+        assert ref_key("{target}", strict=strict) == "target"
+        assert ref_key("{inc/grasp_1.trial_id}", strict=strict) == "inc/grasp_1.trial_id"
+        for not_a_ref in ("goal.object", "{goal object}", "{}", 3, None, "x {a.b}"):
+            assert ref_key(not_a_ref, strict=strict) is None
+    assert ref_key("{goal.}", strict=True) is None and ref_key("{goal.}") == "goal."
+    assert ref_key(" {goal.object} ", strict=True) is None and ref_key(" {goal.object} ") == "goal.object"
+    assert model_ref_key("{goal.}") is None  # the old strict import path
 
 
 # -- includes ---------------------------------------------------------------------------------------

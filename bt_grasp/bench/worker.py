@@ -56,22 +56,20 @@ def _task_fields(task: Task) -> dict[str, Any]:
 def _run_task(task: Task) -> dict[str, Any]:
     from bt_grasp.bench.instrument import DriverProxy, PerceiverProxy, Probe, timed_services
     from bt_grasp.bench.rates import LeafOutcomeCounter
-    from bt_grasp.bench.vocabulary import catalogue_vocabulary
     from bt_grasp.episode import run_episode
-    from bt_grasp.perception.backends import make_perceiver
-    from bt_grasp.world import World, make_services
+    from bt_grasp.world import World, build_world
 
     if task.scene_cache:
         install_scene_cache(task.scene_cache)
     profile, driver = world_for(task)
     probe = Probe()
-    # The catalogue's words: the objects these scenes are built from (bench/vocabulary.py).
-    # A world that does not draw the meshes' textures shows every object in its word's colour.
-    vocabulary = catalogue_vocabulary()
-    perceiver = make_perceiver(task.perception, vocabulary=vocabulary if getattr(driver, "draws_mesh_textures", True)
-                               else vocabulary.untextured())
-    world = World(profile, DriverProxy(driver, probe), PerceiverProxy(perceiver, probe),
-                  timed_services(make_services(profile), probe))
+    # A fresh perceiver and services on the reused driver, as every entry point builds them
+    # (world.build_world): the profile's vocabulary, else the shipped one, which is the catalogue's
+    # (bench/vocabulary.py); a world that does not draw the meshes' textures shows every object in
+    # its word's colour, so it gets the vocabulary without texture looks.
+    built = build_world(profile, perception=task.perception, driver=driver)
+    world = World(profile, DriverProxy(driver, probe), PerceiverProxy(built.perceiver, probe),
+                  timed_services(built.services, probe))
     trace = None
     if task.trace_dir:
         Path(task.trace_dir).mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bt_grasp.live.state import LiveState
-from bt_grasp.trace import clock_of
+from bt_grasp.trace_reader import clock_of
 
 RESET = "\x1b[0m"
 STYLES = {"SUCCESS": "\x1b[32m", "FAILURE": "\x1b[31m", "RUNNING": "\x1b[1;33m", "idle": "\x1b[2m",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bt_grasp.structure import iter_structure
-from bt_grasp.trace import clock_of
+from bt_grasp.trace_reader import clock_of
 
 LEDGER_KEYS = ("actions", "perception_streak", "retry_starts", "scoped_actions")
 

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from bt_grasp.errors import UserError
 from bt_grasp.live.render import final_line
 from bt_grasp.live.view import TerminalView
-from bt_grasp.trace import no_header_error, parse_record
+from bt_grasp.trace_reader import no_header_error, parse_record
 
 EXIT_INTERRUPTED = 130
 

@@ -236,7 +236,7 @@ class ToolSession(SessionTools, TreeTools):
         """Refuse an action once the budget is spent, with the core guard's own reason."""
         if self.ledger.actions >= self.limits.actions:
             self.decision = Decision.WAIT_CLARIFY
-            self.reason = f"action budget spent ({self.limits.actions} grasp/push actions)"
+            self.reason = self.limits.actions_spent()
             return False
         return True
 

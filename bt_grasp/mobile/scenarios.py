@@ -186,9 +186,9 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
     """One episode of `scenario` under `variant` on an existing World (driver reused across trials),
     perceived by a fresh `perception` backend (sim: the annotator; geometric: RGB-D only)."""
     from bt_grasp.episode import run_episode
-    from bt_grasp.perception.backends import make_perceiver
+    from bt_grasp.world import world_perceiver
 
-    world_obj.perceiver = make_perceiver(perception)
+    world_obj.perceiver = world_perceiver(world_obj.profile, world_obj.driver, perception)
     driver = world_obj.driver
     world: HouseholdWorld = driver.world
     setup = SCENARIOS[scenario](np.random.default_rng(seed))
@@ -244,13 +244,14 @@ def run_trial(world_obj: Any, scenario: str, variant: str, seed: int, trace: str
 
 
 def make_world(profile: str = "stretch3_household") -> Any:
+    """The household world the scenarios run in: the simulator's annotator as its perceiver
+    (run_trial swaps in the one each trial asks for), built as every entry point builds it."""
     from bt_grasp.drivers.stretch.sim.household_driver import make_household_driver
-    from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.profile import load_profile
-    from bt_grasp.world import World, make_services
+    from bt_grasp.world import build_world
 
     p = load_profile(profile)
-    return World(p, make_household_driver(p), make_perceiver("sim"), make_services(p))
+    return build_world(p, perception="sim", driver=make_household_driver(p))
 
 
 def run_suite(trials: int = 10, scenarios: list[str] | None = None, variants: list[str] | None = None,

@@ -315,8 +315,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         ctx, nt = self.ctx, self.node_type
         if nt.counts_as_action:
             if ctx.ledger.actions >= ctx.limits.actions:
-                ctx.decide(Decision.WAIT_CLARIFY,
-                           f"action budget spent ({ctx.limits.actions} grasp/push actions)")
+                ctx.decide(Decision.WAIT_CLARIFY, ctx.limits.actions_spent())
                 return False
             for scope, limit in ctx.action_scopes:
                 if ctx.ledger.scoped_actions.get(scope, 0) >= limit:

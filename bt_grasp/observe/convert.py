@@ -1,41 +1,22 @@
 """`bt-grasp trace convert RUN.jsonl -o OUT`: a recorded trace in another tool's format, chosen
-by the output's suffix."""
+by the output's suffix from observe/formats.py's table."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
 from bt_grasp.errors import UserError
+from bt_grasp.observe.formats import conversion_formats
 from bt_grasp.outputs import output_error
-from bt_grasp.trace import Trace, read_trace
-
-# suffix -> (writer of a read trace to that path, the tool that opens it)
-Converter = Callable[..., None]
-CONVERTERS: dict[str, tuple[str, str, Converter]] = {}
-SUBTREE: set[str] = set()  # suffixes whose writer takes `subtree=NODE` (a part of a large tree)
-
-
-def register(suffix: str, tool: str, module: str, function: str, subtree: bool = False) -> None:
-    """A converter imported only when its suffix is asked for."""
-
-    def convert(trace: Trace, out: Path, **options: str) -> None:
-        getattr(__import__(module, fromlist=[function]), function)(trace, out, **options)
-
-    CONVERTERS[suffix] = (tool, module, convert)
-    if subtree:
-        SUBTREE.add(suffix)
-
-
-register(".mcap", "Foxglove", "bt_grasp.observe.mcap_record", "convert_trace")
+from bt_grasp.trace_reader import read_trace
 
 
 def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("trace", help="convert a recorded trace for other tools (Foxglove, Groot2, ROS 2 bags)")
     tsub = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
     c = tsub.add_parser("convert", help="a trace (.jsonl) as " + ", ".join(
-        f"{suffix} ({tool})" for suffix, (tool, _, _) in sorted(CONVERTERS.items())))
+        f"{suffix} ({fmt.tool})" for suffix, fmt in sorted(conversion_formats().items())))
     c.add_argument("trace", help="a trace written by `bt-grasp run --trace`")
     c.add_argument("-o", "--out", required=True, help="the output file; its suffix picks the format")
     c.add_argument("--subtree", default=None, metavar="NODE",
@@ -53,14 +34,17 @@ def add_trace_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
 def cmd_convert(args: argparse.Namespace) -> int:
     out = Path(args.out)
     suffix = out.suffix.lower()
-    if suffix not in CONVERTERS:
-        known = ", ".join(sorted(CONVERTERS)) or "none installed"
+    formats = conversion_formats()
+    if suffix not in formats:
+        known = ", ".join(sorted(formats)) or "none installed"
         raise UserError(f"cannot convert to '{suffix or out.name}' (use one of: {known})", file=args.out)
-    if args.subtree and suffix not in SUBTREE:
-        raise UserError(f"--subtree works with {', '.join(sorted(SUBTREE))} only, not {suffix}", file=args.out)
+    if args.subtree and not formats[suffix].subtree:
+        subtree = ", ".join(sorted(s for s, f in formats.items() if f.subtree))
+        raise UserError(f"--subtree works with {subtree} only, not {suffix}", file=args.out)
     trace = read_trace(args.trace)
     try:
-        CONVERTERS[suffix][2](trace, out, **({"subtree": args.subtree} if args.subtree else {}))
+        write = formats[suffix].load(formats[suffix].converter or "")
+        write(trace, out, **({"subtree": args.subtree} if args.subtree else {}))
     except UserError as exc:
         if exc.file is None:  # about the trace's content (an unknown --subtree): name the trace
             raise UserError(exc.message, file=args.trace) from None
@@ -71,10 +55,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UserError(output_error(f"{suffix} file", exc), file=args.out) from None
     print(f"wrote {out}")
     return 0
-
-
-register(".btlog", "Groot2 log replay", "bt_grasp.observe.groot2_btlog", "write_btlog", subtree=True)
-register(".db3", "ROS 2 bag, sqlite3", "bt_grasp.observe.rosbag", "write_rosbag")
 
 
 def cmd_recover(args: argparse.Namespace) -> int:

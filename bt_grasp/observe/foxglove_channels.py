@@ -26,7 +26,7 @@ from foxglove.messages import FrameTransform, FrameTransforms
 from bt_grasp.json_encoding import finite
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.structure import iter_structure
-from bt_grasp.trace import clock_of
+from bt_grasp.trace_reader import clock_of
 
 # topic -> what it carries (docs/observability.md lists the same)
 TOPICS = {

@@ -16,7 +16,7 @@ from bt_grasp.observe.foxglove_channels import FoxglovePublisher
 from bt_grasp.observe.foxglove_tree import tree_xml
 from bt_grasp.observe.recording import finite_numbers
 from bt_grasp.observers import Record, RunObserver, Tick
-from bt_grasp.trace import clock_of
+from bt_grasp.trace_reader import clock_of
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext

@@ -20,7 +20,7 @@ from pathlib import Path
 from bt_grasp.errors import UserError
 from bt_grasp.observe.groot2_status import StatusFold
 from bt_grasp.observe.groot2_xml import groot2_tree
-from bt_grasp.trace import Trace, clock_of
+from bt_grasp.trace_reader import Trace, clock_of
 
 MAGIC = b"BTCPP4-FileLogger2"
 VERSION = 1

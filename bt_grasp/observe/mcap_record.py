@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from bt_grasp.context import RunContext
     from bt_grasp.observe.foxglove_observer import FoxgloveObserver
     from bt_grasp.result import EpisodeResult
-    from bt_grasp.trace import Trace
+    from bt_grasp.trace_reader import Trace
 
 
 def _open(path: Path):  # type: ignore[no-untyped-def]

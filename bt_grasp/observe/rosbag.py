@@ -45,12 +45,12 @@ from bt_grasp.observe.rosbag_msgs import (
 from bt_grasp.observe.rosbag_recover import VERSION, write_metadata, writer_metadata
 from bt_grasp.observers import Record, Tick
 from bt_grasp.outputs import check_folder, output_error
-from bt_grasp.trace import clock_of
+from bt_grasp.trace_reader import clock_of
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
     from bt_grasp.result import EpisodeResult
-    from bt_grasp.trace import Trace
+    from bt_grasp.trace_reader import Trace
 
 
 def bag_folder(path: str | Path) -> Path:

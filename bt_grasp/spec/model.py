@@ -8,27 +8,19 @@ which is what round-trip tests and include-expanded views need.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-# A blackboard reference: "{goal.object}", "{grasp.label}", "{target}". Segments are non-empty;
-# "-" and "/" are allowed because node ids (which may carry an include prefix "inc/") appear in
-# keys such as "{inc/grasp_1.trial_id}".
-_SEGMENT = r"[A-Za-z_][\w\-/]*"
-KEY_PATTERN = rf"{_SEGMENT}(?:\.[\w\-/]+)*"
-REF_RE = re.compile(rf"^\{{({KEY_PATTERN})\}}$")
-KEY_RE = re.compile(rf"^{KEY_PATTERN}$")
+from bt_grasp.blackboard import KEY_PATTERN as KEY_PATTERN  # re-exported for older imports
+from bt_grasp.blackboard import KEY_RE as KEY_RE
+from bt_grasp.blackboard import REF_RE as REF_RE
+from bt_grasp.blackboard import ref_key as _ref_key
 
 
 def ref_key(value: Any) -> str | None:
-    """'{goal.object}' -> 'goal.object'; anything that is not a well-formed reference -> None."""
-    if isinstance(value, str):
-        m = REF_RE.match(value)
-        if m:
-            return m.group(1)
-    return None
+    """blackboard.ref_key(value, strict=True), kept for older imports."""
+    return _ref_key(value, strict=True)
 
 
 def looks_like_ref(value: Any) -> bool:
@@ -97,7 +89,7 @@ class Budgets:
     """Episode-wide budgets; literal integers so the verifier's bounds are static.
 
     `max_ticks` None: not given, the tick cap in force is the tree's own structural bound
-    (bt_grasp/verifier/tick_cap.py), so a tree whose retries and budgets bound it proves.
+    (bt_grasp/tick_budget.py), so a tree whose retries and budgets bound it proves.
     """
 
     actions: int = 10

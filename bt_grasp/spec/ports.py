@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bt_grasp.blackboard import KEY_RE, ref_key
 from bt_grasp.errors import UserError, did_you_mean, excerpt
 from bt_grasp.registry import NodeType, Port
-from bt_grasp.spec.model import KEY_RE, Pos, looks_like_ref, ref_key
+from bt_grasp.spec.model import Pos, looks_like_ref
 from bt_grasp.spec.yaml_pos import PosDict, kind_name, plain
 
 # Ports that name a blackboard key the node *reads* a label from: they must be written "{a.b}".
@@ -39,7 +40,7 @@ def _fail(msg: str, pos: Pos) -> UserError:
 
 def check_ref_syntax(value: Any, pos: Pos) -> None:
     """A braced string must be a well-formed reference "{a.b}"."""
-    if looks_like_ref(value) and ref_key(value) is None:
+    if looks_like_ref(value) and ref_key(value, strict=True) is None:
         raise _fail(f"malformed blackboard reference '{value}': write it like '{{goal.object}}' "
                     "(names of letters, digits and _, joined by dots)", pos)
 
@@ -61,7 +62,7 @@ def check_port(nt: NodeType, port: Port, value: Any, pos: Pos) -> Any:
         raise _fail(f"{where}: YAML reads unquoted {braced} as a mapping; quote blackboard "
                     f"references: \"{braced}\"", pos)
     check_ref_syntax(value, pos)
-    is_ref = ref_key(value) is not None
+    is_ref = ref_key(value, strict=True) is not None
 
     if (nt.name, port.name) in READ_REF_PORTS:
         if not is_ref:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from bt_grasp.blackboard import ref_key
 from bt_grasp.errors import UserError, did_you_mean
 from bt_grasp.outcomes import LABELS
 from bt_grasp.registry import Registry
-from bt_grasp.spec.model import NodeSpec, Pos, ref_key
+from bt_grasp.spec.model import NodeSpec, Pos
 from bt_grasp.spec.parse import INCLUDE_TYPES
 from bt_grasp.spec.ports import LABEL_VALUE_PORTS, READ_REF_PORTS
 
@@ -98,7 +99,7 @@ def _writers(root: NodeSpec, registry: Registry) -> dict[str, list[tuple[NodeSpe
             value = nt.ports[nt.outcome_port].default
         if not isinstance(value, str):
             continue
-        key = ref_key(value) or value
+        key = ref_key(value, strict=True) or value
         out.setdefault(key, []).append((node, tuple(nt.alphabet(node.params))))
     return out
 
@@ -124,7 +125,7 @@ def check_labels(root: NodeSpec, registry: Registry) -> None:
         if nt is None:
             continue
         read_port = next((p for (t, p) in READ_REF_PORTS if t == node.type), None)
-        key = ref_key(node.params.get(read_port)) if read_port else None
+        key = ref_key(node.params.get(read_port), strict=True) if read_port else None
         if nt.arity == "cases":
             allowed, why = _expected(key, writers, registry)
             for label in node.cases:

@@ -284,7 +284,7 @@ def fault_driver(profile: Any, **options: Any) -> FaultDriver:
         raise RuntimeError("injected fault: robot unreachable")
     wrap = settings.get("wrap") or os.environ.get("BT_GRASP_DRIVER_WRAP") or "fake_arm"
     # the plug-in's fake arm opens its gripper slowly, so DEMO_TREE's timeout halts that motion
-    inner = FakeArm(slow={"open_gripper": 100}) if wrap == "fake_arm" else make_driver(wrap, profile, **options)
+    inner = FakeArm(slow={"open_gripper": 100}) if wrap == "fake_arm" else make_driver(profile, wrap, **options)
     return FaultDriver(inner, spec, log=os.environ.get("BT_GRASP_FAULT_LOG"))
 
 

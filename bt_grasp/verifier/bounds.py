@@ -16,11 +16,11 @@ from typing import Any
 from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.nodes import register_interop_types
 from bt_grasp.registry import Registry
+from bt_grasp.tick_budget import tick_cap
 from bt_grasp.verifier.summary_model import TICKS
 from bt_grasp.verifier.summary_rules import Rules
 from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
 from bt_grasp.verifier.summary_witness import search
-from bt_grasp.verifier.tick_cap import tick_cap
 
 WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
 WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,

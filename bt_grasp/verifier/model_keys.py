@@ -11,25 +11,17 @@ counter values that every comparison in it treats alike (explore.py).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from bt_grasp.trace import jsonable
+from bt_grasp.value_key import value_key
 from bt_grasp.verifier.liveness import Liveness
 from bt_grasp.verifier.model import RUNNING, K
 from bt_grasp.verifier.state import _restartable
 
-_PLAIN = (str, int, float, bool, type(None))
 # kinds whose `a` slot holds data re-initialised when they start (RESET)
 _SLOT_A = {K.SEQ, K.SEL, K.PAR, K.REPEAT, K.TIMEOUT, K.LEAF, K.SWITCH, K.BRETRY, K.RECOV, K.PIPE,
            K.TPAR}
 _SLOT_B = {K.RECOV, K.PIPE, K.TPAR, K.TIMEOUT}
-
-
-def plain(value: Any) -> Any:
-    if isinstance(value, _PLAIN):
-        return value
-    return json.dumps(jsonable(value), sort_keys=True, default=str)
 
 
 class KeyMaker:
@@ -146,7 +138,7 @@ class KeyMaker:
                 shown = s if reads_status[i] and (st[p] == RUNNING or p in active) else running
                 nodes.append((i, shown, (a[i], b[i]) if kept[i] else ()))
         bb, dead = t.bb, self.dead
-        board = tuple([(k, plain(bb[k])) for k in self.read if k in bb and not dead(k, active)])
+        board = tuple([(k, value_key(bb[k])) for k in self.read if k in bb and not dead(k, active)])
         rest = (tuple(nodes), board, t.decision, t.reason if t.decision else None, asking, pending)
         return (rest, self.counters(active))
 

@@ -14,10 +14,10 @@ from bt_grasp.context import RunContext
 from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.tick_budget import TickCap, episode_limits, tick_cap
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.search import Step
 from bt_grasp.verifier.summary_witness import run_costs
-from bt_grasp.verifier.tick_cap import TickCap, episode_limits, tick_cap
 
 FIXED_KEYS = ("actions", "ticks", "perception")
 _MAX_REPLAY = 1_000_000  # a long loop is replayed for at most this many choices

@@ -14,7 +14,6 @@ clock, ledger, decision and tick count. `RunState.key()` keeps only what can cha
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +27,9 @@ from bt_grasp.interop.nodes import OpaqueDecorator
 from bt_grasp.nodes.base import Leaf
 from bt_grasp.resumable import NodeState
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
-from bt_grasp.trace import jsonable
+from bt_grasp.value_key import value_key
 from bt_grasp.verifier.liveness import Liveness
 
-_PLAIN = (str, int, float, bool, type(None))
 COUNTER = "~"  # cost names that are not reported: the search's own counters
 REFUSED = COUNTER + "refused"
 STREAK = COUNTER + "streak"  # perception calls; the search counts them only up to an action
@@ -53,12 +51,6 @@ class Snapshot:
     events: int
     refusals: int = 0
     retry_ticks: tuple[tuple[str, int], ...] = ()
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, _PLAIN):
-        return value
-    return json.dumps(jsonable(value), sort_keys=True, default=str)
 
 
 class RunState:
@@ -240,7 +232,7 @@ class RunState:
         nodes = tuple((i, n.future_state(i in active, now)) for i, n in enumerate(self.nodes)
                       if not quiet[i] or n.status is running or i in active)
         bb, dead, index = ctx.blackboard, self.liveness.dead, self.index
-        board = tuple((k, _plain(bb.get(k))) for k in self.read
+        board = tuple((k, value_key(bb.get(k))) for k in self.read
                       if k in bb and not dead(k, active, index))
         limits = ctx.limits
         retry = tuple(sorted((s, self._retry_count(s, n, active)) for s, n in led.retry_starts.items()))

@@ -21,7 +21,7 @@ from bt_grasp.context import RunContext
 from bt_grasp.interop.nodes import OUTCOME_STATUS
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.tick_budget import episode_limits
 
 # (probability of a failing outcome, probability of "running" where a leaf may answer it); a
 # negative second number -q: each call either runs to its maximum (probability q) or ends at

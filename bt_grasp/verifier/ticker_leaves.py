@@ -103,7 +103,7 @@ class LeavesMixin(TickerState):
         m, limits = self.m, self.limits
         if m.action[i]:
             if self.compare(i, 0, self.actions, limits.actions):
-                self.decide(Decision.WAIT_CLARIFY, f"action budget spent ({limits.actions} grasp/push actions)")
+                self.decide(Decision.WAIT_CLARIFY, limits.actions_spent())
                 return False
             base = 2 + len(m.retry_scopes)
             for scope, limit in self.scopes:

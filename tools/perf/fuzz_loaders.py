@@ -119,7 +119,7 @@ def load_profile_doc(doc: Any, tmp: Path) -> None:
 
 def load_trace_doc(doc: Any, tmp: Path) -> None:
     from bt_grasp.dot import summary_graph, tick_graph
-    from bt_grasp.trace import read_trace
+    from bt_grasp.trace_reader import read_trace
 
     path = tmp / "run.jsonl"
     records = doc if isinstance(doc, list) else [doc]
