@@ -1,6 +1,7 @@
 """TreeSpec -> YAML in the compact authoring syntax (the inverse of load_tree_text).
 
-Used by the BT.CPP importer and for include-expanded views. Compactness rules: a leaf whose
+Used by the BT.CPP importer and for include-expanded views; the tree's `properties:` are
+written back as the file wrote them. Compactness rules: a leaf whose
 ports are all at their defaults and whose id was generated is a bare string; ports equal to
 their default and generated ids are omitted (reloading regenerates the same ids); leaves are
 written in flow style `grasp: {id: grasp}`, composites in block style.
@@ -82,7 +83,21 @@ def tree_to_data(spec: TreeSpec) -> dict[str, Any]:
     if spec.user_nodes:
         out["nodes"] = list(spec.user_nodes)
     out["root"] = _node(spec.root, registry)
+    if spec.properties:
+        out["properties"] = [_property(p.written) for p in spec.properties]
     return out
+
+
+def _property(written: Any) -> Any:
+    """A property as written, each event (a mapping of plain values) in flow style."""
+    if isinstance(written, list):
+        return [_property(v) for v in written]
+    if not isinstance(written, dict):
+        return written
+    if all(not isinstance(v, dict) and not (isinstance(v, list) and
+           any(isinstance(x, (dict, list)) for x in v)) for v in written.values()):
+        return _Flow(written)
+    return {k: _property(v) for k, v in written.items()}
 
 
 def dump_tree(spec: TreeSpec) -> str:

@@ -18,14 +18,14 @@ when it loads: a wrong key, node or outcome is one `file:line:col` error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bt_grasp.errors import did_you_mean
 from bt_grasp.registry import Registry
 from bt_grasp.spec.model import NodeSpec, Pos, looks_like_ref
 from bt_grasp.spec.parse import fail
-from bt_grasp.spec.yaml_pos import PosDict, PosList, kind_name
+from bt_grasp.spec.yaml_pos import PosDict, PosList, kind_name, plain
 
 __all__ = ["DECISIONS", "Event", "Property", "parse_properties"]
 
@@ -72,6 +72,9 @@ class Property:
     reset: tuple[Event, ...] = ()
     count: int = 0
     pos: Pos = field(default=Pos("<unknown>", 0, 0), compare=False)
+    # the property as the tree file wrote it (plain data): what spec/dump.py writes back, since
+    # the events above are resolved (a leaf type to its leaves' ids) and cannot be unresolved
+    written: Any = field(default=None, compare=False)
 
     def text(self) -> str:
         def words(events: tuple[Event, ...]) -> str:
@@ -243,7 +246,8 @@ def parse_properties(raw: Any, pos: Pos, root: NodeSpec, registry: Registry) -> 
     if len(raw) > MAX_PROPERTIES:
         raise fail(f"more than {MAX_PROPERTIES} properties", pos)
     tree = _Tree(root, registry)
-    out = [_one(item, p, n, tree) for n, (item, p) in enumerate(zip(raw, raw.item_pos, strict=True), 1)]
+    out = [replace(_one(item, p, n, tree), written=plain(item))
+           for n, (item, p) in enumerate(zip(raw, raw.item_pos, strict=True), 1)]
     seen: set[str] = set()
     for prop, p in zip(out, raw.item_pos, strict=True):
         if prop.name in seen:

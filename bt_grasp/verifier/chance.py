@@ -11,6 +11,13 @@ A question without rates is left open: the chain becomes a decision process, and
 an interval [min, max] over every way of answering the open questions (each end attained by
 some way, not the same way for every quantity), computed on the graph, which is acyclic for a
 proven tree. A decision's reason is the ending's text.
+
+Expected ticks: the graph runs every unobserved call (running.py: nothing looks while it runs)
+to its longest, and such a call's length changes nothing but the tick count, so each edge's ticks
+are its ticks with those calls at 1 tick plus, per call, its length - 1. With a call's mean
+length (the rates' `durations:`) that is exact by linearity; without, the call's length is open:
+between 1 tick and its longest (an interval). Where the run may idle (a watched call, a running
+timeout: ticks the graph skips), the chain's ticks are only a lower end.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp.errors import UserError
 from bt_grasp.verifier.rates import Rates, node_types
 
 __all__ = ["Chances", "TimeMatters", "chances"]
@@ -30,6 +38,8 @@ _COST_KEYS = ("actions", "perception")
 # How long a call runs and whether a deadline passes: the run graph holds no time (ticks in
 # which only time passes are skipped), so these questions are never given rates; left open.
 _TIMING = ("#running", "#deadline")
+# the expected ticks' two ends (not costs, not endings: no ':' in the name)
+_TICKS_LOW, _TICKS_HIGH = "#ticks-low", "#ticks-high"
 
 
 class TimeMatters(ValueError):
@@ -46,18 +56,27 @@ class Chances:
     expected: dict[str, tuple[float, float]]
     open_questions: list[str] = field(default_factory=list)
     method: str = "sparse"  # "sparse": solved as a Markov chain; "interval": min/max on the graph
+    ticks: tuple[float, float] = (0.0, 0.0)  # expected ticks to the decision
+    lengths_open: list[str] = field(default_factory=list)  # leaves whose calls span ticks, no duration
+    # the run may idle where the graph skips ticks (a watched call, a timeout): the ticks' upper
+    # end is then the worst case over every run (chance_report.rate_tree), not the chain's
+    ticks_idle: bool = False
 
     @property
     def exact(self) -> bool:
         return not self.open_questions
 
     def to_json(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return None if math.isinf(x) else round(x, 12)  # no bound known: null
+
         def pair(v: tuple[float, float]) -> Any:
-            return round(v[0], 12) if v[0] == v[1] else [round(v[0], 12), round(v[1], 12)]
+            return num(v[0]) if v[0] == v[1] else [num(v[0]), num(v[1])]
         return {"exact": self.exact, "open_questions": self.open_questions,
                 "decisions": {k: pair(v) for k, v in self.decisions.items()},
                 "endings": {k: pair(v) for k, v in self.endings.items()},
-                "expected": {k: pair(v) for k, v in self.expected.items()}}
+                "expected": {**{k: pair(v) for k, v in self.expected.items()}, "ticks": pair(self.ticks)},
+                "lengths_open": self.lengths_open, "ticks_upper_is_worst_case": self.ticks_idle}
 
 
 def _cost_key(key: str) -> bool:
@@ -92,21 +111,23 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
                               "does not model")
     order = [root, *(st for st in graph.edges if st != root)]
     cols: dict[str, int] = {f"decision:{d}": j for j, d in enumerate(("FINALIZE", "WAIT_CLARIFY"))}
+    cols[_TICKS_LOW], cols[_TICKS_HIGH] = len(cols), len(cols) + 1
+    lengths = _Lengths(rates, types)
     probs: dict[Any, list[float] | None] = {}
     rewards: dict[Any, list[list[tuple[int, float]]]] = {}
     open_q: set[str] = set()
     dists: dict[tuple[str, tuple[str, ...]], Any] = {}
     # edges of one way through the model share its costs (one dict): their rewards, once
-    seen: dict[tuple[int, Any], list[tuple[int, float]]] = {}
+    seen: dict[tuple[int, Any, int, Any], list[tuple[int, float]]] = {}
     for st in order:
         edges = graph.edges[st]
         probs[st] = _probabilities(edges, rates, types, open_q, classes, dists)
         mine = []
         for e in edges:
-            key = (id(e.costs), e.target if e.end else None)
+            key = (id(e.costs), e.target if e.end else None, e.ticks, e.bumps)
             got = seen.get(key)
             if got is None:
-                got = seen[key] = _reward(e, cols)
+                got = seen[key] = _reward(e, cols, lengths)
             mine.append(got)
         rewards[st] = mine
     if not open_q and solve:
@@ -123,7 +144,34 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
     costs = sorted(k for k in cols if _cost_key(k))
     decisions = {d: pair(f"decision:{d}") for d in ("FINALIZE", "WAIT_CLARIFY")}
     return Chances({e: pair(e) for e in endings}, decisions, {c: pair(c) for c in costs},
-                   sorted(open_q), method)
+                   sorted(open_q), method, (float(low[cols[_TICKS_LOW]]), float(high[cols[_TICKS_HIGH]])),
+                   sorted(lengths.open), bool(getattr(graph, "idle", {})))
+
+
+class _Lengths:
+    """The ticks a call of an unobserved leaf adds beyond its first: (least, most) given its
+    duration (mean ticks per call) or, without one, 0 and its longest call's."""
+
+    def __init__(self, rates: Rates, types: dict[str, str]) -> None:
+        self.rates, self.types = rates, types
+        self.open: set[str] = set()
+        self.known: dict[tuple[str, int], tuple[float, float]] = {}
+
+    def extra(self, leaf: str, longest: int) -> tuple[float, float]:
+        key = (leaf, longest)
+        if key not in self.known:
+            given = self.rates.duration(leaf, self.types)
+            if given is None:
+                self.open.add(leaf)
+                self.known[key] = (0.0, float(longest))
+            else:
+                ticks, pos = given
+                if ticks > longest + 1:
+                    raise UserError(f"duration of '{leaf}' is {ticks:g} ticks, more than one call "
+                                    f"may run ({longest + 1}, its type's max_ticks)", pos.file,
+                                    pos.line, pos.col)
+                self.known[key] = (ticks - 1, ticks - 1)
+        return self.known[key]
 
 
 def _probabilities(edges: list[Any], rates: Rates, types: dict[str, str], open_q: set[str],
@@ -179,9 +227,15 @@ def _topological(graph: Any, root: Any) -> list[Any]:
     return out[::-1]
 
 
-def _reward(edge: Any, cols: dict[str, int]) -> list[tuple[int, float]]:
-    """What an edge adds: its costs, and 1 to its ending and decision when it ends the run."""
-    out = []
+def _reward(edge: Any, cols: dict[str, int], lengths: _Lengths) -> list[tuple[int, float]]:
+    """What an edge adds: its costs, its ticks (least, most: see the module), and 1 to its
+    ending and decision when it ends the run."""
+    low = high = float(edge.ticks)
+    for leaf, longest in edge.bumps:
+        least, most = lengths.extra(leaf, longest)
+        low += least - longest
+        high += most - longest
+    out = [(cols[_TICKS_LOW], low), (cols[_TICKS_HIGH], high)] if high else []
     for k, v in (edge.costs or {}).items():
         if v and _cost_key(k):
             out.append((cols.setdefault(k, len(cols)), float(v)))

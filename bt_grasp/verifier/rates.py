@@ -6,6 +6,12 @@
       evaluate_grasp#semantic: {ok: 0.9, mismatch: 0.1}  # the semantic check's verdict
     counts:                                            # optional: what measured them
       grasp: {done: 190, infeasible: 10}
+    durations:                                         # optional: mean ticks per call
+      grasp: 40
+
+A duration (per node id or type, as rates) is the mean number of ticks one call of the leaf
+runs, 1 up to its type's max_ticks; it turns the expected ticks of a run from an interval (every
+call between 1 tick and its longest) into a figure (chance.py says for which calls).
 
 A question the Runner asks (a leaf id, or `<id>#semantic`, ...) takes the rates of its own id
 first, then of its leaf's type (with the same `#...`). A question with no rates is left open
@@ -32,6 +38,7 @@ from bt_grasp.spec.yaml_pos import PosDict, decode_text, kind_name, load_positio
 __all__ = ["Rates", "RatesOracle", "load_rates", "parse_rates"]
 
 _TOLERANCE = 1e-6  # how far from 1 a distribution written with decimals may sum
+_TOP_KEYS = ("rates", "counts", "durations", "source")
 
 
 @dataclass
@@ -43,6 +50,15 @@ class Rates:
     pos: dict[str, Pos] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     file: str = "<rates>"
+    durations: dict[str, float] = field(default_factory=dict)  # mean ticks per call
+
+    def duration(self, leaf_id: str, types: dict[str, str]) -> tuple[float, Pos] | None:
+        """The mean ticks per call of a leaf (its id first, then its type) and where it was
+        written, or None when not given."""
+        for key in (leaf_id, types.get(leaf_id)):
+            if key is not None and key in self.durations:
+                return self.durations[key], self.pos.get("durations:" + key, Pos(self.file, 1, 1))
+        return None
 
     def key_for(self, question: str, types: dict[str, str]) -> str | None:
         """The rates key answering `question`, or None (an open question)."""
@@ -81,9 +97,9 @@ def parse_rates(raw: Any, file: str, registry: Registry | None = None) -> Rates:
         raise fail("a rates file is a mapping with 'rates:' (node id or type -> {outcome: "
                    "probability})", pos)
     for key in raw:
-        if key not in ("rates", "counts", "source"):
-            raise fail(f"unknown key '{key}'{did_you_mean(str(key), ('rates', 'counts', 'source'))}; "
-                       "allowed: rates, counts, source", raw.key_pos[key])
+        if key not in _TOP_KEYS:
+            raise fail(f"unknown key '{key}'{did_you_mean(str(key), _TOP_KEYS)}; "
+                       f"allowed: {', '.join(_TOP_KEYS)}", raw.key_pos[key])
     block = raw["rates"]
     if not isinstance(block, PosDict):
         raise fail(f"rates must be a mapping, got {kind_name(block)}", raw.val_pos["rates"])
@@ -114,7 +130,25 @@ def parse_rates(raw: Any, file: str, registry: Registry | None = None) -> Rates:
     if isinstance(counts, PosDict):
         out.counts = {str(k): {str(o): int(n) for o, n in v.items()} for k, v in counts.items()
                       if isinstance(v, dict)}
+    _parse_durations(raw, out)
     return out
+
+
+def _parse_durations(raw: PosDict, out: Rates) -> None:
+    """The optional `durations:` block: node id or type -> mean ticks per call (>= 1)."""
+    if "durations" not in raw:
+        return
+    block = raw["durations"]
+    if not isinstance(block, PosDict):
+        raise fail(f"durations must be a mapping node id or type -> mean ticks per call, got "
+                   f"{kind_name(block)}", raw.val_pos["durations"])
+    for key, ticks in block.items():
+        where = block.val_pos[key]
+        if isinstance(ticks, bool) or not isinstance(ticks, (int, float)) or not ticks >= 1:
+            raise fail(f"duration of '{key}' must be a number of ticks >= 1 (the mean ticks of "
+                       f"one call), got {ticks!r}", where)
+        out.durations[str(key)] = float(ticks)
+        out.pos["durations:" + str(key)] = where
 
 
 def load_rates(path: str | Path, registry: Registry | None = None) -> Rates:

@@ -2,12 +2,15 @@
 
 Draws `--trees` trees (the random-tree grammar, bt_grasp/testing/grammar.py; `--diff`: the
 differential grammar, with BT.CPP controls, reactive composites and timeouts), gives every leaf
-random outcome rates, predicts each ending's probability and the expected actions and
-perception calls from the tree's run graph, and plays `--runs` Runner episodes with a stochastic
+random outcome rates, predicts each ending's probability and the expected actions, perception
+calls and ticks from the tree's run graph, and plays `--runs` Runner episodes with a stochastic
 oracle drawing from the same rates: every prediction must fall in the observed 99 % interval
-(about 1 % of them fall outside by chance alone; many more would be a wrong prediction).
+(about 1 % of them fall outside by chance alone; many more would be a wrong prediction). Calls
+end at their first poll (the expected ticks are then an interval's lower end), or with
+`--durations` every leaf whose calls span ticks gets a random mean duration and the Runner's
+calls random lengths of that mean (the expected ticks a figure where no call is watched).
 
-    python tools/perf/verify_rates.py --trees 200 --runs 2000
+    python tools/perf/verify_rates.py --trees 200 --runs 2000 [--durations]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections import Counter
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 
-from bt_grasp.testing.chance_check import random_rates, validate
+from bt_grasp.testing.chance_check import random_durations, random_rates, validate
 from bt_grasp.testing.grammar import diff_tree_texts, load_text, tree_texts
 from bt_grasp.verify import verify_tree
 
@@ -32,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-leaves", type=int, default=10)
     ap.add_argument("--diff", action="store_true", help="the differential grammar")
     ap.add_argument("--seed", type=int, default=0, help="seed of the tree generator (reproducible)")
+    ap.add_argument("--durations", action="store_true",
+                    help="mean call durations for the expected ticks, and calls of random lengths")
     args = ap.parse_args(argv)
     tally: Counter[str] = Counter()
     outside: list[str] = []
@@ -49,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         if not res.proven or res.graph is None:  # (docs/verify.md: where --rates answers)
             tally["not proven or no run graph (skipped)"] += 1
             return
-        rates = random_rates(spec, random.Random(tally["trees"]))
+        rng = random.Random(tally["trees"])
+        rates = random_rates(spec, rng)
+        if args.durations:
+            random_durations(spec, rates, rng)
         try:
             check = validate(spec, res, rates, args.runs, seed=tally["trees"])
         except ValueError:  # a guard asked while calls run: no probabilities (chance.TimeMatters)
@@ -60,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         tally["point"] += check.point
         tally["outside"] += len(check.outside)
         tally["exact trees"] += check.exact
+        tally["exact ticks"] += check.ticks_exact
         outside.extend(f"tree {tally['trees']}: {o}" for o in check.outside)
 
     one()
@@ -69,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{tally['not proven or no run graph (skipped)']} without a run graph or with time-dependent questions; exact {tally['exact trees']}, the rest "
           f"intervals) | runs per tree {args.runs} | "
           f"predictions {tally['predictions']} ({tally['point']} exact in (0, 1)) | outside the 99 % interval {tally['outside']} "
-          f"({100 * share:.2f} %) | time {wall:.1f} s")
+          f"({100 * share:.2f} %) | expected ticks a figure in {tally['exact ticks']} trees | time {wall:.1f} s")
     for line in outside[:20]:
         print("  " + line)
     return 0

@@ -1,0 +1,60 @@
+"""tools/perf/rates_vs_bench.py on a hand-made pair of bench outputs: the prediction from one
+run's rates, the measured decision mix with its Wilson interval, the episode's reason worded as
+the verifier words it, and the leaf whose rates moved between the runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from helpers import ROOT
+
+
+def _tool(name: str):
+    """A script of tools/perf/ as a module, loaded from its file (tools/ is no package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "perf" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rates_vs_bench = _tool("rates_vs_bench")
+
+RATES = """rates:
+  locate_object: {found: %s, not_found: %s}
+  grasp: {done: 1.0}
+  lift: {done: 1.0}
+  place: {done: 1.0}
+"""
+
+
+def _episode(decision: str, reason: str, success: bool) -> str:
+    return json.dumps({"method": "open_loop", "tree": "trees/open_loop.yaml", "perception": "geometric",
+                       "lighting": "easy", "target": "red cup", "decision": decision, "reason": reason,
+                       "task_success": success, "actions": 1 if decision == "FINALIZE" else 0,
+                       "perception_calls": 1})
+
+
+def test_prediction_beside_measurement_with_intervals(tmp_path: Path, capsys) -> None:
+    """open_loop FINALIZEs exactly when the target is found: 80 % from the first run's rates;
+    the other run measured 3 of 4 (Wilson [30, 95] %), its 'not found: red cup' counted as the
+    verifier's 'not found: target object'; its own rates (found 0.5) name locate_object."""
+    dev, test = tmp_path / "dev", tmp_path / "test"
+    dev.mkdir()
+    test.mkdir()
+    (dev / "rates-open_loop-geometric-easy.yaml").write_text(RATES % (0.8, 0.2))
+    (test / "rates-open_loop-geometric-easy.yaml").write_text(RATES % (0.5, 0.5))
+    (test / "results.jsonl").write_text("\n".join([
+        _episode("FINALIZE", "driver reported success", True),
+        _episode("FINALIZE", "driver reported success", True),
+        _episode("FINALIZE", "driver reported success", False),
+        _episode("WAIT_CLARIFY", "not found: red cup", False)]) + "\n")
+    assert rates_vs_bench.main(["--rates", str(dev), "--measured", str(test)]) == 0
+    out = capsys.readouterr().out
+    assert "| **FINALIZE** | 80 % | 50 % | 3/4 = 75 % [30, 95] | yes |" in out
+    assert "| not found: target object | 20 % | 50 % | 1/4 = 25 % [5, 70] | yes |" in out
+    assert "| Task SR (target in the basket; predicted: FINALIZE) | 80 % | 50 % | 2/4 = 50 % [15, 85] | yes |" in out
+    assert "| locate_object | found 0.80, not_found 0.20 | found 0.50, not_found 0.50 | 80 % → 50 % |" in out
