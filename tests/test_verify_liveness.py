@@ -134,3 +134,38 @@ def test_only_a_read_label_makes_every_outcome_worth_exploring():
     assert outcomes["second"] == ("done", "infeasible")  # lift.outcome is read by nobody
     res = verify_tree(spec)
     assert res.proven and res.bounds["primitive:lift"] == 1 and res.bounds["primitive:grasp"] == 1
+
+
+_LAST_LOOK = """
+tree: last_look
+budgets: {{actions: 3}}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - locate_object: {{id: look, target: "{{goal.object}}", outcome: "{{seen}}"}}
+            - retry: {{attempts: 2, child: {{sequence: {{children: [grasp, evaluate_grasp]}}}}}}
+            - finalize: {{reason: done}}
+      - sequence:
+          children:
+            - {reader}
+            - wait_clarify: {{reason: "not found"}}
+      - wait_clarify: {{reason: "gave up"}}
+"""
+
+
+def test_a_label_only_a_condition_still_reads_is_kept_as_far_as_it_tells_values_apart():
+    """After the look, only `label_is {seen} not_found` can read the label: the other outcomes
+    fail it alike, so their runs merge (fewer states than when a switch reads every value),
+    with the same endings and bounds as the compiled tree's search."""
+    cond = 'label_is: {key: "{seen}", label: not_found}'
+    switch = 'switch: {"on": "{seen}", cases: {not_found: {force_success: {child: open_gripper}}}}'
+    merged = _verify_tree(tree(_LAST_LOOK.format(reader=cond)), engine="symbolic")
+    apart = _verify_tree(tree(_LAST_LOOK.format(reader=switch)), engine="symbolic")
+    reference = verify_tree(tree(_LAST_LOOK.format(reader=cond)))
+    assert merged.proven and reference.proven
+    assert merged.bounds == reference.bounds
+    assert set(merged.endings) == set(reference.endings) >= {"WAIT_CLARIFY: not found",
+                                                             "WAIT_CLARIFY: gave up"}
+    assert merged.states < apart.states

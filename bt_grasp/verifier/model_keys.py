@@ -3,7 +3,9 @@
 The same reductions as the compiled tree's key (bt_grasp/verifier/state.py, docs/semantics.md
 "Search"), read off the model's slots: a node's loop data only while it runs or is on the path
 of the tick in progress, finished statuses only under a parallel that runs or is being ticked,
-the blackboard keys some reader can still see (liveness.py). Ticks left of running calls and timeouts are part of it (they bound
+the blackboard keys some reader can still see (liveness.py), a label that only conditions can
+still see as far as they tell it apart (`label_is` compares it with one label: every other value
+fails alike). Ticks left of running calls and timeouts are part of it (they bound
 what can still happen); the tick count is not. The counters (actions, streak, retry starts,
 scoped actions) are kept apart, as the key's second half: the search shares a future between
 counter values that every comparison in it treats alike (explore.py).
@@ -20,6 +22,7 @@ from bt_grasp.verifier.model import RUNNING, K
 from bt_grasp.verifier.state import _restartable
 
 _PLAIN = (str, int, float, bool, type(None))
+_OTHER = ("other than every label a condition still compares it with",)
 # kinds whose `a` slot holds data re-initialised when they start (RESET)
 _SLOT_A = {K.SEQ, K.SEL, K.PAR, K.REPEAT, K.TIMEOUT, K.LEAF, K.SWITCH, K.BRETRY, K.RECOV, K.PIPE,
            K.TPAR}
@@ -82,6 +85,24 @@ class KeyMaker:
         self.guards = {key: [[(m.index[comp.name], j, leaf) for comp, j, leaf in per_reader]
                              for per_reader in readers]
                        for key, readers in liveness.guards.items()}
+        # keys some reader can always see, but whose every such reader is a label condition:
+        # per reader its label and guards (a reader whose guard holds cannot see the value)
+        self.labelled: dict[str, list[tuple[str | None, list[tuple[int, int, bool]]]]] = {}
+        for key, readers in liveness.readers.items():
+            if key in self.guards:
+                continue
+            conds: list[tuple[str | None, list[tuple[int, int, bool]]]] = []
+            for node, guards in readers:
+                i = m.index[node.name]
+                if m.kind[i] != K.COND or m.param[i][0] != key:
+                    if not guards:
+                        break
+                    conds.append((None, [(m.index[c.name], j, leaf) for c, j, leaf in guards]))
+                else:
+                    conds.append((str(m.param[i][2]),
+                                  [(m.index[c.name], j, leaf) for c, j, leaf in guards]))
+            else:
+                self.labelled[key] = conds
 
     def _holds(self, guard: tuple[int, int, bool], active: frozenset[int]) -> bool:
         """liveness._holds on the model: the guard's composite has not passed its writer yet."""
@@ -112,6 +133,22 @@ class KeyMaker:
             else:
                 return False
         return True
+
+    def _label_class(self, key: str, value: Any, active: frozenset[int]) -> Any:
+        """A label that only conditions can still see, as far as they tell it apart: itself
+        when some condition that can still run compares it with it, else one class for every
+        other value (they all fail those conditions alike)."""
+        text = str(value)
+        holds = self._holds
+        shown: Any = _OTHER
+        for label, guards in self.labelled[key]:
+            if any(holds(g, active) for g in guards):
+                continue
+            if label is None:  # a reader that sees the whole value
+                return plain(value)
+            if label == text:
+                shown = text
+        return shown
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
         t, m = self.t, self.m
@@ -145,8 +182,9 @@ class KeyMaker:
                 p = parent[i]
                 shown = s if reads_status[i] and (st[p] == RUNNING or p in active) else running
                 nodes.append((i, shown, (a[i], b[i]) if kept[i] else ()))
-        bb, dead = t.bb, self.dead
-        board = tuple([(k, plain(bb[k])) for k in self.read if k in bb and not dead(k, active)])
+        bb, dead, labelled = t.bb, self.dead, self.labelled
+        board = tuple([(k, plain(bb[k]) if k not in labelled else self._label_class(k, bb[k], active))
+                       for k in self.read if k in bb and not dead(k, active)])
         rest = (tuple(nodes), board, t.decision, t.reason if t.decision else None, asking, pending)
         return (rest, self.counters(active))
 
