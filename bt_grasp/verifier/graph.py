@@ -36,6 +36,7 @@ class Graph:
     res: dict[Any, frozenset[int]] = field(default_factory=dict)
     edges: dict[Any, list[Edge]] = field(default_factory=dict)
     idle: dict[Any, tuple[Any, dict[int, int]]] = field(default_factory=dict)
+    order: list[Any] = field(default_factory=list)  # the states, each after those it leads to
 
 
 def mapping(parent: Any, child: Any) -> Mapping:
