@@ -16,7 +16,7 @@ to), which the tick bound (ticks.py) walks instead of ordering the graph again.
 from __future__ import annotations
 
 from operator import add
-from typing import Any
+from typing import Any, NamedTuple
 
 from bt_grasp.verifier.graph import Edge, Graph
 from bt_grasp.verifier.search import ANY, Found, Step, Summary, _Counterexample
@@ -26,12 +26,21 @@ __all__ = ["walk_runs"]
 _make_edge = tuple.__new__  # a NamedTuple built from a tuple, without its keyword handling
 
 
+class _Ways(NamedTuple):
+    """A point's ways, and the comparisons of counters with thresholds they need: which ways a
+    state of the point takes depends only on those comparisons' answers (its signature)."""
+
+    compared: tuple[tuple[int, int], ...]  # (counter, threshold)
+    rows: list[tuple[Any, ...]]
+    taken: dict[tuple[bool, ...], list[tuple[Any, ...]]]  # per signature, the ways it takes
+
+
 def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
-              names: list[str]) -> dict[Any, list[tuple[Any, ...]]]:
+              names: list[str]) -> dict[Any, _Ways]:
     """Per point, its ways as tuples: (needs, kind, target, the kept counters' moves into the
     target as (counter, absolute?, amount), cost vector or None, edge, way)."""
     pos = {name: i for i, name in enumerate(names)}
-    out: dict[Any, list[tuple[Any, ...]]] = {}
+    out: dict[Any, _Ways] = {}
     for key, ways in macros.items():
         rows = []
         for way in ways:
@@ -45,8 +54,21 @@ def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
             if way.kind in ("choice", "tick"):
                 keep = tuple((i, *way.moves[i]) for i in sorted(relevant[way.target]))
             rows.append((way.needs, way.kind, way.target, keep, vec, way.edge, way))
-        out[key] = rows
+        compared = tuple(sorted({(c, threshold) for way in ways for c, threshold, _ in way.needs}))
+        out[key] = _Ways(compared, rows, {})
     return out
+
+
+def _taken(ways: _Ways, counters: tuple[int, ...]) -> list[tuple[Any, ...]]:
+    """The ways a state with these counters takes (worked out once per signature)."""
+    signature = tuple([counters[c] >= threshold for c, threshold in ways.compared])
+    taken = ways.taken.get(signature)
+    if taken is None:
+        answer = dict(zip(ways.compared, signature, strict=True))
+        taken = ways.taken[signature] = [
+            row for row in ways.rows
+            if all(answer[(c, threshold)] == reached for c, threshold, reached in row[0])]
+    return taken
 
 
 def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
@@ -72,12 +94,13 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
         key = state[0]
         on_path[state] = len(stack)
         held, idle = held_at[key]
-        runs.res[state] = held
-        if idle is not None:
+        if idle is not None:  # what it holds only matters to the tick bound where it could idle
+            runs.res[state] = held
             runs.idle[state] = idle
         edges: list[Edge] = []
         runs.edges[state] = edges
-        stack.append([state, state[1], ways_of[key], 0, None, vec, step, ticks, edges])
+        stack.append([state, state[1], _taken(ways_of[key], state[1]), 0, None, vec, step, ticks,
+                      edges])
 
     push(first, None, None, 0)
     root: tuple[int, ...] | None = None
@@ -104,16 +127,7 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
                     root = value
                 continue
             frame[3] = i + 1
-            needs, kind, target, keep, vec, edge, way = ways[i]
-            if needs:
-                counters = frame[1]
-                taken = True
-                for c, threshold, reached in needs:
-                    if (counters[c] >= threshold) != reached:
-                        taken = False
-                        break
-                if not taken:
-                    continue
+            _, kind, target, keep, vec, edge, way = ways[i]
             if kind == "end":
                 endings[target] = endings.get(target, 0) + 1
                 frame[8].append(edge)
