@@ -15,7 +15,7 @@ to), which the tick bound (ticks.py) walks instead of ordering the graph again.
 
 from __future__ import annotations
 
-from operator import add
+from operator import add, mul
 from typing import Any, NamedTuple
 
 from bt_grasp.verifier.graph import Edge, Graph
@@ -37,8 +37,9 @@ class _Ways(NamedTuple):
 
 def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
               names: list[str]) -> dict[Any, _Ways]:
-    """Per point, its ways as tuples: (needs, kind, target, the kept counters' moves into the
-    target as (counter, absolute?, amount), cost vector or None, edge, way)."""
+    """Per point, its ways as tuples: (needs, kind, target, the moves of the counters into the
+    target as (kept, added): 1 where a counter keeps its value, and what is added to it, cost
+    vector or None, edge, way)."""
     pos = {name: i for i, name in enumerate(names)}
     out: dict[Any, _Ways] = {}
     for key, ways in macros.items():
@@ -50,10 +51,15 @@ def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
                 for name, value in way.costs.items():
                     slots[pos[name]] += value
                 vec = tuple(slots)
-            keep: tuple[tuple[int, bool, int], ...] = ()
+            # the next state's counters: counter * kept + added, slot by slot (a counter no
+            # comparison ahead reads is 0; a restarted streak becomes its new value)
+            kept: tuple[int, ...] = ()
+            added: tuple[int, ...] = ()
             if way.kind in ("choice", "tick"):
-                keep = tuple((i, *way.moves[i]) for i in sorted(relevant[way.target]))
-            rows.append((way.needs, way.kind, way.target, keep, vec, way.edge, way))
+                live = relevant[way.target]
+                kept = tuple(int(i in live and not absolute) for i, (absolute, _) in enumerate(way.moves))
+                added = tuple(amount if i in live else 0 for i, (_, amount) in enumerate(way.moves))
+            rows.append((way.needs, way.kind, way.target, (kept, added), vec, way.edge, way))
         compared = tuple(sorted({(c, threshold) for way in ways for c, threshold, _ in way.needs}))
         out[key] = _Ways(compared, rows, {})
     return out
@@ -77,7 +83,6 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
     names = sorted({name for ways in macros.values() for way in ways for name in way.costs})
     ways_of = _prepared(macros, relevant, names)
     zero = (0,) * len(names)
-    n = len(first[1])
     runs = Graph()
     memo: dict[Any, tuple[int, ...]] = {}
     on_path: dict[Any, int] = {}
@@ -136,11 +141,8 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
                 step = edge.step
                 raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
             else:
-                counters = frame[1]
-                moved = [0] * n
-                for c, absolute, amount in keep:
-                    moved[c] = amount if absolute else counters[c] + amount
-                nxt = (target, tuple(moved))
+                kept, added = keep
+                nxt = (target, tuple(map(add, map(mul, frame[1], kept), added)))
                 frame[8].append(_make_edge(Edge, (edge.step, nxt, False, edge.resources, edge.ticks,
                                                   edge.ask, edge.bumps, edge.costs)))
                 known = memo.get(nxt)
@@ -149,7 +151,12 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
                         _loop(stack, on_path[nxt], edge, path_steps())
                     push(nxt, vec, edge.step, edge.ticks)
                     continue
-                total = known if vec is None else tuple(map(add, known, vec))
+                best = frame[4]
+                if best is None:
+                    frame[4] = known if vec is None else tuple(map(add, known, vec))
+                else:
+                    frame[4] = tuple(map(max, best, known if vec is None else map(add, known, vec)))
+                continue
             best = frame[4]
             frame[4] = total if best is None else tuple(map(max, best, total))
     except _Counterexample as cx:

@@ -3,9 +3,9 @@
 The same reductions as the compiled tree's key (bt_grasp/verifier/state.py, docs/semantics.md
 "Search"), read off the model's slots: a node's loop data only while it runs or is on the path
 of the tick in progress, finished statuses only under a parallel that runs or is being ticked,
-the blackboard keys some reader can still see (liveness.py), a label that only conditions can
-still see as far as they tell it apart (`label_is` compares it with one label: every other value
-fails alike). Ticks left of running calls and timeouts are part of it (they bound
+the blackboard keys some reader can still see (liveness.py), a label that only conditions
+and switches can still see as far as they tell it apart (every value they do not name answers
+them alike). Ticks left of running calls and timeouts are part of it (they bound
 what can still happen); the tick count is not. The counters (actions, streak, retry starts,
 scoped actions) are kept apart, as the key's second half: the search shares a future between
 counter values that every comparison in it treats alike (explore.py).
@@ -85,24 +85,32 @@ class KeyMaker:
         self.guards = {key: [[(m.index[comp.name], j, leaf) for comp, j, leaf in per_reader]
                              for per_reader in readers]
                        for key, readers in liveness.guards.items()}
-        # keys some reader can always see, but whose every such reader is a label condition:
-        # per reader its label and guards (a reader whose guard holds cannot see the value)
-        self.labelled: dict[str, list[tuple[str | None, list[tuple[int, int, bool]]]]] = {}
+        # keys some reader can always see, but whose every such reader compares it with labels
+        # (a label condition, a switch): per reader the labels it tells apart (None: it sees the
+        # whole value) and its guards (a reader whose guard holds cannot see the value)
+        self.labelled: dict[str, list[tuple[frozenset[str] | None, list[tuple[int, int, bool]]]]] = {}
         for key, readers in liveness.readers.items():
             if key in self.guards:
                 continue
-            conds: list[tuple[str | None, list[tuple[int, int, bool]]]] = []
+            conds: list[tuple[frozenset[str] | None, list[tuple[int, int, bool]]]] = []
             for node, guards in readers:
                 i = m.index[node.name]
-                if m.kind[i] != K.COND or m.param[i][0] != key:
-                    if not guards:
-                        break
-                    conds.append((None, [(m.index[c.name], j, leaf) for c, j, leaf in guards]))
-                else:
-                    conds.append((str(m.param[i][2]),
-                                  [(m.index[c.name], j, leaf) for c, j, leaf in guards]))
+                labels = self._labels(i, key)
+                if labels is None and not guards:
+                    break
+                conds.append((labels, [(m.index[c.name], j, leaf) for c, j, leaf in guards]))
             else:
                 self.labelled[key] = conds
+
+    def _labels(self, i: int, key: str) -> frozenset[str] | None:
+        """The labels node i compares the value at `key` with (LabelIs and Switch compare its
+        text), or None: it reads more of it."""
+        m = self.m
+        if m.kind[i] == K.COND and m.param[i][0] == key:
+            return frozenset((str(m.param[i][2]),))
+        if m.kind[i] == K.SWITCH and m.param[i][0] == key:
+            return frozenset(m.param[i][1])
+        return None
 
     def _holds(self, guard: tuple[int, int, bool], active: frozenset[int]) -> bool:
         """liveness._holds on the model: the guard's composite has not passed its writer yet."""
@@ -135,18 +143,20 @@ class KeyMaker:
         return True
 
     def _label_class(self, key: str, value: Any, active: frozenset[int]) -> Any:
-        """A label that only conditions can still see, as far as they tell it apart: itself
-        when some condition that can still run compares it with it, else one class for every
-        other value (they all fail those conditions alike)."""
+        """A label that only label conditions and switches can still see, as far as they tell
+        it apart: itself when one that can still run compares it with it, else one class for
+        every other value (they all fail, or take the default case, alike)."""
+        if value is None:  # a switch takes its default on it, a condition compares "None"
+            return None
         text = str(value)
         holds = self._holds
         shown: Any = _OTHER
-        for label, guards in self.labelled[key]:
+        for labels, guards in self.labelled[key]:
             if any(holds(g, active) for g in guards):
                 continue
-            if label is None:  # a reader that sees the whole value
+            if labels is None:  # a reader that sees the whole value
                 return plain(value)
-            if label == text:
+            if text in labels:
                 shown = text
         return shown
 
