@@ -20,6 +20,7 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.verifier.core import verify_tree as _verify_tree
 from bt_grasp.verifier.machine import Machine, distinct_outcomes
+from bt_grasp.verifier.model_machine import ModelMachine
 from bt_grasp.verifier.static import keys_read
 from bt_grasp.verifier.tick_cap import episode_limits
 
@@ -134,3 +135,51 @@ def test_only_a_read_label_makes_every_outcome_worth_exploring():
     assert outcomes["second"] == ("done", "infeasible")  # lift.outcome is read by nobody
     res = verify_tree(spec)
     assert res.proven and res.bounds["primitive:lift"] == 1 and res.bounds["primitive:grasp"] == 1
+
+
+_LAST_LOOK = """
+tree: last_look
+budgets: {{actions: 3}}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - force_success: {{child: {{locate_object: {{id: look, target: "{{goal.object}}", outcome: "{{seen}}"}}}}}}
+            - retry: {{attempts: 2, child: {{sequence: {{children: [grasp, evaluate_grasp]}}}}}}
+            - finalize: {{reason: done}}
+      - sequence:
+          children:
+            - {reader}
+            - wait_clarify: {{reason: "not found"}}
+      - wait_clarify: {{reason: "gave up"}}
+"""
+
+
+_CASE = "{force_success: {child: open_gripper}}"
+_SEES_ALL = ('switch: {"on": "{seen}", cases: {'
+             + ", ".join(f"{o}: {_CASE}" for o in ("found", "occluded", "not_found", "fault")) + "}}")
+
+
+@pytest.mark.parametrize("reader", [
+    'label_is: {key: "{seen}", label: not_found}',
+    'switch: {"on": "{seen}", cases: {not_found: ' + _CASE + "}}",
+])
+def test_a_label_only_conditions_and_switches_still_read_is_kept_as_far_as_they_tell_it_apart(reader):
+    """After the look (whatever it answered, the task goes on), only a reader comparing `{seen}`
+    with `not_found` can see the label: the other outcomes answer it alike, so their runs merge (fewer states than when a switch has a
+    case for every outcome), with the same endings and bounds as the compiled tree's search."""
+    merged = _verify_tree(tree(_LAST_LOOK.format(reader=reader)), engine="symbolic")
+    whole = _verify_tree(tree(_LAST_LOOK.format(reader=_SEES_ALL)), engine="symbolic")
+    reference = verify_tree(tree(_LAST_LOOK.format(reader=reader)))
+    assert merged.proven and reference.proven
+    assert merged.bounds == reference.bounds
+    assert set(merged.endings) == set(reference.endings)
+    assert merged.states < whole.states
+    # the point after the look (the first grasp) as the search keys it, per answer of the look
+    spec, reg = tree(_LAST_LOOK.format(reader=reader)), default_registry()
+    machine = ModelMachine(spec, reg, episode_limits(spec), {"goal.object": "mug"}, keys_read(spec, reg))
+    look = machine.advance(machine.start().snap, [])
+    assert look.node_id == "look"
+    keys = {o: machine.branch(look, look.alphabet.index(o)).key for o in ("found", "occluded", "not_found")}
+    assert keys["found"] == keys["occluded"] != keys["not_found"]

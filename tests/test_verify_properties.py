@@ -226,3 +226,35 @@ def test_answers_of_idle_ticks_are_counted() -> None:
     assert sum(s["node"] == "guard" for s in twice.witness) >= 3
     lots = got["heard_at_most_a_thousand"]
     assert lots.holds is None and "idle tick" in lots.why
+
+
+_BUDGET_CUT = """
+tree: budget_cut
+properties:
+  - name: never_push
+    never: {{node: push}}
+budgets: {{actions: 4}}
+root:
+  selector:
+    children:
+      - budget:
+          actions: {actions}
+          child:
+            sequence:
+              children:
+                - grasp: {{id: grasp}}
+                - push: {{id: push}}
+                - finalize: {{reason: pushed}}
+      - wait_clarify: {{reason: refused}}
+"""
+
+
+def test_a_property_is_judged_on_runs_the_counters_allow() -> None:
+    """The quick check runs on a graph whose paths answer every budget comparison both ways; a
+    violation only such a path shows (a push the spent `budget` refuses) is not reported:
+    HOLDS with one action, VIOLATED with two, and that witness replays to a push."""
+    held = verify_tree(tree(_BUDGET_CUT.format(actions=1)))
+    assert held.proven and verdicts(held) == {"never_push": True}
+    broken = verify_tree(tree(_BUDGET_CUT.format(actions=2)))
+    assert verdicts(broken) == {"never_push": False}
+    assert "push" in [s["node"] for s in broken.properties[0].witness]

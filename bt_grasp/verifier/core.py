@@ -157,7 +157,7 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     result.proven = True
     any_run = found.summary[ANY][1]
     classes = outcome_classes(machine)
-    result.properties = property_results(setup, found.graph, found.root, classes)
+    result.properties = property_results(setup, found.graph, found.root, classes, found.over)
     # for --rates (chance.py)
     result.graph, result.graph_root, result.outcome_classes = found.graph, found.root, classes
     witnesses = Witnesses(setup)

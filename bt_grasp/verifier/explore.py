@@ -18,6 +18,8 @@ give), so the worst future of actions, perception calls and calls per primitive 
 the endings, a run without a decision and a loop (the same state met again on the current path)
 come out exactly, each with the choices that reach it; comparison choices are the search's own and
 are left out of those. The tick bound then reads the graph of states this pass builds (ticks.py).
+The second pass is explore_runs.py's; the first pass's graph also serves the properties (its
+paths include every run: `_Open.view`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from bt_grasp.verifier.explore_runs import walk_runs
 from bt_grasp.verifier.graph import Edge, Graph, asked, compose, mapping
 from bt_grasp.verifier.machine import Point
-from bt_grasp.verifier.search import ANY, Found, Step, Summary, _Counterexample, unroll
+from bt_grasp.verifier.search import Found, Step, unroll
 
 __all__ = ["CMP", "explore", "unroll"]
 
@@ -49,6 +52,22 @@ class _Open:
     points: dict[int, Point] = field(default_factory=dict)
     edges: dict[int, list[tuple[Any, Any, Point, Point]]] = field(default_factory=dict)
     idle: dict[int, Any] = field(default_factory=dict)
+
+    def view(self) -> Graph:
+        """This graph as a run graph (graph.Graph) without the counter comparisons' answers:
+        every run of the tree is one of its paths (a comparison's both answers are in it), and
+        some of its paths are no run (an answer the counters would not give). So what holds on
+        every path of it holds on every run, at a fraction of the run graph's states."""
+        out = Graph(idle=dict(self.idle))
+        for number, raw in self.edges.items():
+            edges = []
+            for step, ref, _, child in raw:
+                if child.kind == "problem":
+                    continue  # no run: the second pass reports a reachable one
+                own = None if step is None or CMP in step[0] else step
+                edges.append(Edge(own, ref, child.kind == "end", {}, 0, None))
+            out.edges[number] = edges
+        return out
 
 
 def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
@@ -214,7 +233,6 @@ def _moved(counters: tuple[int, ...], moves: tuple[tuple[bool, int], ...],
     return tuple(out)
 
 
-_ENDED: Summary = {ANY: (0, None)}  # the futures after an ending: none (fold only reads it)
 _CHUNK = 256  # advances each variant of the first pass takes per share of its turn
 
 
@@ -265,105 +283,8 @@ def explore(machines: list[Any], max_advances: int, time_limit: float | None,
     index = machine.m.index
     macros: dict[Any, list[_Macro]] = {}
     relevant = _relevant(open_, macros, index)
-    runs = Graph()
-    memo: dict[Any, Summary] = {}
-    on_path: dict[Any, int] = {}
-    holds: dict[Any, frozenset[int]] = {}  # per point, the resources it holds
-    # a frame: [state, counters, macros, next, best, the answer into it, costs and ticks of
-    # the edge into it]
-    stack: list[list[Any]] = []
-
-    def path_steps() -> list[Step]:
-        return [f[5] for f in stack[1:] if f[5] is not None]
-
-    def push(key: Any, counters: tuple[int, ...], step: Step | None, costs: dict[str, int],
-             ticks: int) -> None:
-        state = (key, counters)
-        on_path[state] = len(stack)
-        held = holds.get(key)
-        if held is None:
-            held = holds[key] = frozenset(open_.points[key].res or {})
-        runs.res[state] = held
-        if key in open_.idle:
-            runs.idle[state] = open_.idle[key]
-        if key not in macros:
-            macros[key] = _macros(open_, key, index)
-        stack.append([state, counters, macros[key], 0, {}, step, costs, ticks])
-
-    def fold(frame: list[Any], costs: dict[str, int], child: Summary, step: Step | None) -> None:
-        """The worst futures through one edge into the frame's, key by key (the hottest loop of
-        the pass: the child's keys first, then the costs the child's summary does not hold)."""
-        best = frame[4]
-        if not costs and step is None:  # most edges: the child's futures as they are
-            if not best:
-                best.update(child)
-                return
-            for k, item in child.items():
-                old = best.get(k)
-                if old is None or item[0] > old[0]:
-                    best[k] = item
-            return
-        for k, (value, suffix) in child.items():
-            total = value + costs.get(k, 0)
-            old = best.get(k)
-            if old is None or total > old[0]:
-                best[k] = (total, (step, suffix) if step is not None else suffix)
-        any_suffix = child[ANY][1]
-        for k, total in costs.items():
-            if k not in child:
-                old = best.get(k)
-                if old is None or total > old[0]:
-                    best[k] = (total, (step, any_suffix) if step is not None else any_suffix)
-
     start = open_.points[0]
     first = (0, _moved(start.cnt, ((False, 0),) * len(start.cnt), relevant[0]))
-    try:
-        push(*first, None, {}, 0)
-        root: Summary | None = None
-        while stack:
-            frame = stack[-1]
-            state, counters, ways, i = frame[:4]
-            if i >= len(ways):
-                stack.pop()
-                del on_path[state]
-                memo[state] = frame[4]
-                if stack:
-                    fold(stack[-1], frame[6], frame[4], frame[5])
-                else:
-                    root = frame[4]
-                continue
-            frame[3] += 1
-            way = ways[i]
-            if way.needs and any((counters[c] >= t) != reached for c, t, reached in way.needs):
-                continue
-            step = way.edge.step
-            if way.kind == "problem":
-                raise _Counterexample(way.edge.target, path_steps() + ([step] if step else []),
-                                      path=way.path)
-            if way.kind == "end":
-                endings[way.target] = endings.get(way.target, 0) + 1
-                runs.edges.setdefault(state, []).append(way.edge)
-                fold(frame, way.costs, _ENDED, step)
-                continue
-            nxt = (way.target, _moved(counters, way.moves, relevant[way.target]))
-            e = way.edge
-            runs.edges.setdefault(state, []).append(
-                Edge(e.step, nxt, False, e.resources, e.ticks, e.ask, e.bumps, e.costs))
-            if nxt in memo:
-                fold(frame, way.costs, memo[nxt], step)
-                continue
-            if nxt in on_path:
-                depth = on_path[nxt]
-                steps = path_steps() + ([step] if step else [])
-                before = len([f for f in stack[1:depth + 1] if f[5] is not None])
-                ticks = sum(f[7] for f in stack[depth + 1:]) + way.edge.ticks
-                raise _Counterexample(
-                    "loop: the tree returns to an earlier state with the same choices: it can loop forever",
-                    steps[:before], steps[before:], cycle_ticks=ticks)
-            push(way.target, nxt[1], step, way.costs, way.edge.ticks)
-    except _Counterexample as cx:
-        return Found({}, endings, len(memo), sum(m.advances for m in machines), cx.problem,
-                     cx.prefix, cx.cycle, cx.cycle_ticks, cx.path)
-    assert root is not None
-    return Found(root, endings, len(memo), sum(m.advances for m in machines), graph=runs,
-                 root=first)
+    found = walk_runs(open_, macros, relevant, first, endings, sum(m.advances for m in machines))
+    found.over = open_.view
+    return found

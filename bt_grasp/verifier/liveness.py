@@ -64,12 +64,15 @@ class Liveness:
     def __init__(self, nodes: list[Behaviour], read: set[str]) -> None:
         self.plain = all(_is_plain(n) for n in nodes)
         self.guards: dict[str, list[list[Guard]]] = {}
+        # every reader of every read key with its guards (none: it can always see the value)
+        self.readers: dict[str, list[tuple[Behaviour, list[Guard]]]] = {}
         readers: dict[str, list[Behaviour]] = {}
         for node in nodes:
             for key in reads(node) & read:
                 readers.setdefault(key, []).append(node)
         for key, rs in readers.items():
             per_reader = [self._guards_of(r, key) for r in rs]
+            self.readers[key] = list(zip(rs, per_reader, strict=True))
             if all(per_reader):  # a key with an unguarded reader is always live
                 self.guards[key] = per_reader
 

@@ -3,7 +3,9 @@
 The same reductions as the compiled tree's key (bt_grasp/verifier/state.py, docs/semantics.md
 "Search"), read off the model's slots: a node's loop data only while it runs or is on the path
 of the tick in progress, finished statuses only under a parallel that runs or is being ticked,
-the blackboard keys some reader can still see (liveness.py). Ticks left of running calls and timeouts are part of it (they bound
+the blackboard keys some reader can still see (liveness.py), a label that only conditions
+and switches can still see as far as they tell it apart (every value they do not name answers
+them alike). Ticks left of running calls and timeouts are part of it (they bound
 what can still happen); the tick count is not. The counters (actions, streak, retry starts,
 scoped actions) are kept apart, as the key's second half: the search shares a future between
 counter values that every comparison in it treats alike (explore.py).
@@ -18,6 +20,7 @@ from bt_grasp.verifier.liveness import Liveness
 from bt_grasp.verifier.model import RUNNING, K
 from bt_grasp.verifier.state import _restartable
 
+_OTHER = ("other than every label a condition still compares it with",)
 # kinds whose `a` slot holds data re-initialised when they start (RESET)
 _SLOT_A = {K.SEQ, K.SEL, K.PAR, K.REPEAT, K.TIMEOUT, K.LEAF, K.SWITCH, K.BRETRY, K.RECOV, K.PIPE,
            K.TPAR}
@@ -74,6 +77,32 @@ class KeyMaker:
         self.guards = {key: [[(m.index[comp.name], j, leaf) for comp, j, leaf in per_reader]
                              for per_reader in readers]
                        for key, readers in liveness.guards.items()}
+        # keys some reader can always see, but whose every such reader compares it with labels
+        # (a label condition, a switch): per reader the labels it tells apart (None: it sees the
+        # whole value) and its guards (a reader whose guard holds cannot see the value)
+        self.labelled: dict[str, list[tuple[frozenset[str] | None, list[tuple[int, int, bool]]]]] = {}
+        for key, readers in liveness.readers.items():
+            if key in self.guards:
+                continue
+            conds: list[tuple[frozenset[str] | None, list[tuple[int, int, bool]]]] = []
+            for node, guards in readers:
+                i = m.index[node.name]
+                labels = self._labels(i, key)
+                if labels is None and not guards:
+                    break
+                conds.append((labels, [(m.index[c.name], j, leaf) for c, j, leaf in guards]))
+            else:
+                self.labelled[key] = conds
+
+    def _labels(self, i: int, key: str) -> frozenset[str] | None:
+        """The labels node i compares the value at `key` with (LabelIs and Switch compare its
+        text), or None: it reads more of it."""
+        m = self.m
+        if m.kind[i] == K.COND and m.param[i][0] == key:
+            return frozenset((str(m.param[i][2]),))
+        if m.kind[i] == K.SWITCH and m.param[i][0] == key:
+            return frozenset(m.param[i][1])
+        return None
 
     def _holds(self, guard: tuple[int, int, bool], active: frozenset[int]) -> bool:
         """liveness._holds on the model: the guard's composite has not passed its writer yet."""
@@ -104,6 +133,24 @@ class KeyMaker:
             else:
                 return False
         return True
+
+    def _label_class(self, key: str, value: Any, active: frozenset[int]) -> Any:
+        """A label that only label conditions and switches can still see, as far as they tell
+        it apart: itself when one that can still run compares it with it, else one class for
+        every other value (they all fail, or take the default case, alike)."""
+        if value is None:  # a switch takes its default on it, a condition compares "None"
+            return None
+        text = str(value)
+        holds = self._holds
+        shown: Any = _OTHER
+        for labels, guards in self.labelled[key]:
+            if any(holds(g, active) for g in guards):
+                continue
+            if labels is None:  # a reader that sees the whole value
+                return value_key(value)
+            if text in labels:
+                shown = text
+        return shown
 
     def key(self, asking: str | None = None, pending: tuple[str, ...] = ()) -> tuple[Any, ...]:
         t, m = self.t, self.m
@@ -137,8 +184,9 @@ class KeyMaker:
                 p = parent[i]
                 shown = s if reads_status[i] and (st[p] == RUNNING or p in active) else running
                 nodes.append((i, shown, (a[i], b[i]) if kept[i] else ()))
-        bb, dead = t.bb, self.dead
-        board = tuple([(k, value_key(bb[k])) for k in self.read if k in bb and not dead(k, active)])
+        bb, dead, labelled = t.bb, self.dead, self.labelled
+        board = tuple([(k, value_key(bb[k]) if k not in labelled else self._label_class(k, bb[k], active))
+                       for k in self.read if k in bb and not dead(k, active)])
         rest = (tuple(nodes), board, t.decision, t.reason if t.decision else None, asking, pending)
         return (rest, self.counters(active))
 

@@ -13,6 +13,7 @@ again on the Runner's own answers and decision) before it is reported.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,12 +236,19 @@ def unchecked(props: list[Property], why: str) -> list[PropertyResult]:
     return [PropertyResult(p.name, p.text(), None, why=why) for p in props]
 
 
-def property_results(setup: Any, graph: Any, root: Any,
-                     classes: Classes | None = None) -> list[PropertyResult]:
-    """Every property of the tree over the run graph, each violation replayed on the Runner."""
+def property_results(setup: Any, graph: Any, root: Any, classes: Classes | None = None,
+                     over: Callable[[], Any] | None = None) -> list[PropertyResult]:
+    """Every property of the tree over the run graph, each violation replayed on the Runner.
+    `over`: a smaller graph (rooted at 0) whose paths include every run: a property holding on
+    it holds (the run graph is only searched for the others, for an actual run)."""
     props: list[Property] = list(getattr(setup.spec, "properties", []) or [])
     if not props:
         return []
-    witnesses = check_properties(props, graph, root, classes)
+    if over is not None:
+        maybe = check_properties(props, over(), 0, classes)
+        left = [p for p in props if p.name in maybe]
+        witnesses = check_properties(left, graph, root, classes) if left else {}
+    else:
+        witnesses = check_properties(props, graph, root, classes)
     return [replay_property(setup, p, *witnesses[p.name]) if p.name in witnesses
             else PropertyResult(p.name, p.text(), True) for p in props]

@@ -65,6 +65,7 @@ class Found:
     incomplete: bool = False
     graph: Any = None  # the symbolic search's states and edges (graph.Graph), for the tick bound
     root: Any = None   # the symbolic search's initial state in that graph
+    over: Any = None   # () -> a graph whose paths include every run (explore.py), rooted at 0
 
 
 class _Counterexample(Exception):

@@ -159,9 +159,9 @@ def tick_bound(graph: Graph, root: Any) -> TickBound:
     """The most ticks of any run from the state `root`, with a run that takes them."""
     edges, idle = graph.edges, graph.idle
     F: dict[Any, list[Term]] = {}
-    order: list[Any] = []  # post-order, without recursion
+    order: list[Any] = graph.order  # each state after those it leads to, when the search kept it
     seen: set[Any] = set()
-    todo: list[tuple[Any, bool]] = [(root, False)]
+    todo: list[tuple[Any, bool]] = [] if order else [(root, False)]
     while todo:
         key, done = todo.pop()
         if done:
