@@ -118,3 +118,21 @@ def test_every_leaf_type_declares_its_outcomes_and_tick_bound(name: str) -> None
     assert nt is not None and nt.factory is not None
     assert nt.kind in ("terminal", "condition") or nt.alphabet(_params(nt)), f"{name} declares no outcomes"
     assert nt.max_ticks >= 1
+
+
+def test_a_control_type_without_a_summary_rule_is_bounded_only_by_the_tick_cap() -> None:
+    """A user's one-child decorator the summary does not know (here one that may tick its child
+    again and again) is not read as its child: the summary says it has no rule for it, so only
+    the tick cap bounds the tree, instead of the child's single-activation bounds."""
+    registry = _registry()
+    registry.add(NodeType("again_and_again", "decorator", arity="one",
+                          factory=lambda node_id, params, children, ctx: children[0]))
+    root = {"selector": {"children": [{"again_and_again": {"child": {"grasp": {}}}},
+                                      {"wait_clarify": {"reason": "end"}}]}}
+    text = yaml.safe_dump({"tree": "user_decorator", "budgets": {"max_ticks": 100}, "root": root},
+                          sort_keys=False)
+    spec = load_tree_text(text, registry=registry)
+    rules = Rules(spec, registry)
+    rules.summarise(spec.root)
+    assert any("no summary rule for node type again_and_again" in why
+               for why in rules.unbounded_reasons.values())

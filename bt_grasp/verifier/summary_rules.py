@@ -212,10 +212,12 @@ class Rules:
         elif t == "opaque_decorator":
             c = kids[0]
             out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_s, c.min_f, c.writes, c.s_tab, c.f_tab)
-        elif t == "budget" or len(kids) == 1:
+        elif t == "budget":
             c = kids[0]
             out = NodeSum(dict(c.act), {}, dict(c.tick), c.min_s, c.min_f, c.writes)
-        else:  # an unknown control: every child any number of times -> only the tick cap bounds it
+        else:  # an unknown control (one child or many) may tick every child any number of times:
+            # only the tick cap bounds it (passing one child's summary through would be unsound
+            # for a user decorator that repeats its child)
             out = NodeSum({k: np.full(size, POS) for k in conv_all([self.full(c) for c in kids], size)},
                           {}, tick_sum, ZERO, ZERO)
             self.unbounded_reasons[node.id] = f"no summary rule for node type {t}"
