@@ -53,10 +53,21 @@ def _task_fields(task: Task) -> dict[str, Any]:
     return out if task.instruction is None else {**out, "form": task.instruction}
 
 
+def episode_vocabulary(profile: Any, driver: Any) -> Any:
+    """The perceiver's vocabulary for the robot's episodes: the profile's (`perception:
+    {vocabulary: FILE}`), as `bt-grasp run` reads it, else the catalogue's words (the objects these
+    scenes are built from, bench/vocabulary.py). A world that does not draw the meshes' textures
+    shows every object in its word's colour."""
+    from bt_grasp.bench.vocabulary import catalogue_vocabulary
+    from bt_grasp.world import read_vocabulary
+
+    vocabulary = read_vocabulary(profile.perception_vocabulary) or catalogue_vocabulary()
+    return vocabulary if getattr(driver, "draws_mesh_textures", True) else vocabulary.untextured()
+
+
 def _run_task(task: Task) -> dict[str, Any]:
     from bt_grasp.bench.instrument import DriverProxy, PerceiverProxy, Probe, timed_services
     from bt_grasp.bench.rates import LeafOutcomeCounter
-    from bt_grasp.bench.vocabulary import catalogue_vocabulary
     from bt_grasp.episode import run_episode
     from bt_grasp.perception.backends import make_perceiver
     from bt_grasp.world import World, make_services
@@ -65,11 +76,7 @@ def _run_task(task: Task) -> dict[str, Any]:
         install_scene_cache(task.scene_cache)
     profile, driver = world_for(task)
     probe = Probe()
-    # The catalogue's words: the objects these scenes are built from (bench/vocabulary.py).
-    # A world that does not draw the meshes' textures shows every object in its word's colour.
-    vocabulary = catalogue_vocabulary()
-    perceiver = make_perceiver(task.perception, vocabulary=vocabulary if getattr(driver, "draws_mesh_textures", True)
-                               else vocabulary.untextured())
+    perceiver = make_perceiver(task.perception, vocabulary=episode_vocabulary(profile, driver))
     world = World(profile, DriverProxy(driver, probe), PerceiverProxy(perceiver, probe),
                   timed_services(make_services(profile), probe))
     trace = None
