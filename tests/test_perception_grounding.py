@@ -192,21 +192,6 @@ def test_two_touching_pieces_of_one_named_object_are_one_answer_not_a_question()
     assert len(hit.alternative_scores) == 1 and 0.8 * hit.score <= hit.alternative_scores[0] <= hit.score
 
 
-def test_a_size_the_words_leave_open_is_no_evidence_two_boxes_stay_a_question():
-    """"the yellow box" with a large yellow box in full view (fit 0.92) and a medium one partly
-    hidden (0.74): both are boxes as seen, and the text names no size, so the better fit says
-    only which shows more; it stays a question. Named, the size decides as before."""
-    large = _measured_obj(1, "large yellow box", "yellow", "yellow",
-                          {"box": {"small": 0.2, "medium": 0.55, "large": 0.92}, "cube": {"small": 0.3}}, 0.3)
-    medium = _measured_obj(2, "medium yellow box", "yellow", "yellow",
-                           {"box": {"small": 0.4, "medium": 0.74, "large": 0.5}, "cube": {"small": 0.35}}, 0.7)
-    scene = SceneGraph([large, medium], [])
-    hit = resolve("the yellow box", scene)
-    assert hit is not None and {hit.obj.id, *(o.id for o in hit.alternatives)} == {1, 2}
-    hit = resolve("the large yellow box", scene)
-    assert hit is not None and hit.obj.id == 1 and hit.alternatives == []
-
-
 def test_a_near_perfect_fit_settles_what_relative_scores_leave_open():
     """A mug whose best catalogue fit is "duck" (0.8) scores as well for "the large yellow duck"
     as the duck itself (0.975), each relative to its own fits. The duck's fit is near-perfect and

@@ -383,28 +383,9 @@ def _named_fit(q: Query, o: SceneObject, v: Vocabulary) -> float | None:
     return max(fits, default=None)
 
 
-def _best_noun(o: SceneObject) -> str | None:
-    """The catalogue noun that explains the segment best (measured fits only), or None."""
-    ns = _name_fit(o)
-    return None if ns is None else max(ns, key=lambda n: max(ns[n].values()))
-
-
-def _size_left_open(q: Query, candidates: list[SceneObject], v: Vocabulary) -> bool:
-    """The text names no size of a category that comes in several, and each candidate is best
-    explained by that category: then their named fits differ in what the words leave open (which
-    size, how much of it shows), not in how well the words fit, so no fit settles the tie."""
-    cat = v.by_name.get(q.category or "")
-    if q.size is not None or cat is None or len(cat.sizes) < 2:
-        return False
-    return all(_best_noun(o) in _catalogue_nouns(q, v) for o in candidates)
-
-
 def _decisive(q: Query, candidates: list[SceneObject], v: Vocabulary) -> SceneObject | None:
     """The one candidate whose named fit reaches DECISIVE_FIT and beats every other's by
-    DECISIVE_MARGIN, or None (all must have measured fits: no comparing a fit with a guess; a
-    size the words leave open is no evidence either, see _size_left_open)."""
-    if _size_left_open(q, candidates, v):
-        return None
+    DECISIVE_MARGIN, or None (all must have measured fits: no comparing a fit with a guess)."""
     named = [_named_fit(q, o, v) for o in candidates]
     fits = [f for f in named if f is not None]
     if len(fits) < len(candidates):
