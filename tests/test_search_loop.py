@@ -1,8 +1,9 @@
 """Search instead of giving up (trees/clutter.yaml): a target that is not found is looked for
 under the objects that may hide it until it is found or the budget is spent; two equally good
-matches are looked at again with what covers them taken away, and in full view both go to the
-basket, one after the other, so the delivery check decides, never a guess; when neither can be
-taken the tie is a question; FINALIZE only after the delivery was seen."""
+matches are looked at again with what covers them taken away; a tie in full view is a question;
+with a candidate still seen in part both go to the basket, one after the other, so the delivery
+check decides, never a guess; when neither can be taken the tie is a question too; FINALIZE only
+after the delivery was seen."""
 
 from __future__ import annotations
 
@@ -66,13 +67,25 @@ def test_an_ungraspable_hider_is_pushed_aside_instead():
     assert "search/push_hider" in _called(oracle)
 
 
-def test_two_equally_good_matches_in_full_view_both_go_to_the_basket_then_the_delivery_decides():
+def test_a_tie_with_a_candidate_seen_in_part_sends_both_to_the_basket_then_the_delivery_decides():
+    # locate_candidate (ambiguity: report_in_view) answers with the best candidate only when one
+    # of the tied candidates is partly covered
     oracle = ScriptedOracle({"locate": ["ambiguous", "found"], "uncover/locate_cover": ["not_found"],
-                             "uncover/check_candidate": ["SUCCESS"], **FOUND_AND_HELD}, fallback="done")
+                             "uncover/locate_candidate": ["occluded"], "uncover/check_candidate": ["SUCCESS"],
+                             **FOUND_AND_HELD}, fallback="done")
     res = run_oracle(_clutter(), oracle)
     called = _called(oracle)
     assert res.decision.value == "FINALIZE" and called.count("locate") == 2 and res.actions == 2
     assert called.index("uncover/drop_candidate") < called.index("grasp") < called.index("deliver/confirm")
+
+
+def test_a_tie_between_candidates_in_full_view_is_a_question_nothing_is_moved():
+    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"],
+                             "uncover/locate_candidate": ["ambiguous"]}, fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    called = _called(oracle)
+    assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
+    assert res.actions == 0 and "uncover/grasp_candidate" not in called and "grasp" not in called
 
 
 def test_a_tie_where_nothing_can_be_taken_is_a_question_not_a_guess():
@@ -196,6 +209,22 @@ def test_locate_reports_ambiguity_only_where_the_tree_asks_for_it():
     leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report"}, scene, _located([]))
     leaf.update()
     assert leaf.last_outcome == "found"
+
+
+def test_report_in_view_reports_a_tie_only_between_candidates_seen_whole():
+    tie = _located(["red cube"])
+    tie.alternative_ids = [2]
+    objects = [_obj(i, "red", (0.05, 0.05, 0.03), 0.03) for i in (1, 2, 3)]
+    whole = SceneGraph(objects, [(3, "partially_occluded_by", 1)])  # a candidate covers a third object
+    leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report_in_view"}, whole, tie)
+    leaf.update()
+    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target") is None
+    assert ctx.blackboard.get("target.ambiguity") == "ambiguous: red box or red cube"
+    for cover in (3, 1):  # the alternative partly covered by a third object, or by the other candidate
+        in_part = SceneGraph(objects, [(2, "partially_occluded_by", cover)])
+        leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report_in_view"}, in_part, tie)
+        leaf.update()
+        assert leaf.last_outcome == "found" and ctx.blackboard.get("target.name") == "red box", cover
 
 
 def test_an_ambiguous_locate_names_what_covers_a_candidate_but_never_a_candidate():

@@ -1,5 +1,6 @@
 """The perceiver's vocabulary is configuration: a robot profile's `perception: {vocabulary: FILE}`
-and `bt-grasp run --vocabulary FILE` choose it; mistakes are one line at their place."""
+and `bt-grasp run --vocabulary FILE` choose it, and `bt-grasp bench --robot` perceives in the
+profile's; mistakes are one line at their place."""
 
 from __future__ import annotations
 
@@ -61,3 +62,29 @@ def test_a_bad_vocabulary_file_on_the_command_line_is_one_line_with_exit_2(tmp_p
     code = main(["run", str(ROOT / "trees" / "open_loop.yaml"), "--vocabulary", str(bad)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith(f"{bad}:2:") and "unknown 'blob'" in err[0]
+
+
+def test_bench_with_a_profile_vocabulary_runs_in_its_words(tmp_path, capsys) -> None:
+    """One episode end to end: the scene's target, named in catalogue words the profile's
+    vocabulary does not hold, is never grounded, so the episode ends "not found"."""
+    import json
+
+    (tmp_path / "words.yaml").write_text(EXAMPLE.read_text())
+    robot = _profile(tmp_path, "{vocabulary: words.yaml}")
+    out = tmp_path / "bench"
+    code = main(["bench", "--trees", "open_loop", "--episodes", "1", "--image-size", "96", "--workers", "1",
+                 "--robot", str(robot), "--no-progress", "--no-traces", "-o", str(out)])
+    rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert code == 0 and "error" not in rec
+    assert rec["decision"] == "WAIT_CLARIFY" and rec["reason"].startswith("not found")
+
+
+def test_bench_with_a_broken_profile_vocabulary_stops_before_any_episode(tmp_path, capsys) -> None:
+    bad = tmp_path / "v.yaml"
+    bad.write_text("sizes: [small]\ncategories: {thing: {body: blob, sizes: {small: [0.1, 0.1, 0.1]}, colours: [red]}}\n")
+    robot = _profile(tmp_path, "{vocabulary: v.yaml}")
+    code = main(["bench", "--trees", "open_loop", "--episodes", "1", "--robot", str(robot), "--no-progress",
+                 "-o", str(tmp_path / "bench")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"{bad}:2:")
+    assert not (tmp_path / "bench" / "results.jsonl").exists()

@@ -81,6 +81,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         for t in args.trees:  # fail fast, before any worker starts, on a broken tree
             load_tree(t)
+        from bt_grasp.profile import load_profile
+        from bt_grasp.world import read_vocabulary
+
+        # ... and on a broken profile or vocabulary file (the workers read the same)
+        read_vocabulary(load_profile(args.robot).perception_vocabulary)
         tasks = make_tasks([str(Path(t).resolve()) for t in args.trees], args.seeds, args.episodes,
                            args.lighting, args.perception, args.image_size, args.robot,
                            None if args.no_traces else str((out / "traces").resolve()),

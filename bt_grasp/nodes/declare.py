@@ -31,8 +31,8 @@ CHECK_HOLD_DOC = ("judge the motion's telemetry while the gripper is shut: finge
 
 
 def locate_outcomes(params: dict[str, Any]) -> tuple[str, ...]:
-    """`ambiguous` exists only where the tree asked for it (`ambiguity: report`)."""
-    return LOCATE_OUT + ("ambiguous",) if params.get("ambiguity") == "report" else LOCATE_OUT
+    """`ambiguous` exists only where the tree asked for it (`ambiguity: report` or `report_in_view`)."""
+    return LOCATE_OUT + ("ambiguous",) if params.get("ambiguity") in ("report", "report_in_view") else LOCATE_OUT
 
 
 def carry_outcomes(params: dict[str, Any]) -> tuple[str, ...]:

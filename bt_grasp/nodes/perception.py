@@ -143,11 +143,22 @@ def covering(scene: SceneGraph, tied: list[int]) -> str | None:
     return None
 
 
+def in_full_view(scene: SceneGraph, tied: list[int]) -> bool:
+    """No tied candidate is partly covered (by anything, another candidate or a fixture too).
+
+    Why: a tie between candidates seen whole is one the words leave open, and looking again
+    will not settle it: a question is the answer. A partly covered candidate may be a
+    look-alike seen in part, which taking things away can still tell apart."""
+    return not any(scene.related(oid, "partially_occluded_by") for oid in tied)
+
+
 class LocateObject(Leaf):
     """found: visible; occluded: visible but partially covered (the occluder is named);
     not_found: absent or fully hidden; with `ambiguity: report`, ambiguous: other candidates fit
     the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed;
-    `{result}.occluder` then names an object covering one of them (see `covering`), or None.
+    `{result}.occluder` then names an object covering one of them (see `covering`), or None;
+    with `ambiguity: report_in_view`, only a tie between candidates all in full view is reported
+    (see `in_full_view`), a tie with one partly covered takes the best.
     With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
     candidates: what the robot put there itself is never picked again as the goal. With
     `track: true`, a target the text no longer grounds to is followed by where it was last
@@ -158,10 +169,12 @@ class LocateObject(Leaf):
         "target": Port("target", "str", required=True, doc='referring text, e.g. "{goal.object}"'),
         "result": key_port("result", "target", "where the located object is written"),
         "outcome": key_port("outcome", "target.outcome", "found | occluded | not_found | ambiguous"),
-        "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report"),
+        "ambiguity": Port("ambiguity", "str", default="choose", choices=("choose", "report", "report_in_view"),
                           doc="when other candidates fit as well: take the best (choose) or fail with "
                               "outcome `ambiguous`, `{result}.ambiguity` = \"ambiguous: A or B\" and "
-                              "`{result}.occluder` = an object covering one of them, if any (report)"),
+                              "`{result}.occluder` = an object covering one of them, if any (report); "
+                              "report_in_view: report only when every candidate is in full view (none "
+                              "partly covered), else take the best"),
         "skip": Port("skip", "str", doc="receptacle (e.g. basket) whose contents are no candidates "
                      "(its region comes from driver.place_region)"),
         "track": Port("track", "bool", default=False, doc="when the text no longer grounds, follow the "
@@ -198,9 +211,10 @@ class LocateObject(Leaf):
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": None})
             return self.result("not_found", writes, PERCEPTION_SECONDS)
         alternatives = [str(a) for a in getattr(located, "alternatives", None) or []]
-        if alternatives and self.port("ambiguity") == "report":
+        tied = [located.object_id, *(getattr(located, "alternative_ids", None) or [])]
+        mode = self.port("ambiguity")
+        if alternatives and (mode == "report" or (mode == "report_in_view" and in_full_view(scene, tied))):
             names = " or ".join([located.name, *alternatives])
-            tied = [located.object_id, *(getattr(located, "alternative_ids", None) or [])]
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": covering(candidates, tied),
                            f"{key}.alternatives": alternatives, f"{key}.ambiguity": f"ambiguous: {names}"})
             return self.result("ambiguous", writes, PERCEPTION_SECONDS)
