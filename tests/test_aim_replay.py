@@ -39,6 +39,12 @@ def test_a_neighbour_hold_gets_the_first_cause_that_applies(log, want):
     assert tool.cause(AIM, entry) == want
 
 
+def test_a_plan_on_a_mask_of_two_bodies_is_a_merged_mask_before_anything_else():
+    tool = _tool()
+    entry = tool.GraspLog(start={"green ball": BALL}, first_body="red can", first_phase="approach")
+    assert tool.cause({**AIM, "aimed_purity": 0.74}, entry) == "merged mask"
+
+
 def test_a_grasp_point_far_from_the_aimed_object_is_off_the_aim():
     tool = _tool()
     entry = tool.GraspLog(start={"green ball": (0.45, 0.0, 0.035)}, after_close={"green ball": (0.45, 0.0, 0.035)})

@@ -10,6 +10,8 @@ grasps printed are the ones scored. `--from` replays the episodes of a results f
 PyBullet arm) whose grasps held an object other than the one aimed at, and counts the causes.
 Each grasp that missed its aim gets one cause, the first that applies:
 
+- *merged mask*: the planned object's mask was less than 90 % one body (the segmenter joined
+  touching objects, often of one colour): the plan aimed at two objects at once;
 - *rolled*: the aimed object moved more than 1.5 cm between the start of the grasp and the end
   of the close (pushed away by a finger or rolling), and was not held;
 - *finger on a neighbour*: the first object a finger or the palm touched on the way down was not
@@ -42,6 +44,7 @@ use_one_thread()  # before numpy is imported
 ROOT = Path(__file__).resolve().parents[1]
 ROLLED_M = 0.015  # the aimed object moved this far during the grasp: it rolled or was pushed
 OFF_AIM_M = 0.03  # the grasp point this far sideways from the aimed object's centre
+MERGED_PURITY = 0.9  # below this share of one body, the planned mask is two objects
 
 
 @dataclass
@@ -119,6 +122,8 @@ def cause(attempt: dict[str, Any], log: GraspLog) -> str:
     aimed = attempt.get("aimed")
     if aimed is None:
         return "aim unknown"
+    if float(attempt.get("aimed_purity") or 1.0) < MERGED_PURITY:
+        return "merged mask"
     p0, p1 = log.start.get(aimed), log.after_close.get(aimed)
     if p0 is not None and p1 is not None and math.dist(p0, p1) > ROLLED_M:
         return "rolled"
