@@ -76,3 +76,13 @@ def test_aim_accuracy_counts_only_executed_holds_with_a_known_aim():
     assert aim_counts(attempts) == (1, 2)
     assert [a["held"] for a in neighbour_grasps(attempts, "ball")] == ["can"]
     assert neighbour_grasps(attempts, None) == []
+
+
+def test_a_task_built_around_a_goal_text_keeps_its_own_key():
+    """Replaying the scene a goal chooses (tools/aim_replay.py --goal) never reuses a name episode's key."""
+    from bt_grasp.bench.tasks import Task
+
+    plain = Task("trees/clutter.yaml", "geometric", "easy", 300, 2, 512)
+    aimed = Task("trees/clutter.yaml", "geometric", "easy", 300, 2, 512, goal="the large green ball")
+    assert plain.key == "clutter|geometric|easy|512|300|2"
+    assert aimed.key == plain.key + "|goal=the large green ball"

@@ -3,10 +3,12 @@ plan (the object aimed at, grasp point, yaw, width), the approach, the first con
 which finger), what the fingers closed on and what the micro-lift and the lift held.
 
     python tools/aim_replay.py --tree trees/clutter.yaml --seed 0 --episode 5 --lighting easy
-    python tools/aim_replay.py --from out/bench/results.jsonl [--only-misses] [--limit 10]
+    python tools/aim_replay.py --goal "the large green ball" --seed 300 --episodes 10
+    python tools/aim_replay.py --from out/bench/results.jsonl [--limit 10]
 
 The episode is re-run exactly as `bt-grasp bench` ran it (the same worker path and scene), so the
-grasps printed are the ones scored. `--from` replays the episodes of a results file (of the
+grasps printed are the ones scored. `--goal` builds each scene around the object the words
+name, as `bt-grasp run --goal` does (the seed picks the rest). `--from` replays the episodes of a results file (of the
 PyBullet arm) whose grasps held an object other than the one aimed at, and counts the causes.
 Each grasp that missed its aim gets one cause, the first that applies:
 
@@ -200,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lighting", default="easy", choices=["easy", "hard"])
     ap.add_argument("--perception", default="geometric", choices=["geometric", "sim"])
     ap.add_argument("--image-size", type=int, default=512)
+    ap.add_argument("--episodes", type=int, default=1, help="replay this many episodes from --episode on")
+    ap.add_argument("--goal", default=None,
+                    help='a goal text that also chooses the target, as `bt-grasp run --goal` ("the large green ball")')
     ap.add_argument("--scene-cache", default=None, help="a bench run's OUT/scene_cache (faster, same scenes)")
     ap.add_argument("--from", dest="results", default=None,
                     help="replay the episodes of this results.jsonl whose grasps held a neighbour of their aim")
@@ -222,9 +227,10 @@ def main(argv: list[str] | None = None) -> int:
                  for r in chosen[: args.limit]]
     else:
         tasks = [Task(tree=str(Path(args.tree).resolve()), perception=args.perception, lighting=args.lighting,
-                      seed=args.seed, episode=args.episode, image_size=args.image_size,
-                      scene_cache=args.scene_cache)]
+                      seed=args.seed, episode=e, image_size=args.image_size, scene_cache=args.scene_cache,
+                      goal=args.goal) for e in range(args.episode, args.episode + max(1, args.episodes))]
     total: Counter[str] = Counter()
+    hit = held = done = 0
     for task in tasks:
         try:
             split = split_of(task.seed)
@@ -239,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{task.key}: {record['error']}", file=sys.stderr)
             return 1
         total += print_episode(record, pairs)
+        hit, held, done = hit + record["aim_hit"], held + record["aim_held"], done + bool(record["task_success"])
+    print(f"{len(tasks)} episodes: target in the basket in {done}; aim {hit}/{held} holds")
     print("causes of neighbour holds: " + (", ".join(f"{c} {n}" for c, n in total.most_common()) or "none"))
     return 0
 
