@@ -167,7 +167,9 @@ def print_episode(record: dict[str, Any], pairs: list[tuple[dict[str, Any], Gras
     """Print each grasp; returns the causes of the grasps that held something other than the aim."""
     causes: Counter[str] = Counter()
     print(f"{record.get('key')}: target {record.get('target')!r}, visibility {record.get('visibility')}, "
-          f"{record.get('decision')} ({record.get('reason')}); taxonomy {record.get('taxonomy', {}).get('category')}")
+          f"{record.get('decision')} ({record.get('reason')}); taxonomy {record.get('taxonomy', {}).get('category')}; "
+          f"goal first located as {record.get('located_name')!r} (on the target: {record.get('grounded')}), "
+          f"{record.get('goal_locates')} locates")
     for i, (a, log) in enumerate(pairs):
         plan = a.get("plan") or {}
         aimed = a.get("aimed")
