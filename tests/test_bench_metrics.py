@@ -114,19 +114,52 @@ def test_finalize_precision_counts_only_success_claims_and_is_undefined_without_
     ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "x", "target": "red box",
       "attempts": [{"node": "grasp", "aimed": "red box", "held": None, "label": "EMPTY", "executed": True}]},
      "grasp failed"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "x", "target": "red box",
+      "attempts": [{"node": "grasp", "aimed": "red box", "held": "blue box", "label": "SUCCESS", "executed": True},
+                   {"node": "grasp", "aimed": "red box", "held": None, "label": "EMPTY", "executed": True}]},
+     "grasped a neighbour of a visible target"),
     ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "x", "pushes": 2, "attempts": []},
      "push ineffective"),
     ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "action budget spent (10 grasp/push actions)",
-      "attempts": []}, "budget spent"),
+      "attempts": []}, "search budget spent"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "action budget spent (10 grasp/push actions)",
+      "pushes": 2, "actions": 10, "grasp_calls": 8, "target": "red box",
+      "attempts": [{"node": "grasp_hider", "aimed": "green lid", "held": "green lid", "label": "SUCCESS",
+                    "executed": True}]}, "search budget spent"),
+    ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "action budget spent (10 grasp/push actions)",
+      "pushes": 6, "actions": 10, "attempts": []}, "push ineffective"),
     ({"task_success": False, "decision": "WAIT_CLARIFY", "reason": "search and grasp attempts spent",
       "target_left_table": True, "target": "red box",
       "attempts": [{"node": "grasp", "aimed": "red box", "held": "red box", "label": "SUCCESS", "executed": True}]},
      "target left the table"),
 ])
 def test_every_episode_gets_one_taxonomy_category(fields, category):
+    """Pushes name a failure only when they were at least half of the actions; a budget spent
+    mostly on grasps of other objects is a search that spent it."""
     from bt_grasp.bench.metrics import taxonomy
 
     assert taxonomy(rec(**fields))["category"] == category
+
+
+def test_a_neighbour_grasp_names_the_neighbours_held_most_often_first():
+    from bt_grasp.bench.metrics import taxonomy
+
+    attempts = [{"node": "grasp", "aimed": "green ball", "held": h, "executed": True}
+                for h in ("red can", "blue box", "red can", None)]
+    out = taxonomy(rec(task_success=False, decision="WAIT_CLARIFY", reason="action budget spent",
+                       target="green ball", attempts=attempts))
+    assert out == {"category": "grasped a neighbour of a visible target", "detail": "red can ×2, blue box ×1"}
+
+
+def test_aim_accuracy_pools_holds_of_the_aimed_object_over_holds_and_skips_records_without_aims():
+    recs = [rec(aim_hit=3, aim_held=4), rec(episode=1, aim_hit=0, aim_held=1),
+            rec(episode=2)]  # a record from before aims were recorded: not counted as a miss
+    g = group_metrics(recs, "clutter", "sim", "easy", "all")
+    assert (g.aim_hit, g.aim_held, g.aim_episodes) == (3, 5, 2)
+    assert g.aim_accuracy == pytest.approx(0.6) and g.aim_ci == wilson(3, 5)
+    md = markdown(recs)
+    assert "## Aim" in md and "| clutter | sim | easy | all | 2 | 60% (" in md and "n=5)" in md
+    assert "## Aim" not in markdown([rec()])  # no aims recorded, no table
 
 
 def test_report_shows_ci_and_n_on_rates_and_na_for_undefined():

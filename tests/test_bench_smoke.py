@@ -36,7 +36,7 @@ def test_every_episode_has_a_complete_record(bench_out):
     assert not [r for r in recs if "error" in r], [r.get("error") for r in recs]
     fields = ("grounded", "grasps_executed", "grasps_held", "task_success", "actions", "pushes",
               "displaced", "retries", "decision", "reason", "high_clutter", "wall", "time",
-              "grounded_ever", "attempts", "taxonomy")
+              "grounded_ever", "attempts", "taxonomy", "aim_hit", "aim_held")
     for r in recs:
         for f in fields:
             assert f in r, (r["key"], f)
@@ -52,6 +52,8 @@ def test_every_episode_has_a_complete_record(bench_out):
         assert r["grasps_executed"] <= r["grasp_calls"] and len(r["attempts"]) <= r["grasp_calls"]
         if r["task_success"]:
             assert r["grasps_executed"] >= 1 and r["grasps_held_target"] >= 1, r["key"]
+        # every grasp the arm ran was planned on a perceived object, whatever leaf asked for it
+        assert all(a["aimed"] is not None for a in r["attempts"] if a["executed"]), r["attempts"]
     assert sum(r["watchdog_judged"] for r in recs) >= 1
     # same seed, same scene for every method
     by_scene = {}

@@ -92,3 +92,30 @@ def test_tilted_approach_when_top_down_is_blocked():
     assert grasps and all(g.metadata["approach"] == "tilted" for g in grasps)
     free = grasp_candidates(obj, obj, table=0.0)
     assert free and free[0].metadata["approach"] == "top_down"
+
+
+def test_an_object_the_frame_cuts_off_is_grasped_across_itself_not_to_the_frame_edge():
+    """A 70 mm ball half out of the image: the frame's edge is not the ball's side, so no grasp
+    pairs it with the far side (a chord centred on the seen part would put a finger inside the
+    ball); the grasps span the ball's true width. Without the frame's cut they span a chord."""
+    from bt_grasp.perception.grasps import frame_cut, scene_cloud
+
+    K, T, shape = overhead_camera(256)
+    obs = render([Prim("sphere", (0.5, 0.345, 0.035), (0.035,), RED)], K, T, shape)
+    per = GeometricPerceiver()
+    loc = per.locate(obs, "red ball", per.survey(obs))
+    cut = frame_cut(obs, loc.mask)
+    assert cut is not None and len(cut)
+    grasps = plan_grasps(obs, loc)
+    assert grasps and all(g.metadata["object_width"] > 0.055 for g in grasps[:3])
+    plane, scene = scene_cloud(obs)
+    obj = loc.points_base[plane.height(loc.points_base) > 0.005]
+    chords = grasp_candidates(obj, scene, plane)
+    assert chords[0].metadata["object_width"] < 0.045
+
+
+def test_an_object_inside_the_frame_has_no_cut():
+    obs, loc = _locate([Prim("box", (0.5, 0.0, 0.02), (0.05, 0.03, 0.04), RED)])
+    from bt_grasp.perception.grasps import frame_cut
+
+    assert frame_cut(obs, loc.mask) is None

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp.bench.aim import aim_of, mask_body, recording_plans
+
 # Driver calls that step physics or run IK / collision queries (rendering is subtracted out).
 DRIVER_CALLS = ("reset", "observe", "grasp", "push", "lift", "place", "open_gripper", "feasible",
                 "grasp_feasible")
@@ -44,17 +46,7 @@ class Probe:
     timings: Timings = field(default_factory=Timings)
     grasps: list[dict[str, Any]] = field(default_factory=list)  # one per driver.grasp call
     locates: list[dict[str, Any]] = field(default_factory=list)  # one per perceiver.locate call
-
-
-def _mask_bodies(mask: np.ndarray, instance: np.ndarray) -> tuple[int | None, float]:
-    """(body covering most of the mask, that body's share of the mask) from the sim's instance ids."""
-    ids = instance[np.asarray(mask, bool)]
-    ids = ids[ids >= 0]
-    if ids.size == 0:
-        return None, 0.0
-    values, counts = np.unique(ids, return_counts=True)
-    k = int(np.argmax(counts))
-    return int(values[k]), float(counts[k] / max(1, int(np.asarray(mask, bool).sum())))
+    plans: list[dict[str, Any]] = field(default_factory=list)  # one per plan_grasps call (aim.py)
 
 
 class DriverProxy:
@@ -88,7 +80,7 @@ class DriverProxy:
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             out = _timed(probe, name, lambda: attr(*args, **kwargs))
-            _record(probe, name, out)
+            _record(probe, name, out, kwargs.get("pose", args[0] if args else None))
             return out
 
         return timed
@@ -96,22 +88,23 @@ class DriverProxy:
     def _start(self, primitive: str, /, **kwargs: Any) -> Any:
         """A streaming driver's primitive: its polls are timed and its end recorded, as a call."""
         motion = _timed(self._probe, primitive, lambda: self._driver.start(primitive, **kwargs))
-        return TimedMotion(motion, self._probe)
+        return TimedMotion(motion, self._probe, kwargs.get("pose"))
 
 
 class TimedMotion:
     """A running primitive seen by the probe: poll and cancel time counts as the driver's, and
     the Execution it ends with is recorded once (a halted grasp too: the arm moved)."""
 
-    def __init__(self, motion: Any, probe: Probe) -> None:
+    def __init__(self, motion: Any, probe: Probe, pose: Any = None) -> None:
         self._motion, self._probe, self._recorded = motion, probe, False
+        self._pose = pose
         self.primitive = motion.primitive
 
     def _timed(self, call: Callable[[], Any]) -> Any:
         out = _timed(self._probe, self.primitive, call)
         if out is not None and not self._recorded:
             self._recorded = True
-            _record(self._probe, self.primitive, out)
+            _record(self._probe, self.primitive, out, self._pose)
         return out
 
     def poll(self) -> Any:
@@ -140,14 +133,16 @@ def _timed(probe: Probe, name: str, call: Callable[[], Any]) -> Any:
             probe.timings.reset += dt
 
 
-def _record(probe: Probe, name: str, out: Any) -> None:
-    """Grasp ground truth for scoring: the body aimed at, what the simulator says is held."""
+def _record(probe: Probe, name: str, out: Any, pose: Any = None) -> None:
+    """One grasp call for scoring: the object the planner aimed it at (aim.py), the body nearest
+    the grasp point and what the simulator says is held (ground truth)."""
     if name != "grasp":
         return
     info = dict(getattr(out, "info", {}) or {})
     fault = getattr(out, "fault", None)
     probe.grasps.append({"object": info.get("object"), "held": info.get("held"), "fault": fault,
-                         "executed": not (fault or "").startswith("infeasible")})
+                         "executed": not (fault or "").startswith("infeasible"),
+                         **aim_of(probe.plans, pose)})
 
 
 class PerceiverProxy:
@@ -178,9 +173,9 @@ class PerceiverProxy:
                                "name": getattr(out, "name", None)}
         instance = (getattr(obs, "annotations", None) or {}).get("instance")
         if out is not None and instance is not None:
-            rec["body"], rec["purity"] = _mask_bodies(out.mask, np.asarray(instance))
+            rec["body"], rec["purity"] = mask_body(out.mask, np.asarray(instance))
             alts = [scene.by_id(i) for i in getattr(out, "alternative_ids", ())] if scene is not None else []
-            rec["alt_bodies"] = [_mask_bodies(a.mask, np.asarray(instance))[0] for a in alts
+            rec["alt_bodies"] = [mask_body(a.mask, np.asarray(instance))[0] for a in alts
                                  if a is not None and getattr(a, "mask", None) is not None]
         self._probe.locates.append(rec)
         return out
@@ -205,4 +200,6 @@ def timed_services(services: dict[str, Any], probe: Probe,
             return timed
 
         out[name] = wrap(fn)
+    if "plan_grasps" in out:
+        out["plan_grasps"] = recording_plans(out["plan_grasps"], probe.plans)
     return out

@@ -15,6 +15,8 @@ from an old results file. Definitions (also in docs/benchmark.md):
   simulator's held/not-held, pooled over episodes.
 - FINALIZE precision: success-FINALIZE episodes (FINALIZE other than a safe stop) with the
   target really in the basket / all success-FINALIZE episodes.
+- Aim accuracy: executed grasps that held the object their plan aimed at / executed grasps that
+  held anything, pooled (bench/aim.py).
 - Failure taxonomy: one category per episode (see `taxonomy`).
 Every rate carries a 95 % Wilson interval (bt_grasp.stats.wilson) and its N; N = 0 gives a NaN
 rate (undefined), never 0, and the whole interval (0, 1).
@@ -29,12 +31,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bt_grasp.bench.aim import neighbour_grasps
 from bt_grasp.stats import percentile, wilson
 
 GROUP_KEYS = ("method", "perception", "lighting", "clutter")
 # Failure taxonomy, in the order it is decided (the first that applies names the episode).
-TAXONOMY = ("success", "false FINALIZE", "target left the table", "grounding miss", "wrong object grasped",
-            "grasp failed", "push ineffective", "budget spent", "not found", "other")
+TAXONOMY = ("success", "false FINALIZE", "target left the table", "grounding miss",
+            "grasped a neighbour of a visible target", "wrong object grasped", "grasp failed", "push ineffective",
+            "search budget spent", "not found", "other")
+BUDGET_WORDS = ("budget spent", "attempts spent", "rounds spent")
 TARGET_GRASP_NODE = "grasp"  # the leaf that grasps the located target in the shipped trees
 
 
@@ -50,10 +55,16 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
     basket. target left the table: the simulator lost the target off the table (knocked, squeezed
     out of the grip or ejected by a contact; ground truth), after which no search can succeed
     (detail = the decision's reason). grounding miss: no locate of the goal ever returned the
-    target's mask. wrong object grasped: the target-grasp leaf closed on another object. grasp failed: grasps aimed at the
-    target never held it (detail = the Watchdog label of the last one). push ineffective: pushes
-    were made and the target was never held. budget spent: the action budget or the attempts ran
-    out. not found: the search ended with the target unseen ("not found: <goal>"). other: anything else (detail = the decision's reason)."""
+    target's mask. grasped a neighbour of a visible target: grasps planned on the target closed
+    on and held another object (detail = the neighbours held, most often first). wrong object
+    grasped: the target-grasp leaf held another object it was aimed at (the target located as
+    another object). grasp failed: grasps aimed at the target never held it (detail = the
+    Watchdog label of the last one). push ineffective: pushes made at least half of the actions
+    and the target was never held. search budget spent: the action budget, attempts or rounds
+    ran out with the target never held, mostly on grasps of other objects (detail = "G grasps,
+    P pushes: reason"). not found: the search ended with the target unseen ("not found:
+    <goal>"). other: anything else (detail = the decision's reason). Aims are the planner's
+    (bench/aim.py)."""
     target = rec.get("target")
     attempts = rec.get("attempts") or []
     reason = str(rec.get("reason", ""))
@@ -66,20 +77,39 @@ def taxonomy(rec: dict[str, Any]) -> dict[str, str]:
         return {"category": "target left the table", "detail": reason}
     if not rec.get("grounded_ever", rec.get("grounded")):
         return {"category": "grounding miss", "detail": reason}
+    if held_target:
+        return _after_holding(reason)
+    neighbours = Counter(str(a["held"]) for a in neighbour_grasps(attempts, target))
+    if neighbours:
+        return {"category": "grasped a neighbour of a visible target",
+                "detail": ", ".join(f"{n} ×{k}" for n, k in neighbours.most_common())}
     wrong = [a for a in attempts if a.get("node") == TARGET_GRASP_NODE and a.get("held")
              and a.get("held") != target]
-    if wrong and not held_target:
+    if wrong:
         return {"category": "wrong object grasped", "detail": str(wrong[-1]["held"])}
     aimed = [a for a in attempts if a.get("aimed") == target and a.get("executed")]
-    if aimed and not held_target:
+    if aimed:
         return {"category": "grasp failed", "detail": str(aimed[-1].get("label"))}
-    if int(rec.get("pushes", 0)) and not held_target:
+    pushes, actions = int(rec.get("pushes", 0)), int(rec.get("actions", 0))
+    if pushes and 2 * pushes >= actions:
         return {"category": "push ineffective", "detail": reason}
-    if "budget spent" in reason or "attempts spent" in reason or "rounds spent" in reason:
-        return {"category": "budget spent", "detail": reason}
+    if any(w in reason for w in BUDGET_WORDS):
+        grasps = int(rec.get("grasp_calls", len(attempts)))
+        return {"category": "search budget spent", "detail": f"{grasps} grasps, {pushes} pushes: {reason}"}
     if reason.startswith("not found"):
         return {"category": "not found", "detail": reason}
     return {"category": "other", "detail": reason}
+
+
+def _after_holding(reason: str) -> dict[str, str]:
+    """The target was held at some point yet did not end in the basket."""
+    if any(w in reason for w in BUDGET_WORDS):
+        return {"category": "search budget spent", "detail": f"target held once: {reason}"}
+    if reason.startswith("not found"):
+        return {"category": "not found", "detail": reason}
+    return {"category": "other", "detail": reason}
+
+
 CLUTTER_MODES = ("high", "low", "all")
 
 
@@ -132,6 +162,14 @@ class GroupMetrics:
     launches: int = 0  # objects the simulator threw (score.py "launches"), over the cell's episodes
     launch_episodes: int = 0  # episodes with at least one
     grip_jumps: int = 0  # held objects the solver jumped within the grip (launches.py): not launches
+    aim_hit: int = 0  # executed grasps that held the object their plan aimed at (aim.py)
+    aim_held: int = 0  # executed grasps that held anything, with a known aim
+    aim_ci: tuple[float, float] = (math.nan, math.nan)
+    aim_episodes: int = 0  # episodes that recorded aims (results from before aims have none)
+
+    @property
+    def aim_accuracy(self) -> float:
+        return self.aim_hit / self.aim_held if self.aim_held else math.nan
 
     @property
     def launches_per_100(self) -> float:
@@ -160,6 +198,8 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
     true_claims = sum(bool(r["task_success"]) for r in claims)
     finals = decisions.get("FINALIZE", 0)
     cats = Counter((r.get("taxonomy") or taxonomy(r))["category"] for r in ok)
+    aimed = [r for r in ok if "aim_held" in r]  # older records' "aimed" was the nearest body
+    aim_hit, aim_held = sum(int(r["aim_hit"]) for r in aimed), sum(int(r["aim_held"]) for r in aimed)
     return GroupMetrics(
         method=method, perception=perception, lighting=lighting, clutter=clutter, episodes=n,
         errors=len(records) - n,
@@ -183,7 +223,8 @@ def group_metrics(records: list[dict[str, Any]], method: str, perception: str, l
         taxonomy={c: cats[c] for c in TAXONOMY if cats.get(c)},
         launches=sum(len(r.get("launches") or ()) for r in ok),
         launch_episodes=sum(bool(r.get("launches")) for r in ok),
-        grip_jumps=sum(len(r.get("grip_jumps") or ()) for r in ok))
+        grip_jumps=sum(len(r.get("grip_jumps") or ()) for r in ok),
+        aim_hit=aim_hit, aim_held=aim_held, aim_ci=wilson(aim_hit, aim_held), aim_episodes=len(aimed))
 
 
 def compute(records: Iterable[dict[str, Any]], clutter_modes: tuple[str, ...] = CLUTTER_MODES

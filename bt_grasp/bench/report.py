@@ -85,6 +85,18 @@ def taxonomy_table(groups: list[GroupMetrics]) -> str:
     return "\n".join(rows)
 
 
+def aim_table(groups: list[GroupMetrics]) -> str:
+    """Aim accuracy per cell: grasps that held the object their plan aimed at / grasps that held
+    anything; cells of records from before aims were recorded are left out."""
+    rows = ["| Method | Perception | Lighting | Clutter | N | Aim accuracy (held the aimed object / held any) |",
+            "|---|---|---|---|---|---|"]
+    for g in groups:
+        if g.aim_episodes:
+            rows.append(f"| {g.method} | {g.perception} | {g.lighting} | {g.clutter} | {g.aim_episodes} | "
+                        f"{_rate(g.aim_accuracy, g.aim_ci, g.aim_held)} |")
+    return "\n".join(rows) if len(rows) > 2 else ""
+
+
 def decisions_table(groups: list[GroupMetrics], top: int = 4) -> str:
     """Decision reasons per method / perception / lighting (clutter = all)."""
     rows = ["| Method | Perception | Lighting | Decision: reason (count) |", "|---|---|---|---|"]
@@ -135,7 +147,14 @@ def markdown(records: list[dict[str, Any]], groups: list[GroupMetrics] | None = 
              "## Metrics", "", metrics_table(groups), "",
              "FINALIZE precision: success-FINALIZE episodes with the target really in the basket "
              "/ all success-FINALIZE episodes. Rates: 95 % Wilson CI and N; n/a = undefined (N = 0).", "",
-             "## Failure taxonomy", "", taxonomy_table(groups), "",
+             "## Failure taxonomy", "", taxonomy_table(groups), ""]
+    aims = aim_table(groups)
+    if aims:
+        parts += ["## Aim", "", aims, "",
+                  "Aim: the object a grasp's plan was made for (the located target, or the occluder or "
+                  "hider the tree chose), by the simulator's instance ids under its mask; held: the "
+                  "simulator's held object after the micro-lift.", ""]
+    parts += [
              "## Decisions", "", decisions_table(groups), "",
              "## Time per episode (one core)", "", perf_table(records), ""]
     if forms:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bt_grasp.bench.aim import aim_counts
 from bt_grasp.bench.metrics import taxonomy
 
 DISPLACED_M = 0.02  # a non-target object counts as displaced when it moved more than this
@@ -75,9 +76,15 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
     agree = [(e.watchdog_label == "SUCCESS") == bool(g["held"])
              for e, g in zip(judged, probe.grasps, strict=False)
              if e.watchdog_label is not None and g["executed"]]
-    # Each driver grasp call: the leaf that asked, the body aimed at, what was held, the label.
-    attempts = [{"node": e.node, "aimed": g["object"], "held": g["held"], "label": e.watchdog_label,
-                 "executed": g["executed"]} for e, g in zip(judged, probe.grasps, strict=False)]
+    # Each driver grasp call: the leaf that asked, the object its plan aimed at (the body under
+    # the planned object's mask, bench/aim.py), the body nearest the grasp point, what was held,
+    # the label and the plan (grasp point, yaw, width).
+    attempts = [{"node": e.node, "aimed": names.get(g["aimed_body"]) if g.get("aimed_body") is not None else None,
+                 "aimed_as": g.get("aimed_as"), "aimed_purity": g.get("aimed_purity"), "nearest": g["object"],
+                 "held": g["held"], "label": e.watchdog_label, "executed": g["executed"],
+                 **({"plan": g["plan"]} if "plan" in g else {})}
+                for e, g in zip(judged, probe.grasps, strict=False)]
+    aim_hit, aim_held = aim_counts(attempts)
     displaced = 0
     for name, p0 in before.items():
         if name == target:
@@ -113,6 +120,7 @@ def score_episode(driver: Any, result: Any, probe: Any, before: dict[str, Any]) 
         "task_success": bool(target and driver.object_in_basket(target)),
         "grounded_ever": any(r["found"] and r["body"] in target_bodies for r in goal_locates),
         "attempts": attempts,
+        "aim_hit": aim_hit, "aim_held": aim_held,  # held what was aimed at / held anything (aim.py)
     }
     rec["taxonomy"] = taxonomy(rec)
     return rec

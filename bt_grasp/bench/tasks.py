@@ -24,6 +24,7 @@ class Task:
     trace_dir: str | None = None
     scene_cache: str | None = None  # directory of generated scenes shared by the workers
     instruction: str | None = None  # a referring-expression form (bench/instructions.py); None: the name
+    goal: str | None = None  # a goal text that also chooses the scene's target (as `bt-grasp run --goal`)
 
     @property
     def method(self) -> str:
@@ -32,7 +33,8 @@ class Task:
     @property
     def key(self) -> str:
         key = task_key(self.method, self.perception, self.lighting, self.image_size, self.seed, self.episode)
-        return key if self.instruction is None else f"{key}|{self.instruction}"
+        key = key if self.instruction is None else f"{key}|{self.instruction}"
+        return key if self.goal is None else f"{key}|goal={self.goal}"
 
 
 def task_key(method: str, perception: str, lighting: str, image_size: int, seed: int,

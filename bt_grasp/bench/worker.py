@@ -83,7 +83,7 @@ def _run_task(task: Task) -> dict[str, Any]:
         if instruction is None:
             return {**_task_fields(task), "robot": profile.name, "skipped": f"no {task.instruction} instruction "
                                                                            "fits this scene"}
-    goal = instruction.text if instruction is not None and task.instruction != "name" else None
+    goal = instruction.text if instruction is not None and task.instruction != "name" else task.goal
     outcomes = LeafOutcomeCounter()  # what each leaf answered: the measured rates (bench/rates.py)
     t0 = time.perf_counter()
     result = run_episode(task.tree, robot=task.robot, seed=task.seed, episode=task.episode,

@@ -86,8 +86,12 @@ def estimate_normals(points: np.ndarray, k: int = 12) -> np.ndarray:
     return n
 
 
-def _contacts(obj: np.ndarray, k: int = 12) -> _Contact:
-    """Side-face points and footprint-boundary points with horizontal outward normals."""
+def _contacts(obj: np.ndarray, k: int = 12, cut: np.ndarray | None = None, cut_m: float = 0.006) -> _Contact:
+    """Side-face points and footprint-boundary points with horizontal outward normals.
+
+    `cut`: Kx2 xy points where the camera's frame cuts the object off. The footprint's boundary
+    there is the frame's edge, not the object's: boundary points within `cut_m` of it are no
+    contacts (pairing them would centre a grasp on the seen part, a finger inside the rest)."""
     n3 = estimate_normals(obj, k)
     side = np.abs(n3[:, 2]) < 0.6
     pts = [obj[side]]
@@ -111,6 +115,9 @@ def _contacts(obj: np.ndarray, k: int = 12) -> _Contact:
             en[np.einsum("ij,ij->i", en, e_off) < 0] *= -1
         else:
             en = e_off / np.linalg.norm(e_off, axis=1, keepdims=True).clip(1e-12)
+        if cut is not None and len(cut):
+            real = _kdtree(np.asarray(cut, float)[:, :2]).query(e_xy, k=1)[0] > cut_m
+            en, edge = en[real], np.flatnonzero(edge)[real]
         pts.append(obj[edge])
         nrm.append(en)
     return _Contact(np.vstack(pts), np.vstack(nrm))
@@ -202,12 +209,12 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
                      gripper: GripperModel | None = None, max_candidates: int = 10,
                      tilts_deg: tuple[float, ...] = (30.0, 45.0, 60.0), friction_deg: float = 20.0,
                      max_contacts: int = 300, max_pairs: int = 120, voxel: float = 0.004,
-                     rng: np.random.Generator | None = None) -> list[GraspPose]:
+                     rng: np.random.Generator | None = None, cut: np.ndarray | None = None) -> list[GraspPose]:
     """Ranked collision-free grasps (best first) on one object; [] when none is found.
 
     object_points: Nx3 base-frame points of the object; scene_points: Mx3 base-frame non-table
     points of the whole scene (may include the object's own points); table: the table plane or
-    its height (horizontal table).
+    its height (horizontal table); cut: Kx3 points of the object at the frame's edge (_contacts).
     """
     g = gripper or GripperModel()
     rng = rng or np.random.default_rng(0)
@@ -218,7 +225,7 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
         return []
     if len(obj) > 2000:
         obj = obj[rng.choice(len(obj), 2000, replace=False)]
-    c = _contacts(obj)
+    c = _contacts(obj, cut=cut)
     if len(c.points) > max_contacts:
         sel = rng.choice(len(c.points), max_contacts, replace=False)
         c = _Contact(c.points[sel], c.normals[sel])
@@ -333,4 +340,22 @@ def plan_grasps(obs: Observation, located: Located, gripper: GripperModel | None
     obj = located.points_base if len(located.points_base) else backproject(obs.depth, obs.K, obs.T_cam_base,
                                                                            located.mask)
     obj = obj[plane.height(obj) > min_height]
-    return grasp_candidates(obj, scene, plane, gripper, **kwargs)  # type: ignore[arg-type]
+    cut = frame_cut(obs, located.mask)
+    return grasp_candidates(obj, scene, plane, gripper, cut=cut, **kwargs)  # type: ignore[arg-type]
+
+
+def frame_cut(obs: Observation, mask: np.ndarray, band_px: int = 2) -> np.ndarray | None:
+    """Base-frame points of the mask's pixels within `band_px` of the image's edge (the object may
+    go on beyond the frame there); None when the mask does not reach the edge."""
+    m = np.asarray(mask, bool)
+    if m.ndim != 2 or not m.any():
+        return None
+    band = np.zeros_like(m)
+    band[:band_px, :] = band[-band_px:, :] = True
+    band[:, :band_px] = band[:, -band_px:] = True
+    edge = m & band
+    if not edge.any():
+        return None
+    pts = backproject(obs.depth, obs.K, obs.T_cam_base, edge)
+    pts = pts[finite_rows(pts)]
+    return pts if len(pts) else None
