@@ -1,10 +1,12 @@
 """Shared test helpers: load a tree from text and run it against an oracle (no robot) or a
 driver (tests/fakes.py has fake ones); start a `bt-grasp run` that never ends; for the BT.CPP
 interop tests, write XML, load it with the interop registry, compare trees, tick one by hand; and
-find the file paths a doc or a source file cites."""
+find the file paths a doc or a source file cites; load a script of the checkout (tools/, .ci/) as a
+module."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import re
 import subprocess
@@ -222,3 +224,14 @@ def comments_and_strings(source: str) -> str:
     kinds = {tokenize.COMMENT, tokenize.STRING}
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
     return "\n".join(token.string for token in tokens if token.type in kinds)
+
+
+def load_script(relative: str):
+    """A script of the checkout (tools/, .ci/: no packages) as a module, loaded from its file and
+    registered under its stem (dataclasses look their module up while the file runs)."""
+    path = ROOT / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

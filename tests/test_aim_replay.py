@@ -3,20 +3,8 @@ applies, from what the simulator saw during that grasp; test seeds are refused."
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from helpers import ROOT
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("aim_replay", ROOT / "tools" / "aim_replay.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["aim_replay"] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
-
+from helpers import load_script
 
 AIM = {"aimed": "green ball", "held": "red can", "executed": True, "plan": {"at": [0.50, 0.00, 0.03]}}
 BALL, CAN = (0.50, 0.00, 0.035), (0.56, 0.00, 0.05)
@@ -33,26 +21,26 @@ BALL, CAN = (0.50, 0.00, 0.035), (0.56, 0.00, 0.05)
     ({}, "other"),
 ])
 def test_a_neighbour_hold_gets_the_first_cause_that_applies(log, want):
-    tool = _tool()
+    tool = load_script("tools/aim_replay.py")
     entry = tool.GraspLog(start={"green ball": BALL, "red can": CAN},
                           after_close=log.pop("after_close", {"green ball": BALL, "red can": CAN}), **log)
     assert tool.cause(AIM, entry) == want
 
 
 def test_a_plan_on_a_mask_of_two_bodies_is_a_merged_mask_before_anything_else():
-    tool = _tool()
+    tool = load_script("tools/aim_replay.py")
     entry = tool.GraspLog(start={"green ball": BALL}, first_body="red can", first_phase="approach")
     assert tool.cause({**AIM, "aimed_purity": 0.74}, entry) == "merged mask"
 
 
 def test_a_grasp_point_far_from_the_aimed_object_is_off_the_aim():
-    tool = _tool()
+    tool = load_script("tools/aim_replay.py")
     entry = tool.GraspLog(start={"green ball": (0.45, 0.0, 0.035)}, after_close={"green ball": (0.45, 0.0, 0.035)})
     assert tool.cause(AIM, entry) == "off the aim"
 
 
 def test_test_seeds_and_missing_results_files_are_refused_in_one_line(capsys, tmp_path):
-    tool = _tool()
+    tool = load_script("tools/aim_replay.py")
     assert tool.main(["--seed", "620"]) == 2
     assert tool.main(["--from", str(tmp_path / "none.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -3,23 +3,10 @@ either load or fail with one located line — never another exception."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from helpers import ROOT
+from helpers import load_script
 
-
-def _tool(name: str):
-    """A script of tools/perf/ as a module, loaded from its file (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "perf" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz_loaders = _tool("fuzz_loaders")
+fuzz_loaders = load_script("tools/perf/fuzz_loaders.py")
 
 
 @pytest.mark.parametrize("target", sorted(fuzz_loaders.LOADERS))

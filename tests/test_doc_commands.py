@@ -5,7 +5,6 @@ Python blocks of the docs run as written."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -13,20 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # docs/studies/ too
 COMMAND_WORDS = ("bt-grasp", "python", "python3", "pip", "cd", "mcap", "ros2")
 SHELL_BLOCKS = ("", "bash", "sh", "shell", "console")
-
-
-def _runner():
-    """.ci/doc_commands.py, the list's parser and runner (a CI script, not a package module)."""
-    spec = importlib.util.spec_from_file_location("doc_commands", ROOT / ".ci" / "doc_commands.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def shell_commands(text: str) -> list[str]:
@@ -57,7 +47,7 @@ def documented() -> dict[str, str]:
 
 
 def listed():
-    return _runner().parse((ROOT / ".ci" / "doc_commands.txt").read_text(encoding="utf-8"))
+    return load_script(".ci/doc_commands.py").parse((ROOT / ".ci" / "doc_commands.txt").read_text(encoding="utf-8"))
 
 
 def test_the_extractor_finds_fenced_and_indented_commands_and_nothing_else():
@@ -107,11 +97,11 @@ def test_every_file_the_list_writes_comes_from_its_doc():
         key = (doc, language[0] if language else "yaml")
         counts[key] = counts.get(key, 0) + 1
     for (doc, language), n in counts.items():
-        assert len(_runner().blocks(ROOT / doc, language)) >= n, (doc, language)
+        assert len(load_script(".ci/doc_commands.py").blocks(ROOT / doc, language)) >= n, (doc, language)
 
 
 def test_a_malformed_list_line_names_its_line():
-    runner = _runner()
+    runner = load_script(".ci/doc_commands.py")
     with pytest.raises(ValueError, match=r"list:2: '>' must follow a '\$' line"):
         runner.parse("+ cd x\n> bt-grasp run clutter\n", where="list")
     with pytest.raises(ValueError, match=r"list:3: a command is either run"):

@@ -4,24 +4,12 @@ the verifier words it, and the leaf whose rates moved between the runs."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-from helpers import ROOT
+from helpers import load_script
 
-
-def _tool(name: str):
-    """A script of tools/perf/ as a module, loaded from its file (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "perf" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rates_vs_bench = _tool("rates_vs_bench")
+rates_vs_bench = load_script("tools/perf/rates_vs_bench.py")
 
 RATES = """rates:
   locate_object: {found: %s, not_found: %s}
