@@ -28,7 +28,7 @@ from bt_grasp.nodes.base import Leaf
 from bt_grasp.resumable import NodeState
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.value_key import value_key
-from bt_grasp.verifier.liveness import Liveness
+from bt_grasp.verifier.compiled.liveness import Liveness
 
 COUNTER = "~"  # cost names that are not reported: the search's own counters
 REFUSED = COUNTER + "refused"
