@@ -17,7 +17,7 @@ from typing import Any
 
 from bt_grasp.value_key import value_key
 from bt_grasp.verifier.compiled.liveness import Liveness
-from bt_grasp.verifier.compiled.state import _restartable
+from bt_grasp.verifier.compiled.state import restartable
 from bt_grasp.verifier.symbolic.model import RUNNING, K
 
 _OTHER = ("other than every label a condition still compares it with",)
@@ -72,7 +72,7 @@ class KeyMaker:
         # a retry scope whose only node starts at most once per episode: once that node has
         # finished, nothing reads the scope's count again
         self.once = {2 + s: ids[0] for s, ids in retry_nodes.items()
-                     if len(ids) == 1 and not _restartable(m.nodes[ids[0]])}
+                     if len(ids) == 1 and not restartable(m.nodes[ids[0]])}
         liveness = Liveness(m.nodes, set(self.read))
         self.guards = {key: [[(m.index[comp.name], j, leaf) for comp, j, leaf in per_reader]
                              for per_reader in readers]
