@@ -54,7 +54,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     spec = _load(args.tree)
     rates = None
     if args.rates is not None:  # checked before the search, so that a bad file fails at once
-        from bt_grasp.verifier.chance_report import load_rates
+        from bt_grasp.verifier.probability.report import load_rates
 
         rates = load_rates(args.rates, getattr(spec, "registry", None))
     exact = args.exact or args.rates is not None  # the rates are solved on the exact run graph
@@ -62,7 +62,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                       engine=args.engine, replay_all=args.replay_all, upper=not exact)
     chance = None
     if rates is not None:
-        from bt_grasp.verifier.chance_report import rate_tree
+        from bt_grasp.verifier.probability.report import rate_tree
 
         chance = rate_tree(res, spec, rates)
     if args.json:
@@ -73,7 +73,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         print("\n".join(render(res, spec.name, witness=args.witness)))
         if chance is not None:
-            from bt_grasp.verifier.chance_report import render_chances
+            from bt_grasp.verifier.probability.report import render_chances
 
             print("\n".join(render_chances(chance, args.rates)))
     if args.witness is not None and res.proven and args.witness not in res.witnesses:

@@ -1,7 +1,7 @@
 """The tick cap in force for a tree, and where it came from.
 
 `budgets.max_ticks`, when the tree gives it. Otherwise the cap is the larger of DEFAULT_CAP and
-the tree's own structural tick bound (summary_rules.py: every retry, repeat, budget and call's
+the tree's own structural tick bound (summary/rules.py: every retry, repeat, budget and call's
 max_ticks, composed over the structure in polynomial time), a number no run of the tree can
 exceed, so a tree whose retries and budgets bound it is PROVEN with the default budgets and
 never stopped by a cap it did not ask for. The floor of DEFAULT_CAP keeps room for node types
@@ -12,7 +12,7 @@ they all use the same one.
 
 This module stands outside the verifier so that running an episode imports no verifier code: a
 tree that gives `budgets.max_ticks` (every shipped tree) never needs the structural bound, and
-the compositional summary it comes from (verifier/summary_rules.py) is imported only when one is
+the compositional summary it comes from (verifier/summary/rules.py) is imported only when one is
 needed.
 """
 
@@ -55,7 +55,7 @@ def tick_cap(spec: Any, registry: Any = None) -> TickCap:
     cached = getattr(spec, _CACHE, None)
     if isinstance(cached, TickCap):
         return cached
-    from bt_grasp.verifier.summary_tables import POS
+    from bt_grasp.verifier.summary.tables import POS
 
     try:
         bound = structural_ticks(spec, registry)
@@ -76,9 +76,9 @@ def structural_ticks(spec: Any, registry: Any = None) -> float:
     Runner's tick count includes the tick of the Decision, hence the + 1."""
     from bt_grasp.default_registry import default_registry
     from bt_grasp.interop.nodes import register_interop_types
-    from bt_grasp.verifier.summary_model import TICKS
-    from bt_grasp.verifier.summary_rules import Rules
-    from bt_grasp.verifier.summary_tables import POS
+    from bt_grasp.verifier.summary.node_sum import TICKS
+    from bt_grasp.verifier.summary.rules import Rules
+    from bt_grasp.verifier.summary.tables import POS
 
     registry = registry or getattr(spec, "registry", None) or default_registry()
     register_interop_types(registry)

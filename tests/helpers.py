@@ -26,7 +26,7 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.common import interop_registry
 from bt_grasp.observers import RunObserver
 from bt_grasp.runner import EpisodeResult, Runner
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.tick_budget import episode_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ from bt_grasp.bench.rates import LeafOutcomeCounter, method_counts, write_rates
 from bt_grasp.cli import main
 from bt_grasp.oracles import RandomOracle
 from bt_grasp.spec.loader import load_tree
-from bt_grasp.verifier.rates import load_rates
+from bt_grasp.verifier.probability.rates import load_rates
 
 OPEN_LOOP = str(ROOT / "trees" / "open_loop.yaml")
 TYPES = {"locate": "locate_object", "grasp": "grasp", "lift": "lift", "place": "place"}

@@ -14,7 +14,7 @@ from helpers import ROOT
 from bt_grasp.bench.metrics import compute
 from bt_grasp.bench.results import load_records
 from bt_grasp.cli import main
-from bt_grasp.verifier.rates import load_rates
+from bt_grasp.verifier.probability.rates import load_rates
 
 TREES = [str(ROOT / "trees" / n) for n in ("clutter.yaml", "open_loop.yaml", "remove_all.yaml")]
 EPISODES = 1  # episode 1 of remove_all alone would double the module's time

@@ -2,7 +2,7 @@
 strings, so user-facing messages too).
 
 A citation is what the docs' test counts (tests/helpers.py, `cited_paths`): a path such as
-`trees/clutter.yaml` or `bt_grasp/verifier/ticks.py:12`, taken from the repository root; "DESIGN"
+`trees/clutter.yaml` or `bt_grasp/verifier/symbolic/tick_bound.py:12`, taken from the repository root; "DESIGN"
 and `notes/…`, which name files kept outside the repository, where a reader of the code cannot
 follow them (say the fact, or cite the doc that says it).
 """
@@ -35,7 +35,7 @@ def _cited(path: Path) -> set[Path]:
 def test_the_extractor_reads_comments_and_strings_not_code() -> None:
     source = (
         '"""Iterated IK, measured (see notes/pybullet-clutter.md)."""\n'
-        "# Budgets are static for the bounds (DESIGN §2), see bt_grasp/verifier/ticks.py:12.\n"
+        "# Budgets are static for the bounds (DESIGN §2), see bt_grasp/verifier/symbolic/tick_bound.py:12.\n"
         'HELP = f"no such file: {name} (try trees/clutter.yaml)"\n'
         'MADE_UP = "bt_grasp/no_such_module.py"\n'
         'path = ROOT / "trees" / name  # trees/*.yaml, trees/<name>.yaml are no citations\n'
@@ -45,7 +45,7 @@ def test_the_extractor_reads_comments_and_strings_not_code() -> None:
     assert found == {
         ROOT / "notes/pybullet-clutter.md",
         ROOT / "DESIGN.md",
-        ROOT / "bt_grasp/verifier/ticks.py",
+        ROOT / "bt_grasp/verifier/symbolic/tick_bound.py",
         ROOT / "trees/clutter.yaml",
         ROOT / "bt_grasp/no_such_module.py",
     }

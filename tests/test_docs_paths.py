@@ -17,7 +17,7 @@ DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md", *so
 
 def test_the_extractor_finds_citations_and_skips_the_rest(tmp_path):
     text = (
-        "Run `python tools/perf/verify_scaling.py --quick`, see `bt_grasp/verifier/ticks.py:12` and\n"
+        "Run `python tools/perf/verify_scaling.py --quick`, see `bt_grasp/verifier/symbolic/tick_bound.py:12` and\n"
         "[nodes](nodes.md), [up](../trees/clutter.yaml#L3), tests/test_api_doc.py.\n"
         "Not these: `trees/*.yaml`, `trees/<name>.yaml`, `bt_grasp/drivers/pybullet_arm`,\n"
         "https://example.org/tools/x.py, [site](https://example.org/docs/a.md), [top](#usage),\n"
@@ -26,7 +26,7 @@ def test_the_extractor_finds_citations_and_skips_the_rest(tmp_path):
     folder = ROOT / "docs"
     assert cited_paths(text, folder) == {
         ROOT / "tools/perf/verify_scaling.py",
-        ROOT / "bt_grasp/verifier/ticks.py",
+        ROOT / "bt_grasp/verifier/symbolic/tick_bound.py",
         ROOT / "docs/nodes.md",
         ROOT / "trees/clutter.yaml",
         ROOT / "tests/test_api_doc.py",

@@ -22,9 +22,9 @@ result = run_episode(tree, driver='bt_grasp.testing.faults:fault_driver', trace=
                      perception='bt_grasp.testing.faults:fault_perceiver')
 print(json.dumps([result.decision.value, sorted(m for m in sys.modules if m.startswith('bt_grasp.verifier'))]))
 """
-SUMMARY = {"bt_grasp.verifier", "bt_grasp.verifier.summary_btcpp", "bt_grasp.verifier.summary_leaves",
-           "bt_grasp.verifier.summary_loops", "bt_grasp.verifier.summary_model",
-           "bt_grasp.verifier.summary_rules", "bt_grasp.verifier.summary_tables"}
+SUMMARY = {"bt_grasp.verifier", "bt_grasp.verifier.summary", "bt_grasp.verifier.summary.btcpp", "bt_grasp.verifier.summary.leaves",
+           "bt_grasp.verifier.summary.loops", "bt_grasp.verifier.summary.node_sum",
+           "bt_grasp.verifier.summary.rules", "bt_grasp.verifier.summary.tables"}
 
 
 def _verifier_modules_after_a_run(tree: str, trace: str) -> tuple[str, set[str]]:
@@ -48,5 +48,5 @@ def test_a_tree_without_a_tick_cap_imports_only_the_summary_its_cap_comes_from(t
     assert "max_ticks" not in DEMO_TREE
     decision, modules = _verifier_modules_after_a_run(DEMO_TREE, str(tmp_path / "run.jsonl"))
     assert decision in ("FINALIZE", "WAIT_CLARIFY")
-    assert "bt_grasp.verifier.summary_rules" in modules
+    assert "bt_grasp.verifier.summary.rules" in modules
     assert modules <= SUMMARY, sorted(modules - SUMMARY)

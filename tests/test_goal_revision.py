@@ -20,7 +20,7 @@ from bt_grasp.drivers.motion import MotionHalted, SteppedMotion, run_to_end
 from bt_grasp.mobile.user import Revision, SimulatedUser
 from bt_grasp.outcomes import Decision
 from bt_grasp.runner import Runner
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.tick_budget import episode_limits
 from bt_grasp.watchdog.telemetry import Telemetry
 
 PERIOD = 0.05

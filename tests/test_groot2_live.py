@@ -21,7 +21,7 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.observers import RunObserver
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.runner import Runner
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.tick_budget import episode_limits
 
 zmq = pytest.importorskip("zmq")
 msgpack = pytest.importorskip("msgpack")

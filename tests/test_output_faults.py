@@ -23,8 +23,8 @@ from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.runner import Runner
+from bt_grasp.tick_budget import episode_limits
 from bt_grasp.trace import TraceWriter, read_trace
-from bt_grasp.verifier.tick_cap import episode_limits
 
 CLUTTER = str(ROOT / "trees" / "clutter.yaml")
 

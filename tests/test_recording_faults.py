@@ -23,8 +23,8 @@ from bt_grasp.drivers.base import Observation
 from bt_grasp.observers import RunObserver
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.runner import Runner
+from bt_grasp.tick_budget import episode_limits
 from bt_grasp.trace import read_trace
-from bt_grasp.verifier.tick_cap import episode_limits
 
 pytest.importorskip("foxglove")
 pytest.importorskip("rosbags")

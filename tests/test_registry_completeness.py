@@ -21,13 +21,13 @@ from bt_grasp.interop.nodes import register_interop_types
 from bt_grasp.registry import NodeType, Registry
 from bt_grasp.spec.loader import load_tree_text
 from bt_grasp.spec.ports import READ_REF_PORTS
-from bt_grasp.verifier.model import build_model
-from bt_grasp.verifier.summary_rules import Rules
+from bt_grasp.verifier.summary.rules import Rules
+from bt_grasp.verifier.symbolic.model import build_model
 
 ROOT = Path(__file__).resolve().parent.parent
 VERIFIER = ROOT / "bt_grasp" / "verifier"
 # The modules of the compositional summary that dispatch on control type names.
-SUMMARY_MODULES = ("summary_rules.py", "summary_model.py", "summary_loops.py", "summary_btcpp.py")
+SUMMARY_MODULES = ("summary/rules.py", "summary/node_sum.py", "summary/loops.py", "summary/btcpp.py")
 CONTROL = ("composite", "decorator")
 SAMPLE = {"int": 2, "float": 1.0, "bool": True, "label": "done", "key": "{sample}", "list": [], "any": 1}
 
@@ -86,7 +86,7 @@ def _documented() -> set[str]:
 
 @pytest.mark.parametrize("name", CONTROLS + LEAVES)
 def test_every_node_type_is_modelled_exported_and_documented(name: str) -> None:
-    """The verifier's explicit model takes the compiled node (verifier/model.py: _CONTROLS for a
+    """The verifier's explicit model takes the compiled node (verifier/symbolic/model.py: _CONTROLS for a
     control, the Leaf lifecycle for a leaf), the BT.CPP exporter writes it, docs/nodes.md has it."""
     spec = _spec(name)
     ctx = RunContext(registry=REGISTRY, limits=EpisodeLimits(max_ticks=100))
@@ -102,7 +102,7 @@ def test_every_control_type_has_a_summary_rule_and_a_btcpp_element(name: str) ->
     pass its child's summary through unchanged, unsound for one that repeats it), gives it a
     rule, and the exporter maps it to a BT.CPP element rather than writing its own name."""
     spec = _spec(name)
-    assert name in _string_constants(SUMMARY_MODULES), f"no summary rule names {name} (verifier/summary_rules.py)"
+    assert name in _string_constants(SUMMARY_MODULES), f"no summary rule names {name} (verifier/summary/rules.py)"
     rules = Rules(spec, REGISTRY)
     rules.summarise(spec.root)
     assert not any("no summary rule" in why for why in rules.unbounded_reasons.values())

@@ -17,8 +17,8 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.runner import Runner
+from bt_grasp.tick_budget import episode_limits
 from bt_grasp.trace import TraceWriter, read_trace
-from bt_grasp.verifier.tick_cap import episode_limits
 
 GRASP_LOOP = """
 tree: grasp_loop

@@ -55,8 +55,9 @@ def test_types_inside_a_value_stay_apart():
 
 
 def test_both_search_engines_key_the_blackboard_with_it():
-    """The reference search (verifier/state.py) and the symbolic one (verifier/model_keys.py)."""
-    from bt_grasp.verifier import model_keys, state
+    """The reference search (verifier/compiled/state.py) and the symbolic one (verifier/symbolic/keys.py)."""
+    from bt_grasp.verifier.compiled import state
+    from bt_grasp.verifier.symbolic import keys as model_keys
 
     assert state.value_key is value_key and model_keys.value_key is value_key
     assert not hasattr(state, "jsonable") and not hasattr(model_keys, "jsonable")

@@ -17,7 +17,7 @@ from helpers import tree
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.testing.running import RunningOracle, longest
-from bt_grasp.verifier.summary_witness import play
+from bt_grasp.verifier.summary.witness import play
 from bt_grasp.verify import verify_tree
 
 WATCH = """

@@ -1,4 +1,4 @@
-"""What `summarise()` (bt_grasp/verifier/bounds.py) promises, on small trees whose worst case is known.
+"""What `summarise()` (bt_grasp/verifier/summary/bounds.py) promises, on small trees whose worst case is known.
 
 Specification pinned here (docs/semantics.md, "The verifier"):
 - a retry's attempts are per episode: a loop above a retry does not multiply what it allows;
@@ -20,8 +20,8 @@ from helpers import ROOT, tree
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.testing.families import nested as chain
-from bt_grasp.verifier.bounds import summarise
-from bt_grasp.verifier.summary_witness import play, run_costs
+from bt_grasp.verifier.summary.bounds import summarise
+from bt_grasp.verifier.summary.witness import play, run_costs
 
 SHIPPED = sorted(p for p in (ROOT / "trees").rglob("*.yaml") if "subtrees" not in p.parts)
 
@@ -161,7 +161,7 @@ CONTEXT_RECOVERIES = {
                                   "navigate_w_replanning_and_recovery_round_robin"])
 def test_nav2_bounds_with_a_synchronous_follow_path_are_reached(name):
     from bt_grasp.interop.btcpp_import import import_spec
-    from bt_grasp.verifier.bounds import summary_bounds
+    from bt_grasp.verifier.summary.bounds import summary_bounds
 
     spec = import_spec(NAV2 / f"{name}.xml", outcomes={"FollowPath": ["success", "failure"]})
     summary = summary_bounds(spec)

@@ -36,9 +36,9 @@ from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.oracles import RandomOracle, ScriptedOracle
 from bt_grasp.spec.loader import load_tree
 from bt_grasp.testing.running import adversarial_oracle
-from bt_grasp.verifier.bounds import summarise
-from bt_grasp.verifier.summary_witness import BiasedOracle, play, run_costs, success_outcomes
-from bt_grasp.verifier.tick_cap import structural_ticks, tick_cap
+from bt_grasp.tick_budget import structural_ticks, tick_cap
+from bt_grasp.verifier.summary.bounds import summarise
+from bt_grasp.verifier.summary.witness import BiasedOracle, play, run_costs, success_outcomes
 from bt_grasp.verify import verify_tree
 
 RUNS = 1000          # random-oracle runs per drawn tree

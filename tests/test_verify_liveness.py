@@ -18,11 +18,11 @@ from helpers import run_oracle, tree
 
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
+from bt_grasp.tick_budget import episode_limits
+from bt_grasp.verifier.compiled.machine import Machine, distinct_outcomes
 from bt_grasp.verifier.core import verify_tree as _verify_tree
-from bt_grasp.verifier.machine import Machine, distinct_outcomes
-from bt_grasp.verifier.model_machine import ModelMachine
 from bt_grasp.verifier.static import keys_read
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.verifier.symbolic.machine import ModelMachine
 
 
 def verify_tree(spec, *args, **kwargs):

@@ -1,4 +1,4 @@
-"""The verifier's model of a tree ticks as the Runner ticks the compiled tree (verifier/ticker.py).
+"""The verifier's model of a tree ticks as the Runner ticks the compiled tree (verifier/symbolic/ticker.py).
 
 Specification pinned here: on trees drawn from the differential grammar (every bt_grasp control
 and decorator, reactive composites with guards, parallels of both policies, timeouts started at
@@ -28,8 +28,8 @@ from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import RandomOracle, SequenceOracle
 from bt_grasp.runner import Runner
-from bt_grasp.verifier.tick_cap import episode_limits
-from bt_grasp.verifier.ticker import ticker_for
+from bt_grasp.tick_budget import episode_limits
+from bt_grasp.verifier.symbolic.ticker import ticker_for
 
 GOAL = {"goal.object": "red mug"}
 RUNS = 30

@@ -26,9 +26,9 @@ from bt_grasp.cli import main
 from bt_grasp.errors import UserError
 from bt_grasp.spec.yaml_pos import load_positioned
 from bt_grasp.testing.chance_check import random_durations, random_rates, validate
-from bt_grasp.verifier.chance import Chances, chances
-from bt_grasp.verifier.chance_report import rate_tree
-from bt_grasp.verifier.rates import parse_rates
+from bt_grasp.verifier.probability.chances import Chances, chances
+from bt_grasp.verifier.probability.rates import parse_rates
+from bt_grasp.verifier.probability.report import rate_tree
 from bt_grasp.verify import verify_tree
 
 RETRIED = """

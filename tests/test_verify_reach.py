@@ -23,7 +23,7 @@ from helpers import tree
 from bt_grasp.cli import main
 from bt_grasp.oracles import ScriptedOracle, scripts_of
 from bt_grasp.verifier.replay import Setup
-from bt_grasp.verifier.summary_witness import run_costs
+from bt_grasp.verifier.summary.witness import run_costs
 from bt_grasp.verify import verify_tree
 
 TWO_GRASPS = """

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 from bt_grasp.default_registry import default_registry
 from bt_grasp.spec.loader import load_tree
-from bt_grasp.verifier.explore import _open_pass
-from bt_grasp.verifier.model_machine import ModelMachine
 from bt_grasp.verifier.replay import Setup
 from bt_grasp.verifier.static import keys_read
+from bt_grasp.verifier.symbolic.explore import _open_pass
+from bt_grasp.verifier.symbolic.machine import ModelMachine
 
 TREES = Path(__file__).resolve().parents[1] / "trees"
 

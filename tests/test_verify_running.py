@@ -1,4 +1,4 @@
-"""The verifier with calls that span ticks (bt_grasp/verifier/search.py, module docstring).
+"""The verifier with calls that span ticks (bt_grasp/verifier/compiled/search.py, module docstring).
 
 - a primitive's call may run up to its max_ticks: the bounds count those ticks, and the witness
   for `ticks` replays on the Runner (explore_running) to exactly that many;
@@ -27,14 +27,14 @@ from hypothesis import given
 
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
-from bt_grasp.verifier import running as running_mod
-from bt_grasp.verifier.bounds import summary_bounds
+from bt_grasp.tick_budget import episode_limits
+from bt_grasp.verifier.compiled import running as running_mod
+from bt_grasp.verifier.compiled.machine import Machine
+from bt_grasp.verifier.compiled.running import unobserved_leaves
 from bt_grasp.verifier.core import run_costs
 from bt_grasp.verifier.core import verify_tree as _verify_tree
-from bt_grasp.verifier.machine import Machine
-from bt_grasp.verifier.running import unobserved_leaves
 from bt_grasp.verifier.static import keys_read
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.verifier.summary.bounds import summary_bounds
 
 
 def verify_tree(spec, *args, **kwargs):
@@ -62,7 +62,7 @@ def _replay(spec, steps):
     from bt_grasp.blackboard import Blackboard
     from bt_grasp.context import RunContext
     from bt_grasp.runner import Runner
-    from bt_grasp.verifier.tick_cap import episode_limits
+    from bt_grasp.tick_budget import episode_limits
 
     ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      oracle=ScriptedOracle(scripts_of([(s["node"], s["outcome"]) for s in steps])),

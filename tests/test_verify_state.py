@@ -27,11 +27,11 @@ from bt_grasp.interop.common import interop_registry
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.runner import Runner
 from bt_grasp.spec.loader import load_tree
-from bt_grasp.verifier import search as search_mod
+from bt_grasp.tick_budget import episode_limits
+from bt_grasp.verifier.compiled import search as search_mod
+from bt_grasp.verifier.compiled.state import RunState
 from bt_grasp.verifier.core import run_costs
 from bt_grasp.verifier.core import verify_tree as _verify_tree
-from bt_grasp.verifier.state import RunState
-from bt_grasp.verifier.tick_cap import episode_limits
 
 
 def verify_tree(spec, *args, **kwargs):

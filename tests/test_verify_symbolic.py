@@ -7,7 +7,7 @@ RUNNING), with calls short enough that the reference search can try every length
 `verify_tree` gives the same verdict (proven or not), the same bounds, the same set of endings and
 a counterexample from both engines (each replayed by verify on the Runner); and every witness
 of the symbolic search, replayed on the real Runner, reaches its bound. A tree with a parallel is
-settled by the compositional summary where it can (summary_proof.py): its bounds must then be the
+settled by the compositional summary where it can (summary/proof.py): its bounds must then be the
 reference search's exactly (those it marks as upper bounds at least as high), and its endings
 some of the reference's.
 """
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from bt_grasp.oracles import ScriptedOracle, scripts_of
 from bt_grasp.verifier.core import verify_tree
 from bt_grasp.verifier.replay import Setup
-from bt_grasp.verifier.summary_witness import run_costs
+from bt_grasp.verifier.summary.witness import run_costs
 
 MAX_RUNS = 20_000
 

@@ -1,4 +1,4 @@
-"""The structural tick bound (bt_grasp/verifier/tick_cap.py) on trees whose longest run is known.
+"""The structural tick bound (bt_grasp/tick_budget.py) on trees whose longest run is known.
 
 Specification pinned here:
 - with no budgets.max_ticks, the cap in force is the structure's tick bound, and no run is longer:
@@ -24,8 +24,8 @@ from helpers import tree
 from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.testing.running import RunningOracle, longest
-from bt_grasp.verifier.summary_witness import play
-from bt_grasp.verifier.tick_cap import structural_ticks, tick_cap
+from bt_grasp.tick_budget import structural_ticks, tick_cap
+from bt_grasp.verifier.summary.witness import play
 from bt_grasp.verify import verify_tree
 
 REPEAT_OVER_RETRY = """

@@ -22,7 +22,7 @@ from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision, Label
 from bt_grasp.profile import load_profile
 from bt_grasp.runner import Runner
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.tick_budget import episode_limits
 from bt_grasp.watchdog.classify import classify
 from bt_grasp.watchdog.dataset import load_dataset
 from bt_grasp.watchdog.live import LiveWatchdog

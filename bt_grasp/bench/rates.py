@@ -1,5 +1,5 @@
 """Measured outcome rates: how often each leaf answered each outcome in the benchmark's episodes,
-written as rates files that `bt-grasp verify TREE --rates FILE` reads (verifier/rates.py).
+written as rates files that `bt-grasp verify TREE --rates FILE` reads (verifier/probability/rates.py).
 
 Per episode, `LeafOutcomeCounter` watches the run and counts, per leaf id, the outcome each call
 that finished wrote to its outcome port (and, for a Watchdog with a semantic check, the check's

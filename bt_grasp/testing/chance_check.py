@@ -20,9 +20,9 @@ from typing import Any
 
 from bt_grasp.default_registry import default_registry
 from bt_grasp.testing.running import RunningOracle
-from bt_grasp.verifier.chance import Chances
-from bt_grasp.verifier.chance_report import rate_tree
-from bt_grasp.verifier.rates import Rates, RatesOracle
+from bt_grasp.verifier.probability.chances import Chances
+from bt_grasp.verifier.probability.rates import Rates, RatesOracle
+from bt_grasp.verifier.probability.report import rate_tree
 from bt_grasp.verifier.replay import Setup
 
 __all__ = ["Check", "monte_carlo", "random_durations", "random_rates", "validate", "wilson"]

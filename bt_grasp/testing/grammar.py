@@ -249,7 +249,7 @@ def _check_beside_task(children: SearchStrategy[Node]) -> SearchStrategy[Node]:
 def diff_tree_texts(max_leaves: int = 10) -> SearchStrategy[str]:
     """YAML of a tree from the differential grammar, wrapped so that it normally decides; the tick
     cap is often small (1..60) so that runs also end on it, else room for a few calls that run
-    their max_ticks, or not given (the structural cap of tick_cap.py, which no run may reach)."""
+    their max_ticks, or not given (the structural cap of tick_budget.py, which no run may reach)."""
     st = _strategies()
 
     @st.composite
@@ -257,7 +257,7 @@ def diff_tree_texts(max_leaves: int = 10) -> SearchStrategy[str]:
         body = draw(st.recursive(diff_leaves(), _extend_diff, max_leaves=max_leaves))
         budgets = {"actions": draw(st.integers(0, 6)), "perception_streak": draw(st.integers(1, 4))}
         cap = draw(st.sampled_from([None, None, 1, 2, 3, 5, 8, 13, 30, 60, 700, 3000]))
-        if cap is not None:  # else the cap derived from the structure (tick_cap.py) is in force
+        if cap is not None:  # else the cap derived from the structure (tick_budget.py) is in force
             budgets["max_ticks"] = cap
         doc = {"tree": "generated", "budgets": budgets,
                "root": wrap(body) if draw(st.integers(0, 3)) else body}

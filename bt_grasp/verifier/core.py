@@ -1,10 +1,10 @@
 """verify_tree: every run of a tree ends in a decision, with worst-case bounds, each proven.
 
 The symbolic search explores the tree's model (model.py, ticker.py) with no tick passing idle
-(model_machine.py): it settles every ending, counterexample, action, call and perception bound;
-the tick bound then puts the idle ticks back, symbolically (ticks.py). A search still running
+(symbolic/machine.py): it settles every ending, counterexample, action, call and perception bound;
+the tick bound then puts the idle ticks back, symbolically (symbolic/tick_bound.py). A search still running
 after QUICK_WORK (at once for a tree with a parallel) asks the compositional summary once
-(summary_proof.py), which settles the tree when its bounds are proven and reached by replayed
+(summary/proof.py), which settles the tree when its bounds are proven and reached by replayed
 witnesses. A tree with a node class
 the model does not reproduce is explored by the reference search instead (reference.py). Either
 way every bound's witness and every counterexample is replayed on the real Runner (replay.py).
@@ -20,18 +20,18 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.nodes.base import ENDS_NOW
 from bt_grasp.oracles import ScriptedOracle, scripts_of
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.explore import explore
-from bt_grasp.verifier.model import NotModelled
-from bt_grasp.verifier.model_machine import ModelMachine
-from bt_grasp.verifier.properties import property_results, unchecked
-from bt_grasp.verifier.reference import verify_reference
+from bt_grasp.verifier.compiled.reference import verify_reference
+from bt_grasp.verifier.compiled.search import ANY, unroll
 from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, counterexample
 from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.search import ANY, unroll
-from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
-from bt_grasp.verifier.summary_proof import QUICK_WORK, UPPER_WORK, from_summary, summary_first
-from bt_grasp.verifier.summary_witness import run_costs
-from bt_grasp.verifier.ticks import TickBound, Unidle, tick_bound
+from bt_grasp.verifier.static import keys_read
+from bt_grasp.verifier.summary.proof import QUICK_WORK, UPPER_WORK, from_summary, summary_first
+from bt_grasp.verifier.summary.witness import run_costs
+from bt_grasp.verifier.symbolic.explore import explore
+from bt_grasp.verifier.symbolic.machine import ModelMachine
+from bt_grasp.verifier.symbolic.model import NotModelled
+from bt_grasp.verifier.symbolic.properties import property_results, unchecked
+from bt_grasp.verifier.symbolic.tick_bound import TickBound, Unidle, tick_bound
 
 __all__ = ["REPLAY_TICKS", "run_costs", "verify_tree"]
 
@@ -132,11 +132,8 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     if proofs and found.incomplete and (upper or not proofs[0].unreached):
         proofs[0].runs_explored += found.advances
         return proofs[0]
-    result = VerifyResult(
-        proven=False, bounds={}, runs_explored=found.advances, counterexample=None,
-        unrouted=unrouted_labels(spec, registry), static_bounds=static_bounds(spec, registry),
-        endings=dict(found.endings), states=found.states, complete=not found.incomplete)
-    result.method = "symbolic"
+    result = setup.result(proven=False, runs_explored=found.advances, endings=dict(found.endings),
+                          states=found.states, complete=not found.incomplete, method="symbolic")
     if found.incomplete:
         return result
     if found.problem is not None:
@@ -158,7 +155,7 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     any_run = found.summary[ANY][1]
     classes = outcome_classes(machine)
     result.properties = property_results(setup, found.graph, found.root, classes, found.over)
-    # for --rates (chance.py)
+    # for --rates (probability/chances.py)
     result.graph, result.graph_root, result.outcome_classes = found.graph, found.root, classes
     witnesses = Witnesses(setup)
     for key in result.bounds:
@@ -221,7 +218,7 @@ def _cap_reached(setup: Setup, machine: ModelMachine, ticks: TickBound, result: 
         result.problem = (f"internal error: the run of {ticks.ticks} ticks replays to "
                           f"'{res.reason}' in {res.ticks} ticks; the state model missed something")
         return
-    from bt_grasp.verifier.ticker import ticker_for
+    from bt_grasp.verifier.symbolic.ticker import ticker_for
 
     model = ticker_for(setup.spec, setup.registry, setup.limits, setup.initial, set())
     replay = iter(ticks.steps)

@@ -15,9 +15,10 @@ from bt_grasp.oracles import ScriptedOracle, SequenceOracle, scripts_of
 from bt_grasp.registry import Registry
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.tick_budget import TickCap, episode_limits, tick_cap
+from bt_grasp.verifier.compiled.search import Step
 from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.search import Step
-from bt_grasp.verifier.summary_witness import run_costs
+from bt_grasp.verifier.static import static_bounds, unrouted_labels
+from bt_grasp.verifier.summary.witness import run_costs
 
 FIXED_KEYS = ("actions", "ticks", "perception")
 _MAX_REPLAY = 1_000_000  # a long loop is replayed for at most this many choices
@@ -38,6 +39,14 @@ class Setup:
         ctx = RunContext(registry=self.registry, limits=self.limits, oracle=oracle,
                          blackboard=Blackboard(dict(self.initial)), explore_running=True)
         return Runner(self.spec, ctx).run()
+
+    def result(self, *, proven: bool, runs_explored: int, **fields: Any) -> VerifyResult:
+        """This tree's VerifyResult, whichever engine answers: the structure's findings (the
+        labels no switch routes, the static call bounds) are the same for all."""
+        fields.setdefault("bounds", {})
+        return VerifyResult(proven=proven, runs_explored=runs_explored, counterexample=None,
+                            unrouted=unrouted_labels(self.spec, self.registry),
+                            static_bounds=static_bounds(self.spec, self.registry), **fields)
 
 
 def as_steps(steps: list[Step]) -> list[dict[str, str]]:
@@ -151,7 +160,7 @@ class _Watched(Runner):
     period after period: it can only end at the tick cap."""
 
     def __init__(self, setup: Setup, oracle: _Filled) -> None:
-        from bt_grasp.verifier.state import RunState
+        from bt_grasp.verifier.compiled.state import RunState
         from bt_grasp.verifier.static import keys_read
 
         ctx = RunContext(registry=setup.registry, limits=setup.limits, oracle=oracle,

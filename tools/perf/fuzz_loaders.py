@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bt_grasp.errors import UserError
-from bt_grasp.verifier.tick_cap import episode_limits
+from bt_grasp.tick_budget import episode_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^[^\n]+:\d+:\d+: [^\n]+$")

@@ -26,10 +26,10 @@ from typing import Any
 from bt_grasp.resources import TREES, shipped_path
 from bt_grasp.spec.loader import load_tree
 from bt_grasp.stats import wilson
-from bt_grasp.verifier.chance import Chances
-from bt_grasp.verifier.chance_report import rate_tree
 from bt_grasp.verifier.core import verify_tree
-from bt_grasp.verifier.rates import Rates, load_rates
+from bt_grasp.verifier.probability.chances import Chances
+from bt_grasp.verifier.probability.rates import Rates, load_rates
+from bt_grasp.verifier.probability.report import rate_tree
 
 Pair = tuple[float, float]
 

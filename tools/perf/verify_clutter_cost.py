@@ -14,7 +14,7 @@ import time
 import bt_grasp.verifier.core as core
 from bt_grasp.resources import TREES, shipped_path
 from bt_grasp.spec.loader import load_tree
-from bt_grasp.verifier.chance_report import load_rates, rate_tree
+from bt_grasp.verifier.probability.report import load_rates, rate_tree
 
 
 def main(argv: list[str] | None = None) -> int:

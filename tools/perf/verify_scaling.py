@@ -42,7 +42,7 @@ import yaml
 from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.testing.families import chain, nested, parallel, text
-from bt_grasp.verifier.bounds import summary_bounds
+from bt_grasp.verifier.summary.bounds import summary_bounds
 from bt_grasp.verify import verify_tree
 
 ROOT = Path(__file__).resolve().parents[2]

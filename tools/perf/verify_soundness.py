@@ -31,9 +31,9 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import RandomOracle
 from bt_grasp.testing.grammar import diff_tree_texts, load_text
 from bt_grasp.testing.running import RunningOracle, adversarial_oracle, random_lengths
-from bt_grasp.verifier.bounds import summary_bounds
-from bt_grasp.verifier.summary_witness import BiasedOracle, play, run_costs, success_outcomes
-from bt_grasp.verifier.tick_cap import structural_ticks, tick_cap
+from bt_grasp.tick_budget import structural_ticks, tick_cap
+from bt_grasp.verifier.summary.bounds import summary_bounds
+from bt_grasp.verifier.summary.witness import BiasedOracle, play, run_costs, success_outcomes
 
 UNDECIDED = ("tick cap", "no decision")
 

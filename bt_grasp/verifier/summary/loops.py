@@ -1,5 +1,5 @@
 """Summaries of the loops and scoped decorators of bt_grasp: retry / repeat / BT.CPP retry, timeout,
-budget (see summary_rules for what a NodeSum holds)."""
+budget (see summary.rules for what a NodeSum holds)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 
 from bt_grasp.composites import tick_allowance
 from bt_grasp.interop.nodes import may_run
-from bt_grasp.verifier.summary_model import NEVER, TICKS, ZERO, NodeSum, m_mul, m_once
-from bt_grasp.verifier.summary_tables import NEG, POS, Tables, cap_index, conv, get
+from bt_grasp.verifier.summary.node_sum import NEVER, TICKS, ZERO, NodeSum, m_mul, m_once
+from bt_grasp.verifier.summary.tables import NEG, POS, Tables, cap_index, conv, get
 
 TICK_PERIOD = 0.05  # bt_grasp.context.LogicalClock's default: every tick advances the clock this much
 

@@ -1,4 +1,4 @@
-"""The compiled tree as flat tables, for the symbolic search to tick (bt_grasp/verifier/ticker.py).
+"""The compiled tree as flat tables, for the symbolic search to tick (bt_grasp/verifier/symbolic/ticker.py).
 
 The tables are read off the tree `compile_tree` builds (the one the Runner ticks), so both see the
 same node ids, parameters and alphabets. A node is modelled by its class: every bt_grasp control,
@@ -6,7 +6,7 @@ decorator and leaf base class, and the BT.CPP controls of bt_grasp.interop. A le
 only implements `execute` / `simulate` (the documented way to write one) is modelled too: its
 `simulate` is called on the compiled leaf with the modelled blackboard. A class that changes the
 leaf lifecycle itself (`update`, `initialise`, ...) has no model: `NotModelled` says which, and
-the verifier then explores the compiled tree itself (bt_grasp/verifier/machine.py).
+the verifier then explores the compiled tree itself (bt_grasp/verifier/compiled/machine.py).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The BT.CPP / Nav2 controls of bt_grasp.interop.controls, as the model ticks them.
 
 Statement for statement the tick loops of RecoveryNode, PipelineSequence, RoundRobin and
-ThresholdParallel, on the ticker's slots (bt_grasp/verifier/ticker.py): `a` and `b` hold what the
+ThresholdParallel, on the ticker's slots (bt_grasp/verifier/symbolic/ticker.py): `a` and `b` hold what the
 runtime class keeps as attributes (see the ticker's module docstring).
 """
 
 from __future__ import annotations
 
-from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K
-from bt_grasp.verifier.ticker_state import TickerState
+from bt_grasp.verifier.symbolic.model import FAILURE, INVALID, RUNNING, SUCCESS, K
+from bt_grasp.verifier.symbolic.ticker_state import TickerState
 
 
 class ControlsMixin(TickerState):

@@ -1,4 +1,4 @@
-"""The bt_grasp decorators of a modelled tree (bt_grasp/verifier/ticker.py): retry, the simple
+"""The bt_grasp decorators of a modelled tree (bt_grasp/verifier/symbolic/ticker.py): retry, the simple
 decorators and BT.CPP's, timeout, budget and switch, statement for statement as the runtime
 classes of bt_grasp.composites tick them, on the ticker's slots (see its module docstring).
 """
@@ -6,8 +6,8 @@ classes of bt_grasp.composites tick them, on the ticker's slots (see its module 
 from __future__ import annotations
 
 from bt_grasp.composites import DEADLINE_OUTCOMES, DEADLINE_PASSED
-from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K
-from bt_grasp.verifier.ticker_state import TickerState
+from bt_grasp.verifier.symbolic.model import FAILURE, INVALID, RUNNING, SUCCESS, K
+from bt_grasp.verifier.symbolic.ticker_state import TickerState
 
 ENTRY, AFTER = 1, 2  # which of a timeout's checks asks whether its deadline has passed
 
@@ -24,7 +24,7 @@ class DecoratorsMixin(TickerState):
                 return
             self.rstarts[scope] += 1
         self.dispatch[c](c)
-        update = self.after[i]  # _retry_after, as the search may wrap it (model_machine.py)
+        update = self.after[i]  # _retry_after, as the search may wrap it (symbolic/machine.py)
         assert update is not None
         update(i)
 

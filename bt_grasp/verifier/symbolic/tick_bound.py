@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bt_grasp.verifier.graph import Edge, Graph
+from bt_grasp.verifier.symbolic.graph import Edge, Graph
 
 __all__ = ["MAX_TERMS", "TickBound", "Unidle", "tick_bound"]
 

@@ -2,7 +2,7 @@
 
 The exact search's run graph (explore.py) holds every run: each state asks one question (a
 leaf's outcome, or none: the next tick), each edge answers it. With a distribution for every
-question (verifier/rates.py) the graph is an absorbing Markov chain whose absorbing states are
+question (verifier/probability/rates.py) the graph is an absorbing Markov chain whose absorbing states are
 the endings; the probability of each ending and the expected costs solve (I - Q) x = b, done
 here with scipy.sparse. Loops the budgets cut are already unrolled in the graph (its states
 carry the counters), so the answers are exact, not truncated.
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.errors import UserError
-from bt_grasp.verifier.rates import Rates, node_types
+from bt_grasp.verifier.probability.rates import Rates, node_types
 
 __all__ = ["Chances", "TimeMatters", "chances"]
 

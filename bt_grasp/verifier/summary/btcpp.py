@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.verifier.summary_model import TICKS, NodeSum, m_add, m_min, m_sum
-from bt_grasp.verifier.summary_tables import NEG, add, conv_all, get, scale
+from bt_grasp.verifier.summary.node_sum import TICKS, NodeSum, m_add, m_min, m_sum
+from bt_grasp.verifier.summary.tables import NEG, add, conv_all, get, scale
 
 
 def recovery(rules: Any, node: Any, kids: list[NodeSum]) -> NodeSum:

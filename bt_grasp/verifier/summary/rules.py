@@ -1,7 +1,7 @@
 """One summary per node type, built from its children's summaries (the compositional step).
 
 A node's summary bounds its activations (start until it returns SUCCESS/FAILURE or is halted) as
-the sum of two parts, both cost tables over the actions spent (summary_tables):
+the sum of two parts, both cost tables over the actions spent (summary.tables):
 - `act`, the fresh part: what one activation costs outside capped descendants; a loop above the
   node repeats it. Key "ticks" counts the RUNNING returns that start a new tick, so an episode
   lasts at most 1 + ticks ticks;
@@ -26,10 +26,10 @@ import numpy as np
 from bt_grasp.blackboard import ref_key
 from bt_grasp.interop.nodes import may_run
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.summary_btcpp import pipeline, recovery
-from bt_grasp.verifier.summary_leaves import leaf_summary
-from bt_grasp.verifier.summary_loops import budget, loops, timeout
-from bt_grasp.verifier.summary_model import (
+from bt_grasp.verifier.summary.btcpp import pipeline, recovery
+from bt_grasp.verifier.summary.leaves import leaf_summary
+from bt_grasp.verifier.summary.loops import budget, loops, timeout
+from bt_grasp.verifier.summary.node_sum import (
     LOOPS,
     NEVER,
     TICKS,
@@ -40,7 +40,7 @@ from bt_grasp.verifier.summary_model import (
     m_once,
     m_sum,
 )
-from bt_grasp.verifier.summary_tables import (
+from bt_grasp.verifier.summary.tables import (
     INF_ACTIONS,
     NEG,
     POS,
@@ -65,7 +65,7 @@ class Rules:
         self.spec = spec
         self.reg = registry
         self.size = spec.budgets.actions + 1
-        # no cap given: the structure's own bound is the cap (tick_cap.py), no limit here
+        # no cap given: the structure's own bound is the cap (tick_budget.py), no limit here
         self.max_ticks = spec.budgets.max_ticks if spec.budgets.max_ticks is not None else math.inf
         self.scopes: dict[str, int] = {}
         for node in spec.root.walk():

@@ -1,5 +1,5 @@
 """The graph of a tree's runs the symbolic search builds (explore.py) and the tick bound reads
-(ticks.py): states, what each holds of time left, and the edges between them."""
+(symbolic/tick_bound.py): states, what each holds of time left, and the edges between them."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class Edge(NamedTuple):
     ask: tuple[int, str] | None  # the resource the step's question is about: "running" (a call
                                  # going on needs 2 ticks left) or "deadline" (not yet: 1)
     bumps: tuple[tuple[str, int], ...] = ()  # unobserved calls run to their maximum on the way
-    costs: dict[str, int] | None = None  # what the edge adds to the run's costs (verifier/rates.py)
+    costs: dict[str, int] | None = None  # what the edge adds to the run's costs (verifier/probability/rates.py)
 
 
 @dataclass

@@ -11,13 +11,13 @@
 
 A duration (per node id or type, as rates) is the mean number of ticks one call of the leaf
 runs, 1 up to its type's max_ticks; it turns the expected ticks of a run from an interval (every
-call between 1 tick and its longest) into a figure (chance.py says for which calls).
+call between 1 tick and its longest) into a figure (probability/chances.py says for which calls).
 
 A question the Runner asks (a leaf id, or `<id>#semantic`, ...) takes the rates of its own id
 first, then of its leaf's type (with the same `#...`). A question with no rates is left open
-(verifier/chance.py gives intervals over its outcomes), never guessed. How long a call runs
+(verifier/probability/chances.py gives intervals over its outcomes), never guessed. How long a call runs
 (`#running`) and whether a deadline passes (`#deadline`) are always left open: the run graph
-holds no time (chance.py). The rates are
+holds no time (probability/chances.py). The rates are
 assumed independent from question to question: a real scene's outcomes are not (a grasp that
 failed once is likelier to fail again), which the docs say where they quote predictions.
 """

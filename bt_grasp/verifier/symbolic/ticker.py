@@ -1,4 +1,4 @@
-"""One tick of a modelled tree (bt_grasp/verifier/model.py), as the Runner ticks the compiled one.
+"""One tick of a modelled tree (bt_grasp/verifier/symbolic/model.py), as the Runner ticks the compiled one.
 
 Each method reproduces one runtime class's tick or stop, statement for statement, on plain lists
 (status, current child, two data slots per node) and a small ledger, so that a state is cheap to
@@ -24,10 +24,10 @@ from typing import Any
 from bt_grasp.composites import PREEMPTED
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.outcomes import Decision
-from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS, K, Model
-from bt_grasp.verifier.ticker_controls import ControlsMixin
-from bt_grasp.verifier.ticker_decorators import DecoratorsMixin
-from bt_grasp.verifier.ticker_leaves import LeavesMixin, _Asker
+from bt_grasp.verifier.symbolic.model import FAILURE, INVALID, RUNNING, SUCCESS, K, Model
+from bt_grasp.verifier.symbolic.ticker_controls import ControlsMixin
+from bt_grasp.verifier.symbolic.ticker_decorators import DecoratorsMixin
+from bt_grasp.verifier.symbolic.ticker_leaves import LeavesMixin, _Asker
 
 Choose = Callable[[str, tuple[str, ...]], str]
 
@@ -368,7 +368,7 @@ def ticker_for(spec: Any, registry: Any, limits: EpisodeLimits, initial: dict[st
     from bt_grasp.blackboard import Blackboard
     from bt_grasp.compile import compile_tree
     from bt_grasp.context import RunContext
-    from bt_grasp.verifier.model import build_model
+    from bt_grasp.verifier.symbolic.model import build_model
 
     ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)),
                      explore_running=True)

@@ -1,7 +1,8 @@
 """The modelled tree driven from one point of the search to the next, with time left symbolic.
 
-The same contract as bt_grasp/verifier/machine.py (the search in search.py drives either), on
-the model (ticker.py) instead of the compiled tree, and with one difference in what it explores:
+The same contract as the compiled tree's machine (compiled/machine.py; both answer an advance with
+a transitions.Point), on the model (ticker.py) instead of the compiled tree, and with one
+difference in what it explores:
 **no tick passes without an event.** A tick in which every running call goes on, every deadline
 is not yet due and every guard passes, and nothing else changes, leaves the run where it was
 with less time left: each call one tick nearer its max_ticks, each timeout one tick nearer its
@@ -9,7 +10,7 @@ allowance. Time left only widens what can happen next (a call that may still run
 now; a deadline not yet certain may also pass now), so such an *idle* tick is never needed to
 reach a decision, an action, a call or a counterexample: the search skips it (`Point("idle")`)
 and notes that the state could have idled. How many ticks the runs take, idle ticks included,
-is the tick bound's job (bt_grasp/verifier/ticks.py), which reads the graph of points this
+is the tick bound's job (symbolic/tick_bound.py), which reads the graph of points this
 exploration leaves behind.
 
 **A choice is resumed where it was asked**, not replayed from its tick's start: each choice point
@@ -32,26 +33,19 @@ from typing import Any, NamedTuple
 
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.nodes.base import ENDS_NOW
-from bt_grasp.verifier.explore import CMP, REACHED
-from bt_grasp.verifier.machine import Point
-from bt_grasp.verifier.model import FAILURE, RUNNING, SUCCESS, K, Model
-from bt_grasp.verifier.model_keys import KeyMaker
-from bt_grasp.verifier.running import unobserved_leaves
-from bt_grasp.verifier.ticker import Ticker, ticker_for
-from bt_grasp.verifier.ticker_decorators import AFTER
+from bt_grasp.verifier.compiled.running import unobserved_leaves
+from bt_grasp.verifier.symbolic.explore import CMP, REACHED
+from bt_grasp.verifier.symbolic.keys import KeyMaker
+from bt_grasp.verifier.symbolic.model import FAILURE, RUNNING, SUCCESS, K, Model
+from bt_grasp.verifier.symbolic.ticker import Ticker, ticker_for
+from bt_grasp.verifier.symbolic.ticker_decorators import AFTER
+from bt_grasp.verifier.transitions import AtChoice, Point
 
 __all__ = ["ModelMachine"]
 
 _MAX_DIVE = 10_000  # new choices one advance may pass before it stops
 _CMP_ANSWERS = ("below", REACHED)
 OPEN = 0  # the counter the search leaves open: the episode's actions (ticker.counters order)
-
-
-class _AtChoice(Exception):
-    def __init__(self, node_id: str, alphabet: tuple[str, ...], key: tuple[Any, ...],
-                 resume: Any) -> None:
-        super().__init__(node_id)
-        self.node_id, self.alphabet, self.key, self.resume = node_id, alphabet, key, resume
 
 
 class Resume(NamedTuple):
@@ -200,7 +194,7 @@ class ModelMachine:
         return self.entry
 
     def costs(self) -> dict[str, int]:
-        """What the report bounds but ticks (the tick bound is ticks.py's)."""
+        """What the report bounds but ticks (the tick bound is symbolic/tick_bound.py's)."""
         t = self.t
         out = {"actions": t.actions, "perception": t.pcalls}
         for name, n in zip(self.prim_keys, t.prim, strict=True):
@@ -266,7 +260,7 @@ class ModelMachine:
             stop = self.stop_at
             if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
                 # where to resume, before unwinding the tick undoes what its nodes hold
-                raise _AtChoice(node_id, alphabet, key, self._resume_here(node_id))
+                raise AtChoice(node_id, alphabet, key, self._resume_here(node_id))
             self.dive.append(self._point("choice", key=key, node_id=node_id, alphabet=alphabet,
                                          snap=self.snap, script=list(self.script),
                                          res=self.resources(), resume=self._resume_here(node_id)))
@@ -328,7 +322,7 @@ class ModelMachine:
         finally:
             # the advance and the choices of its tick up to where it stopped, those a branch
             # resumed past included: the count replaying the tick made, so that when the search
-            # asks the summary (summary_proof.py) does not depend on how it saves that replay
+            # asks the summary (summary/proof.py) does not depend on how it saves that replay
             self.work += 1 + self.pos
 
     def _finish(self, tick: Callable[[], None]) -> Point:
@@ -338,7 +332,7 @@ class ModelMachine:
         assert snap is not None
         try:
             tick()
-        except _AtChoice as at:
+        except AtChoice as at:
             return self._point("choice", key=at.key, node_id=at.node_id, alphabet=at.alphabet,
                                snap=snap, script=list(self.script), res=self.resources(),
                                resume=at.resume)

@@ -1,6 +1,6 @@
 """The merge key of a modelled run: everything that can change its future, and nothing else.
 
-The same reductions as the compiled tree's key (bt_grasp/verifier/state.py, docs/semantics.md
+The same reductions as the compiled tree's key (bt_grasp/verifier/compiled/state.py, docs/semantics.md
 "Search"), read off the model's slots: a node's loop data only while it runs or is on the path
 of the tick in progress, finished statuses only under a parallel that runs or is being ticked,
 the blackboard keys some reader can still see (liveness.py), a label that only conditions
@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from bt_grasp.value_key import value_key
-from bt_grasp.verifier.liveness import Liveness
-from bt_grasp.verifier.model import RUNNING, K
-from bt_grasp.verifier.state import _restartable
+from bt_grasp.verifier.compiled.liveness import Liveness
+from bt_grasp.verifier.compiled.state import restartable
+from bt_grasp.verifier.symbolic.model import RUNNING, K
 
 _OTHER = ("other than every label a condition still compares it with",)
 # kinds whose `a` slot holds data re-initialised when they start (RESET)
@@ -72,7 +72,7 @@ class KeyMaker:
         # a retry scope whose only node starts at most once per episode: once that node has
         # finished, nothing reads the scope's count again
         self.once = {2 + s: ids[0] for s, ids in retry_nodes.items()
-                     if len(ids) == 1 and not _restartable(m.nodes[ids[0]])}
+                     if len(ids) == 1 and not restartable(m.nodes[ids[0]])}
         liveness = Liveness(m.nodes, set(self.read))
         self.guards = {key: [[(m.index[comp.name], j, leaf) for comp, j, leaf in per_reader]
                              for per_reader in readers]

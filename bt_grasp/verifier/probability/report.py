@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bt_grasp.verifier.chance import Chances, TimeMatters, chances
-from bt_grasp.verifier.rates import Rates, load_rates
+from bt_grasp.verifier.probability.chances import Chances, TimeMatters, chances
+from bt_grasp.verifier.probability.rates import Rates, load_rates
 from bt_grasp.verifier.report import VerifyResult
 
 __all__ = ["load_rates", "rate_tree", "render_chances"]

@@ -1,6 +1,6 @@
 """A proof from the compositional summary, for trees whose search would take long.
 
-The summary (bounds.py) bounds every run of a tree from its structure, in polynomial time, and is
+The summary (summary/bounds.py) bounds every run of a tree from its structure, in polynomial time, and is
 sound on its own (tools/perf/verify_soundness.py checks it against random runs of the Runner). Its
 bounds are upper bounds, not always reached; they are reported as the worst case only when each
 has a witness run that, replayed on the real Runner, reaches it exactly, and only when the
@@ -17,8 +17,7 @@ from typing import Any
 from bt_grasp.oracles import ScriptedOracle, scripts_of
 from bt_grasp.verifier.replay import Setup, as_steps
 from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.static import static_bounds, unrouted_labels
-from bt_grasp.verifier.summary_witness import run_costs
+from bt_grasp.verifier.summary.witness import run_costs
 
 __all__ = ["QUICK_WORK", "UPPER_WORK", "from_summary", "summary_first"]
 
@@ -46,7 +45,7 @@ def from_summary(setup: Setup) -> VerifyResult | None:
     else None. Bounds whose witness, replayed on the Runner, does not reach them are listed in
     `unreached` (upper bounds, no witness kept): a proof with exact bounds has none."""
     # imported here: its numpy tables are needed only for trees the quick search cannot settle
-    from bt_grasp.verifier.bounds import summarise
+    from bt_grasp.verifier.summary.bounds import summarise
 
     spec, registry = setup.spec, setup.registry
     try:
@@ -73,11 +72,6 @@ def from_summary(setup: Setup) -> VerifyResult | None:
         witnesses[key] = as_steps(list(steps))
         ending = f"{res.decision.value}: {res.reason}"
         endings[ending] = endings.get(ending, 0) + 1
-    result = VerifyResult(
-        proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
-        counterexample=None, unrouted=unrouted_labels(spec, registry),
-        static_bounds=static_bounds(spec, registry), witnesses=witnesses, states=0,
-        endings=endings)
-    result.method = "summary"
-    result.unreached = unreached
-    return result
+    return setup.result(proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
+                        witnesses=witnesses, states=0, endings=endings, method="summary",
+                        unreached=unreached)

@@ -10,7 +10,7 @@ carried along; it is read afterwards, forward from the initial state, taking at 
 first way that attains the value (the run the depth-first fold would have kept).
 
 The states are also listed in the order they were finished (each after every state it leads
-to), which the tick bound (ticks.py) walks instead of ordering the graph again.
+to), which the tick bound (symbolic/tick_bound.py) walks instead of ordering the graph again.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from operator import add, mul
 from typing import Any, NamedTuple
 
-from bt_grasp.verifier.graph import Edge, Graph
-from bt_grasp.verifier.search import ANY, Found, Step, Summary, _Counterexample
+from bt_grasp.verifier.compiled.search import ANY, Found, Step, Summary, _Counterexample
+from bt_grasp.verifier.symbolic.graph import Edge, Graph
 
 __all__ = ["walk_runs"]
 

@@ -1,15 +1,14 @@
-"""The compiled tree driven from one point of the search to the next (bt_grasp/verifier/search.py).
+"""The compiled tree driven from one point of the search to the next (bt_grasp/verifier/compiled/search.py).
 
 The Machine is the tree's oracle. An advance restores a tick-start snapshot, replays the choices
 already made in that tick and runs to the next point: a choice not yet made, a tick boundary,
-an ending or a problem. Calls that span ticks are advanced as bt_grasp/verifier/running.py
+an ending or a problem. Calls that span ticks are advanced as bt_grasp/verifier/compiled/running.py
 explains.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from py_trees.common import Status
@@ -20,14 +19,15 @@ from bt_grasp.composites import LogicalTimeout
 from bt_grasp.context import EpisodeLimits, RunContext
 from bt_grasp.nodes.base import STILL_RUNNING, Leaf
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.running import (
+from bt_grasp.verifier.compiled.running import (
     RUNNING_ID,
     RUNS_TO_MAX,
     retry_scopes_above,
     skip_idle_ticks,
     unobserved_leaves,
 )
-from bt_grasp.verifier.state import RunState, Snapshot
+from bt_grasp.verifier.compiled.state import RunState, Snapshot
+from bt_grasp.verifier.transitions import AtChoice, Point
 
 __all__ = ["Machine", "Point", "distinct_outcomes"]
 
@@ -58,41 +58,6 @@ def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[
             firsts.setdefault(outcome in node.SUCCESS_OUTCOMES, outcome)
         out[node.node_id] = tuple(o for o in node.alphabet if o in firsts.values())
     return out
-
-
-class _AtChoice(Exception):
-    """The replay reached a choice not yet made: the tree stops there."""
-
-    def __init__(self, node_id: str, alphabet: tuple[str, ...], key: tuple[Any, ...]) -> None:
-        super().__init__(node_id)
-        self.node_id, self.alphabet, self.key = node_id, alphabet, key
-
-
-@dataclass
-class Point:
-    """Where an advance stopped: a choice, a tick boundary, an ending or a problem."""
-
-    kind: str                          # "choice" | "tick" | "end" | "problem"
-    costs: dict[str, int]
-    tick: int
-    key: tuple[Any, ...] | None = None
-    node_id: str = ""
-    alphabet: tuple[str, ...] = ()
-    snap: Snapshot | None = None       # tick start (choice) or this boundary (tick)
-    script: list[int] = field(default_factory=list)
-    text: str = ""                     # ending reason or problem
-    path: list[str] = field(default_factory=list)
-    # the model's search (model_machine.py): ticks left per running call / timeout, and for an
-    # idle tick the choices it made and the ticks each resource lost
-    res: dict[int, tuple[int, int]] | None = None
-    idle: tuple[Any, ...] | None = None
-    # the model's search: unobserved calls that ran to their maximum since the last point
-    # (leaf id, extra ticks)
-    bumps: tuple[tuple[str, int], ...] = ()
-    # the model's search: the counters here (explore.py moves them along the edges)
-    cnt: tuple[int, ...] = ()
-    # the model's search, at a choice: where its tick can be resumed (model_machine.Resume)
-    resume: Any = None
 
 
 class Machine:
@@ -153,7 +118,7 @@ class Machine:
                 key += (round(max(0.0, self.tick_start + clock.tick_period - clock.now), 9),)
             stop = self.stop_at
             if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
-                raise _AtChoice(node_id, alphabet, key)
+                raise AtChoice(node_id, alphabet, key)
             # a new choice: note it as a point and go on with its first outcome (the search
             # would take that one next, and needs no replay of the tick to do so here)
             self.dive.append(Point("choice", self.state.costs(), self.ctx.tick, key=key,
@@ -209,7 +174,7 @@ class Machine:
         try:
             for node in self.root.tick():
                 path.append(node.name)
-        except _AtChoice as at:
+        except AtChoice as at:
             st.touched(path)
             st.dirty.update(st.paths[at.node_id.split("#", 1)[0]])
             return Point("choice", st.costs(), ctx.tick, key=at.key, node_id=at.node_id,

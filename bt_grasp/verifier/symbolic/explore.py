@@ -1,14 +1,14 @@
-"""The symbolic search: every run of the model (model_machine.py), in two passes.
+"""The symbolic search: every run of the model (symbolic/machine.py), in two passes.
 
 **Each state once, whatever its counters.** A run's counters (actions, perception streak, retry
 starts per scope, actions per named budget) only grow (the streak also restarts at 0 on an
 action) and are only ever compared with fixed limits. So the first pass explores the model with
-its counters left open: the key of a point is everything else (model_keys.py), and every
+its counters left open: the key of a point is everything else (symbolic/keys.py), and every
 comparison of a counter with a limit is a choice of its own (`<node>#~<counter>:<limit>`, "below"
 or "reached"), both answers explored, unless the streak restarted since the last point, which
 makes its value known. The pass records every point once and the edges between them: the
 choice made, what each counter grew by, and the costs added. No tick passes idle (see
-model_machine.py); a boundary that could idle is noted for the tick bound.
+symbolic/machine.py); a boundary that could idle is noted for the tick bound.
 
 **Then every run, by arithmetic.** The second pass walks the recorded graph from the initial
 point with the episode's actual counters: at a comparison choice only the answer the counter gives
@@ -17,22 +17,22 @@ is the whole set of runs of the tree (the first pass explored every answer every
 give), so the worst future of actions, perception calls and calls per primitive of each state,
 the endings, a run without a decision and a loop (the same state met again on the current path)
 come out exactly, each with the choices that reach it; comparison choices are the search's own and
-are left out of those. The tick bound then reads the graph of states this pass builds (ticks.py).
-The second pass is explore_runs.py's; the first pass's graph also serves the properties (its
-paths include every run: `_Open.view`).
+are left out of those. The tick bound then reads the graph of states this pass builds
+(tick_bound.py). The second pass is explore_runs.py's; the first pass's graph also serves the
+properties (its paths include every run: `_Open.view`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bt_grasp.verifier.explore_runs import walk_runs
-from bt_grasp.verifier.graph import Edge, Graph, asked, compose, mapping
-from bt_grasp.verifier.machine import Point
-from bt_grasp.verifier.search import Found, Step, unroll
+from bt_grasp.verifier.compiled.search import Found, Step, unroll
+from bt_grasp.verifier.symbolic.explore_runs import walk_runs
+from bt_grasp.verifier.symbolic.graph import Edge, Graph, asked, compose, mapping
+from bt_grasp.verifier.transitions import ExploredMachine, Point
 
 __all__ = ["CMP", "explore", "unroll"]
 
@@ -70,7 +70,7 @@ class _Open:
         return out
 
 
-def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
+def _open_pass(machine: ExploredMachine, chunk: int) -> Iterator[_Open | None]:
     """Every point of the model (see the module docstring): yields None after every `chunk`
     advances (so that two passes can take turns), then the graph."""
     graph = _Open()
@@ -87,7 +87,8 @@ def _open_pass(machine: Any, chunk: int) -> Iterator[_Open | None]:
         machine.stop_at = None
 
 
-def _explored(machine: Any, chunk: int, graph: _Open, stack: list[list[Any]]) -> Iterator[_Open | None]:
+def _explored(machine: ExploredMachine, chunk: int, graph: _Open,
+              stack: list[list[Any]]) -> Iterator[_Open | None]:
     ids = graph.ids
     while stack:
         frame = stack[-1]
@@ -236,7 +237,7 @@ def _moved(counters: tuple[int, ...], moves: tuple[tuple[bool, int], ...],
 _CHUNK = 256  # advances each variant of the first pass takes per share of its turn
 
 
-def explore(machines: list[Any], max_advances: int, time_limit: float | None,
+def explore(machines: Sequence[ExploredMachine], max_advances: int, time_limit: float | None,
             endings: dict[str, int] | None = None, slow_after: int | None = None,
             on_slow: Callable[[], float | None] | None = None,
             shares: list[int] | None = None, head_start: int = 0) -> Found:

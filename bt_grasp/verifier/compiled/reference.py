@@ -11,14 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bt_grasp.verifier.machine import Machine
+from bt_grasp.verifier.compiled.machine import Machine
+from bt_grasp.verifier.compiled.running import RUNS_TO_MAX, expand_steps
+from bt_grasp.verifier.compiled.search import ANY, search, unroll
+from bt_grasp.verifier.compiled.state import COUNTER
 from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, counterexample
 from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.running import RUNS_TO_MAX, expand_steps
-from bt_grasp.verifier.search import ANY, search, unroll
-from bt_grasp.verifier.state import COUNTER
-from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
-from bt_grasp.verifier.summary_proof import from_summary
+from bt_grasp.verifier.static import keys_read
+from bt_grasp.verifier.summary.proof import from_summary
 
 # Work of the reference search (Machine.work, 60-150 CPU us each) before the summary is consulted,
 # about two CPU seconds (summary_proof.QUICK_WORK): counted, not timed, so that whether the
@@ -43,10 +43,8 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
             return fast
         left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - start))
         found = search(machine, max_runs, left, memo, endings)
-    result = VerifyResult(
-        proven=False, bounds={}, runs_explored=found.advances, counterexample=None,
-        unrouted=unrouted_labels(spec, registry), static_bounds=static_bounds(spec, registry),
-        endings=dict(found.endings), states=found.states, complete=not found.incomplete)
+    result = setup.result(proven=False, runs_explored=found.advances, endings=dict(found.endings),
+                          states=found.states, complete=not found.incomplete)
     if found.incomplete:
         return result
     if found.problem is not None:
@@ -64,7 +62,7 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
     for key in result.bounds:
         steps = unroll(found.summary.get(key, (0, any_run))[1])
         # Every bound but ticks is reached as well with the unobserved calls ending at once
-        # (verifier/running.py: a call's twin): a short witness, unless its replay says otherwise.
+        # (verifier/compiled/running.py: a call's twin): a short witness, unless its replay says otherwise.
         short = [s for s in steps if s[1] != RUNS_TO_MAX]
         full = expand_steps(steps, machine.max_ticks, machine.unobserved)
         reached = key != "ticks" and witnesses.costs(short).get(key, 0) == result.bounds[key]

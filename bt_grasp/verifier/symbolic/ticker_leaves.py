@@ -1,4 +1,4 @@
-"""The leaves of a modelled tree (bt_grasp/verifier/ticker.py), as the Runner ticks them.
+"""The leaves of a modelled tree (bt_grasp/verifier/symbolic/ticker.py), as the Runner ticks them.
 
 Statement for statement Leaf.tick with its guards (the episode's budgets, named budgets, the
 perception streak), the oracle's questions (`<id>#running`, then the outcome), `simulate` for
@@ -15,8 +15,8 @@ from bt_grasp.interop.nodes import OUTCOME_STATUS
 from bt_grasp.nodes.base import ENDS_NOW, STILL_RUNNING
 from bt_grasp.nodes.terminal import quote_goal
 from bt_grasp.outcomes import Decision
-from bt_grasp.verifier.model import FAILURE, INVALID, RUNNING, SUCCESS
-from bt_grasp.verifier.ticker_state import TickerState
+from bt_grasp.verifier.symbolic.model import FAILURE, INVALID, RUNNING, SUCCESS
+from bt_grasp.verifier.symbolic.ticker_state import TickerState
 
 _STATUS = {"SUCCESS": SUCCESS, "FAILURE": FAILURE, "RUNNING": RUNNING, "INVALID": INVALID}
 _OPAQUE_STATUS = {o: _STATUS[s.name] for o, s in OUTCOME_STATUS.items()}

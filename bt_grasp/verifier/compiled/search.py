@@ -1,7 +1,7 @@
 """Exhaustive search over a tree's explicit run states, with worst-case bounds and witnesses.
 
 The search is depth-first over *choice points* (a leaf asking the oracle for an outcome) and
-tick boundaries. To reach a choice point the Machine (bt_grasp/verifier/machine.py) restores
+tick boundaries. To reach a choice point the Machine (bt_grasp/verifier/compiled/machine.py) restores
 the snapshot taken at the start of its tick and replays the choices already made in that tick
 (never from the start of the episode). Each point's merge key (RunState.key) holds everything
 that can change the future; a point whose key was fully explored before is not explored again
@@ -9,7 +9,7 @@ that can change the future; a point whose key was fully explored before is not e
 path is a loop. A run must end in a decision; ending without one, reaching `max_ticks` or
 looping is a counterexample.
 
-Calls that span ticks are explored as bt_grasp/verifier/running.py explains: tick by tick where
+Calls that span ticks are explored as bt_grasp/verifier/compiled/running.py explains: tick by tick where
 something observes how long they run, else only their longest call.
 """
 
@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bt_grasp.context import EpisodeLimits
-from bt_grasp.verifier.machine import Machine, Point
-from bt_grasp.verifier.state import COUNTER, REFUSED, RETRY_TICKS, STREAK
+from bt_grasp.verifier.compiled.machine import Machine
+from bt_grasp.verifier.compiled.state import COUNTER, REFUSED, RETRY_TICKS, STREAK
+from bt_grasp.verifier.transitions import Point
 
 __all__ = ["ANY", "Step", "search", "unroll"]
 

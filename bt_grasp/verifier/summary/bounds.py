@@ -1,9 +1,9 @@
 """Worst-case bounds of a tree from per-subtree summaries, in time polynomial in the tree size.
 
-Each node is summarised once from its children's summaries (summary_rules), over the actions an
-activation consumes (summary_tables). The root's summary, the episode guards (action budget,
+Each node is summarised once from its children's summaries (summary.rules), over the actions an
+activation consumes (summary.tables). The root's summary, the episode guards (action budget,
 perception streak) and the tick cap give a bound per cost key that is at least the cost of every
-run of the real Runner. Witness runs (summary_witness) give, per key, an outcome sequence meant to
+run of the real Runner. Witness runs (summary.witness) give, per key, an outcome sequence meant to
 reach the bound; a bound is only known to be tight when replaying its witness reaches it.
 """
 
@@ -17,10 +17,10 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.interop.nodes import register_interop_types
 from bt_grasp.registry import Registry
 from bt_grasp.tick_budget import tick_cap
-from bt_grasp.verifier.summary_model import TICKS
-from bt_grasp.verifier.summary_rules import Rules
-from bt_grasp.verifier.summary_tables import INF_ACTIONS, POS
-from bt_grasp.verifier.summary_witness import search
+from bt_grasp.verifier.summary.node_sum import TICKS
+from bt_grasp.verifier.summary.rules import Rules
+from bt_grasp.verifier.summary.tables import INF_ACTIONS, POS
+from bt_grasp.verifier.summary.witness import search
 
 WITNESS_RUNS = 16  # biased Runner episodes played to find a witness per key
 WITNESS_CLIMBS = 400  # then local-search steps towards the keys whose bound no run reached yet,

@@ -28,7 +28,7 @@ from bt_grasp.nodes.base import Leaf
 from bt_grasp.resumable import NodeState
 from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.value_key import value_key
-from bt_grasp.verifier.liveness import Liveness
+from bt_grasp.verifier.compiled.liveness import Liveness
 
 COUNTER = "~"  # cost names that are not reported: the search's own counters
 REFUSED = COUNTER + "refused"
@@ -106,7 +106,7 @@ class RunState:
         # A retry scope whose only node is started at most once per episode: once that node has
         # started and is no longer running, nothing reads the scope's count again.
         self.once_scopes = {scope: ids[0] for scope, ids in scope_nodes.items()
-                            if len(ids) == 1 and not _restartable(self.nodes[ids[0]])}
+                            if len(ids) == 1 and not restartable(self.nodes[ids[0]])}
         self.scope_caps: dict[str, int] = {}
         self.scope_floor: dict[str, int] = {}
         for node in self.nodes:
@@ -286,7 +286,7 @@ def _marking(method: Any, dirty: set[int], i: int) -> Any:
 _ONCE = (ActionBudget, LogicalTimeout, Switch, Inverter, ForceSuccess, ForceFailure, OpaqueDecorator)
 
 
-def _restartable(node: Behaviour) -> bool:
+def restartable(node: Behaviour) -> bool:
     """Can `node` be started more than once in an episode? Only if some ancestor loops or
     re-ticks finished children (retry, repeat, a reactive or parallel composite, ...)."""
     cur = node.parent

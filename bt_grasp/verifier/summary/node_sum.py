@@ -1,10 +1,10 @@
-"""The summary of one subtree, and minimum-action pairs (see summary_rules for what they mean)."""
+"""The summary of one subtree, and minimum-action pairs (see summary.rules for what they mean)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bt_grasp.verifier.summary_tables import INF_ACTIONS, Tables, madd
+from bt_grasp.verifier.summary.tables import INF_ACTIONS, Tables, madd
 
 TICKS = "ticks"
 LOOPS = ("retry", "repeat", "btcpp_retry")

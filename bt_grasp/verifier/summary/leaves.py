@@ -10,8 +10,8 @@ import numpy as np
 from bt_grasp.blackboard import ref_key
 from bt_grasp.interop.nodes import DEFAULT_OUTCOMES
 from bt_grasp.registry import Registry
-from bt_grasp.verifier.summary_model import NEVER, TICKS, ZERO, NodeSum
-from bt_grasp.verifier.summary_tables import POS, Tables, from_index
+from bt_grasp.verifier.summary.node_sum import NEVER, TICKS, ZERO, NodeSum
+from bt_grasp.verifier.summary.tables import POS, Tables, from_index
 
 
 def success_outcomes(nt: Any) -> set[str] | None:
