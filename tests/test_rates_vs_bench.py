@@ -58,3 +58,17 @@ def test_prediction_beside_measurement_with_intervals(tmp_path: Path, capsys) ->
     assert "| not found: target object | 20 % | 50 % | 1/4 = 25 % [5, 70] | yes |" in out
     assert "| Task SR (target in the basket; predicted: FINALIZE) | 80 % | 50 % | 2/4 = 50 % [15, 85] | yes |" in out
     assert "| locate_object | found 0.80, not_found 0.20 | found 0.50, not_found 0.50 | 80 % → 50 % |" in out
+
+
+def test_a_measured_rates_file_with_unattributed_calls_is_named(tmp_path: Path, capsys) -> None:
+    """An older rates file of the measured run, with calls counted as `(unattributed)`: the
+    comparison says how many, so its open leaves are not taken for the model's."""
+    dev, test = tmp_path / "dev", tmp_path / "test"
+    dev.mkdir()
+    test.mkdir()
+    (dev / "rates-open_loop-geometric-easy.yaml").write_text(RATES % (0.8, 0.2))
+    (test / "rates-open_loop-geometric-easy.yaml").write_text(
+        "source: {node_counts: {'(unattributed)': {calls: 3}}}\n" + RATES % (0.5, 0.5))
+    (test / "results.jsonl").write_text(_episode("FINALIZE", "driver reported success", True) + "\n")
+    assert rates_vs_bench.main(["--rates", str(dev), "--measured", str(test)]) == 0
+    assert "counts 3 calls as `(unattributed)`" in capsys.readouterr().out
