@@ -69,7 +69,7 @@ def _chances(res: Any, spec: Any, rates: Rates) -> Chances:
 def _swapped(base: Rates, other: Rates, key: str) -> Rates:
     table = dict(base.table)
     table[key] = other.table[key]
-    return Rates(table, base.pos, base.counts, base.file)
+    return Rates(table, base.pos, base.counts, base.file, base.durations)
 
 
 def _records(path: Path) -> dict[str, list[dict[str, Any]]]:
