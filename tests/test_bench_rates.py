@@ -2,9 +2,11 @@
 
 Specification pinned here:
 - an episode's counts are exactly the outcomes its leaves answered (checked against the answers
-  an oracle gave the Runner), except calls two leaves of one tick overwrote, counted apart;
+  an oracle gave the Runner), two leaves writing one key in one tick included, and each call's
+  ticks are the ticks it spanned;
 - the counts of many records become, per method, a rates file whose rates are the frequencies,
-  with the counts beside them, that `verify --rates` reads and solves on a shipped tree;
+  with the counts beside them and the mean ticks per call of each type (durations), that
+  `verify --rates` reads and solves on a shipped tree (expected ticks then a figure);
 - records without counts (an older results file, errors) are left out, never break the report;
 - the index rates.yaml given to `verify --rates` is one line naming the per-method files.
 """
