@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from bt_grasp import seam
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.call_limit import CallLimiter, call_limit
-from bt_grasp.outcomes import Decision, ExecStatus, OutcomeEvent
+from bt_grasp.outcomes import Decision, ExecStatus, LeafCall, OutcomeEvent
 from bt_grasp.registry import Registry
 
 if TYPE_CHECKING:  # typing only: the context does not depend on any driver or perceiver module
@@ -135,6 +135,8 @@ class RunContext:
     tick: int = 0
     events: list[OutcomeEvent] = field(default_factory=list)  # this tick's events
     all_events: list[OutcomeEvent] = field(default_factory=list)
+    # this tick's finished leaf calls; None: not kept (only a Runner with observers reports them)
+    calls: list[LeafCall] | None = None
     action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
     services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
     last_fault: str | None = None  # "node: why" of the latest call that faulted since a manipulation
@@ -212,6 +214,13 @@ class RunContext:
         self.events.append(event)
         self.all_events.append(event)
         return event
+
+    def publish_tick_calls(self) -> list[LeafCall]:
+        """This tick's finished leaf calls (when kept); the next tick starts a new batch."""
+        calls = self.calls or []
+        if self.calls is not None:
+            self.calls = []
+        return calls
 
     def publish_tick_events(self) -> list[OutcomeEvent]:
         """This tick's (now final) events; the next tick starts a new batch."""

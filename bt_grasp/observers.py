@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bt_grasp.outcomes import OutcomeEvent
+from bt_grasp.outcomes import LeafCall, OutcomeEvent
 
 if TYPE_CHECKING:
     from bt_grasp.context import RunContext
@@ -27,7 +27,9 @@ class Tick:
     """What one tick did, as the trace records it: the tick number, the logical clock after it,
     the nodes ticked with their statuses [(node id, status)] (a RUNNING leaf appears on every
     tick it runs), the events it emitted, the blackboard entries it changed and the ledger
-    counters that changed (what budgets are left). `record` is the same tick as its trace line."""
+    counters that changed (what budgets are left). `record` is the same tick as its trace line.
+    `calls` are the leaf calls that finished this tick, each as its leaf reported it (node id,
+    outcome, ticks it spanned): who answered what, even when two leaves write one key."""
 
     tick: int
     clock: float
@@ -36,6 +38,7 @@ class Tick:
     blackboard: dict[str, Any]
     ledger: dict[str, Any] = field(default_factory=dict)
     record: Record = field(default_factory=dict, repr=False, compare=False)
+    calls: list[LeafCall] = field(default_factory=list)
 
 
 class RunObserver:

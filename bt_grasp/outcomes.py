@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -50,3 +51,15 @@ class OutcomeEvent(BaseModel):
     clock: float = Field(description="logical clock (seconds) when the attempt ended")
     wall_time: float = Field(default_factory=time.time)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LeafCall:
+    """One leaf call that finished with an outcome, as the leaf itself reports it: the node id,
+    the outcome it answered, the ticks the call spanned (1 when it ended in the tick it started)
+    and the answers to its sub-questions (a Watchdog's semantic verdict: {"semantic": "ok"})."""
+
+    node: str
+    outcome: str
+    ticks: int
+    answers: dict[str, str] = field(default_factory=dict)

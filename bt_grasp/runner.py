@@ -28,7 +28,7 @@ from bt_grasp.context import RunContext
 from bt_grasp.errors import UserError, one_line
 from bt_grasp.json_encoding import jsonable_changes
 from bt_grasp.observers import EventObserver, RecordObserver, RunObserver, Tick, TickObserver
-from bt_grasp.outcomes import Decision, OutcomeEvent
+from bt_grasp.outcomes import Decision, LeafCall, OutcomeEvent
 from bt_grasp.result import EpisodeResult as EpisodeResult  # re-exported for older imports
 from bt_grasp.trace_header import header_record
 from bt_grasp.trace_header import versions as versions  # re-exported for older imports
@@ -167,7 +167,8 @@ class Runner:
                 seen[key] = out[key] = dict(value) if type(value) is dict else value
         return out
 
-    def _record_tick(self, visited: list[tuple[str, str]], events: list[OutcomeEvent]) -> None:
+    def _record_tick(self, visited: list[tuple[str, str]], events: list[OutcomeEvent],
+                     calls: list[LeafCall]) -> None:
         ctx = self.ctx
         if not self._recording:
             ctx.blackboard.drain_changes()
@@ -181,7 +182,7 @@ class Runner:
         if ledger:
             record["ledger"] = ledger
         tick = Tick(tick=ctx.tick, clock=clock, visited=visited, events=events,
-                    blackboard=changes, ledger=ledger, record=record)
+                    blackboard=changes, ledger=ledger, record=record, calls=calls)
         for observer in self.observers:
             observer.ticked(tick)
 
@@ -193,6 +194,7 @@ class Runner:
         with interrupts(handle_signals):
             try:
                 if self._recording:
+                    ctx.calls = []  # the leaves report their finished calls for the observers
                     header = self._header()
                     for observer in self.observers:
                         observer.started(header, ctx)
@@ -201,7 +203,7 @@ class Runner:
                         ctx.decide(Decision.WAIT_CLARIFY, f"tick cap ({ctx.limits.max_ticks} ticks)")
                         break
                     visited = self._tick()
-                    self._record_tick(visited, ctx.publish_tick_events())
+                    self._record_tick(visited, ctx.publish_tick_events(), ctx.publish_tick_calls())
                     if ctx.decision is None and self.root.status in (Status.SUCCESS, Status.FAILURE):
                         ctx.decide(Decision.WAIT_CLARIFY,
                                    f"no decision (root ended {self.root.status.value} without one)")

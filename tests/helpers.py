@@ -60,10 +60,12 @@ def tree(text: str, file: str = "<test>.yaml"):
 
 
 def run_oracle(spec, oracle, goal: str = "red mug", trace: str | None = None,
-               observers: Iterable[RunObserver] = ()) -> EpisodeResult:
+               observers: Iterable[RunObserver] = (), explore_running: bool = False) -> EpisodeResult:
+    """Run `spec` with `oracle` answering every leaf (`explore_running`: it also says whether a
+    call that may span ticks goes on running)."""
     registry = getattr(spec, "registry", None) or default_registry()
     ctx = RunContext(registry=registry, limits=episode_limits(spec, registry), oracle=oracle,
-                     blackboard=Blackboard({"goal.object": goal}))
+                     blackboard=Blackboard({"goal.object": goal}), explore_running=explore_running)
     return Runner(spec, ctx, trace_path=trace, observers=observers).run()
 
 

@@ -80,7 +80,8 @@ def test_every_metric_is_computed_and_the_report_renders(bench_out):
 
 def test_the_measured_rates_are_a_rates_file_per_method(bench_out):
     """rates.yaml indexes one rates file per method, each readable by `verify --rates`, with
-    the counts of what the episodes' leaves answered beside the rates."""
+    the counts of what the episodes' leaves answered beside the rates, every answer attributed
+    to its leaf (clutter's delivery check too), and the mean ticks per call of each type."""
     index = yaml.safe_load((bench_out / "rates.yaml").read_text())["methods"]
     assert set(index) == {f"{m}-sim-easy" for m in ("clutter", "open_loop", "remove_all")}
     for entry in index.values():
@@ -89,6 +90,12 @@ def test_the_measured_rates_are_a_rates_file_per_method(bench_out):
         assert rates.counts["grasp"] and set(rates.table) == set(rates.counts)
         for key, row in rates.counts.items():
             assert rates.table[key] == {o: n / sum(row.values()) for o, n in row.items()}
+        assert "(unattributed)" not in entry["node_counts"]
+        assert all(ticks >= 1 for ticks in rates.durations.values())
+        assert rates.durations["grasp"] > 1  # a grasp's motion spans ticks
+    finalized = [r for r in load_records(bench_out / "results.jsonl")
+                 if r["method"] == "clutter" and r["decision"] == "FINALIZE"]
+    assert finalized and "deliver/confirm" in index["clutter-sim-easy"]["node_counts"]
 
 
 def test_a_rerun_skips_finished_episodes(bench_out):

@@ -30,7 +30,7 @@ from bt_grasp.context import RunContext
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import HALTED, TIMEOUT, Motion
 from bt_grasp.errors import one_line
-from bt_grasp.outcomes import Decision, ExecStatus, Label
+from bt_grasp.outcomes import Decision, ExecStatus, Label, LeafCall
 from bt_grasp.registry import NodeType
 from bt_grasp.resumable import Resumable
 
@@ -58,6 +58,7 @@ class LeafResult:
     writes: dict[str, Any] = field(default_factory=dict)
     duration: float = 0.0
     event_meta: dict[str, Any] = field(default_factory=dict)  # primitives: goes into the event
+    answers: dict[str, str] = field(default_factory=dict)  # sub-questions answered: {"semantic": "ok"}
 
 
 @dataclass
@@ -352,6 +353,8 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
                              ExecStatus.SUCCESS if res.status == Status.SUCCESS else ExecStatus.FAIL,
                              metadata=meta)
             ctx.blackboard.set(f"{self.node_id}.trial_id", event.trial_id)
+        if ctx.calls is not None and res.outcome is not None:  # the call's own report: who answered what
+            ctx.calls.append(LeafCall(self.node_id, res.outcome, self.ticks_running + 1, res.answers))
         self.last_outcome = res.outcome
         self.feedback_message = res.outcome or ""
         return res.status

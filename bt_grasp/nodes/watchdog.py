@@ -87,7 +87,8 @@ class EvaluateGrasp(Leaf):
         status = ExecStatus.SUCCESS if ok else (
             ExecStatus.WAIT_CLARIFY if success else ExecStatus.FAIL)
         self._attach_to_event(label, confidence, status, evidence)
-        return LeafResult(label, Status.SUCCESS if ok else Status.FAILURE, writes)
+        return LeafResult(label, Status.SUCCESS if ok else Status.FAILURE, writes,
+                          answers={"semantic": semantic} if success and semantic else {})
 
     def _attach_to_event(self, label: str, confidence: float, status: ExecStatus, evidence: dict) -> None:
         """Complete the grasp attempt's event with the Watchdog verdict (one event per attempt)."""

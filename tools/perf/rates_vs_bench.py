@@ -7,8 +7,8 @@ give the rates (measured on dev seeds, say); `--measured DIR` a bench output on 
 and ending predicted from the first run's rates, predicted from the measured run's own rates
 (what the model gives when the rates are right: the rest of the gap is the model's, chiefly
 answers that are not independent across attempts), and measured (k/N, 95 % Wilson interval);
-Task SR measured beside the predicted FINALIZE; expected actions and perception calls against
-the measured mean; then which leaves' rates move the prediction most from one run to the
+Task SR measured beside the predicted FINALIZE; expected actions, perception calls and ticks
+against the measured mean (ticks are a figure when the rates give `durations:`); then which leaves' rates move the prediction most from one run to the
 other (each leaf's rates swapped alone).
 
     python tools/perf/rates_vs_bench.py --rates out/rates-dev --measured out/rates-test
@@ -22,6 +22,8 @@ import math
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from bt_grasp.resources import TREES, shipped_path
 from bt_grasp.spec.loader import load_tree
@@ -49,12 +51,12 @@ def _inside(pred: Pair, k: int, n: int) -> str:
     return "yes" if pred[0] <= hi + 1e-9 and pred[1] >= lo - 1e-9 else "**no**"
 
 
-def _mean(values: list[float]) -> str:
+def _mean(values: list[float], digits: int = 2) -> str:
     n = len(values)
     mean = sum(values) / n
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, n - 1))
     half = 1.96 * sd / math.sqrt(n)
-    return f"{mean:.2f} [{mean - half:.2f}, {mean + half:.2f}]"
+    return f"{mean:.{digits}f} [{mean - half:.{digits}f}, {mean + half:.{digits}f}]"
 
 
 def _chances(res: Any, spec: Any, rates: Rates) -> Chances:
@@ -67,7 +69,7 @@ def _chances(res: Any, spec: Any, rates: Rates) -> Chances:
 def _swapped(base: Rates, other: Rates, key: str) -> Rates:
     table = dict(base.table)
     table[key] = other.table[key]
-    return Rates(table, base.pos, base.counts, base.file)
+    return Rates(table, base.pos, base.counts, base.file, base.durations)
 
 
 def _records(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -95,6 +97,11 @@ def compare(method: str, recs: list[dict[str, Any]], rates_dir: Path, measured_d
     out = [f"### {method}: {n} measured episodes", ""]
     if pred.open_questions:
         out += [f"Questions without rates (intervals): {', '.join(pred.open_questions)}.", ""]
+    lost = _unattributed(own_path)
+    if lost:
+        out += [f"The measured run's own rates file counts {lost} calls as `(unattributed)` (an older "
+                "rates file: two leaves writing one key in a tick were not told apart); their leaves "
+                "stay open in the second column.", ""]
     out += ["| | predicted (rates of --rates) | predicted (the measured run's own rates) | measured, 95 % CI | "
             "predicted inside the CI |", "|---|---|---|---|---|"]
     rows: list[tuple[str, Pair, Pair | None, int]] = []
@@ -118,8 +125,20 @@ def compare(method: str, recs: list[dict[str, Any]], rates_dir: Path, measured_d
         values = [float(r[field]) for r in recs]
         out.append(f"| expected {key} (measured: mean, 95 % CI) | {_num(pred.expected.get(key))} | "
                    f"{_num(pred_own.expected.get(key)) if pred_own else 'n/a'} | {_mean(values)} | |")
+    ticks = [float(r["ticks"]) for r in recs if "ticks" in r]
+    if ticks:  # a figure when the rates give durations (mean ticks per call), else an interval
+        out.append(f"| expected ticks (measured: mean, 95 % CI) | {_num(pred.ticks, 1)} | "
+                   f"{_num(pred_own.ticks, 1) if pred_own else 'n/a'} | {_mean(ticks, 1)} | |")
     out += ["", *_leaves(res, spec, dev, own, pred)]
     return out
+
+
+def _unattributed(path: Path) -> int:
+    """Calls a rates file's `source.node_counts` could not attribute (older rates files)."""
+    if not path.exists():
+        return 0
+    source = (yaml.safe_load(path.read_text()) or {}).get("source") or {}
+    return int(sum(((source.get("node_counts") or {}).get("(unattributed)") or {}).values()))
 
 
 def _reason(rec: dict[str, Any]) -> str:
@@ -129,10 +148,10 @@ def _reason(rec: dict[str, Any]) -> str:
     return reason.replace(f": {target}", ": target object") if target else reason
 
 
-def _num(v: Pair | None) -> str:
+def _num(v: Pair | None, digits: int = 2) -> str:
     if v is None:
         return "0"
-    return f"{v[0]:.2f}" if abs(v[1] - v[0]) < 5e-3 else f"{v[0]:.2f}–{v[1]:.2f}"
+    return f"{v[0]:.{digits}f}" if abs(v[1] - v[0]) < 5e-3 else f"{v[0]:.{digits}f}–{v[1]:.{digits}f}"
 
 
 def _leaves(res: Any, spec: Any, dev: Rates, own: Rates | None, pred: Chances) -> list[str]:
