@@ -53,11 +53,13 @@ class VerifyDelivery(Leaf):
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals), a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in), and one perceived as
-    another kind or size than the goal names shows the goal's there (seen_as_goal_in); not_delivered: the
+    another kind or size than the goal names shows the goal's there (seen_as_goal_in), and the
+    object delivered, when not seen in the goal's colour (read from its kind), fits no other kind
+    that looks like what was seen about as well (kind_in_doubt); not_delivered: the
     target's surface has not moved (it still lies where it was), the goal still grounds to an
     object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
     perhaps still hidden: look on), or, delivered in full view, does not look like the goal or
-    its kind or size;
+    its kind or size, or is as likely another kind in the colour seen;
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     NODE_TYPE = leaf_type("verify_delivery", "perception", {
@@ -126,6 +128,11 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was taken for the goal though it looked like "
                                                  f"another {what}, and in the {place} nothing looks like the goal's "
                                                  f"{what}: the goal may still be hidden")
+        doubt = kind_in_doubt(query, delivered_object(scene, new_px & inside), scene.vocabulary)
+        if doubt:
+            return self._answer("not_delivered", f"the {before.name} was not seen in the goal's colour (that "
+                                                 f"was read from its kind) and is shaped about as much like a "
+                                                 f"{doubt}: the goal may still be elsewhere")
         return self._answer("delivered", f"its place is empty and {matching * 1e4:.1f} cm² of its colour "
                                          f"arrived in the {place}")
 
@@ -136,6 +143,9 @@ class VerifyDelivery(Leaf):
 # Below this grounding score (at the pick) the delivered object was only the least bad fit for
 # the goal, too often a same-coloured neighbour taken for a hidden goal.
 CONFIDENT_SCORE = value("CONFIDENT_SCORE")
+# Another kind whose fit reaches this share of the goal kind's explains the object as well:
+# the grounding margin (AMBIGUOUS), applied to the delivered object's kind.
+KIND_SHARE = value("AMBIGUOUS")
 RIVAL_SHARE = value("RIVAL_SHARE")  # a table object grounding this close to the delivered one's is as likely the goal
 
 
@@ -173,6 +183,50 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
     scores = seen_scores(parse(text, scene.vocabulary), scene)
     return any(scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
+
+
+def delivered_object(scene: Any, arrived: np.ndarray) -> Any:
+    """The object of the after scene that covers most of the pixels where new matter arrived
+    (no fixtures), or None: the object just delivered, told apart from earlier drops."""
+    best, most = None, 0
+    for o in scene.objects:
+        if o.mask is None or o.attributes.get("fixture") or np.shape(o.mask) != np.shape(arrived):
+            continue
+        n = int((np.asarray(o.mask, bool) & arrived).sum())
+        if n > most:
+            best, most = o, n
+    return best
+
+
+def kind_in_doubt(text: str, obj: Any, vocabulary: Any) -> str | None:
+    """When the object was not seen in the goal's colour (its colour word was read from its kind:
+    a brown-looking duck is the purple duck), another kind that explains its shape about as well
+    (catalogue fit at least KIND_SHARE of the goal kind's, and enough to explain it at all:
+    grounding's NOUN_FLOOR) and comes in a colour that looks like the one seen; else None.
+
+    Why: kinds built alike (a duck and a teddy bear are both organic meshes) fit one segment
+    almost equally. Seen in the goal's colour, the colour is evidence of its own; read from the
+    kind, the goal's colour rests on the same near tie, and the object is as likely the other
+    kind in the colour seen (a brown teddy bear) while the goal is still elsewhere."""
+    from bt_grasp.perception.grounding import NOUN_FLOOR
+    from bt_grasp.perception.lexicon import default_vocabulary
+    from bt_grasp.perception.query import parse
+
+    fits = obj.attributes.get("name_scores") if obj is not None else None
+    seen = obj.attributes.get("seen_colour") if obj is not None else None
+    v = vocabulary or default_vocabulary()
+    q = parse(text, v) if text else None
+    if not fits or seen is None or q is None or q.category is None or q.colour in (None, seen):
+        return None
+    # The kinds the goal's noun may be ("block": any block-like or cuboid one, as grounding reads it).
+    goal_kinds = {c.name for c in v.categories if c.block or c.cuboid} if q.category == "block" else {q.category}
+    goal_fit = max((max(fits[n].values()) for n in goal_kinds if fits.get(n)), default=0.0)
+    others = sorted(((max(by.values()), n) for n, by in fits.items() if n not in goal_kinds and by
+                     and n in v.by_name and any(v.looks(n, c) == seen for c in v.by_name[n].colours)),
+                    reverse=True)
+    if others and others[0][0] >= max(KIND_SHARE * goal_fit, NOUN_FLOOR):
+        return others[0][1]
+    return None
 
 
 def taken_as_other(text: str, name: str, vocabulary: Any) -> tuple[str, ...]:
