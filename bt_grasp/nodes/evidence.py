@@ -53,11 +53,14 @@ class VerifyDelivery(Leaf):
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
     fits the goal about as well (table_rivals), a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in), and one perceived as
-    another kind or size than the goal names shows the goal's there (seen_as_goal_in); not_delivered: the
+    another kind or size than the goal names shows the goal's there (seen_as_goal_in), and the
+    object delivered, when not seen in the goal's colour (read from its kind), fits no other kind
+    built alike that looks like what was seen about as well, one that also explained it where it
+    was located (kind_in_doubt, explains); not_delivered: the
     target's surface has not moved (it still lies where it was), the goal still grounds to an
     object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
     perhaps still hidden: look on), or, delivered in full view, does not look like the goal or
-    its kind or size;
+    its kind or size, or is as likely another kind in the colour seen;
     unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
 
     NODE_TYPE = leaf_type("verify_delivery", "perception", {
@@ -126,6 +129,11 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was taken for the goal though it looked like "
                                                  f"another {what}, and in the {place} nothing looks like the goal's "
                                                  f"{what}: the goal may still be hidden")
+        doubt = kind_in_doubt(query, covering(scene, new_px & inside), scene.vocabulary)
+        if doubt and explains(doubt, covering(ctx.survey(frame), np.asarray(before.mask, bool))):
+            return self._answer("not_delivered", f"the {before.name} was not seen in the goal's colour (that "
+                                                 f"was read from its kind) and is shaped about as much like a "
+                                                 f"{doubt}: the goal may still be elsewhere")
         return self._answer("delivered", f"its place is empty and {matching * 1e4:.1f} cm² of its colour "
                                          f"arrived in the {place}")
 
@@ -136,6 +144,9 @@ class VerifyDelivery(Leaf):
 # Below this grounding score (at the pick) the delivered object was only the least bad fit for
 # the goal, too often a same-coloured neighbour taken for a hidden goal.
 CONFIDENT_SCORE = value("CONFIDENT_SCORE")
+# Another kind whose fit reaches this share of the goal kind's explains the object as well:
+# the grounding margin (AMBIGUOUS), applied to the delivered object's kind.
+KIND_SHARE = value("AMBIGUOUS")
 RIVAL_SHARE = value("RIVAL_SHARE")  # a table object grounding this close to the delivered one's is as likely the goal
 
 
@@ -173,6 +184,66 @@ def goal_seen_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
     scores = seen_scores(parse(text, scene.vocabulary), scene)
     return any(scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
                and in_region(o.attributes.get("centroid_base"), region) for o in scene.objects)
+
+
+def covering(scene: Any, pixels: np.ndarray) -> Any:
+    """The object of `scene` (no fixtures) whose mask covers most of `pixels`, or None: in the
+    basket view, the object just delivered (where new matter arrived), told apart from earlier
+    drops; in the pick frame, the object located."""
+    best, most = None, 0
+    for o in scene.objects:
+        if o.mask is None or o.attributes.get("fixture") or np.shape(o.mask) != np.shape(pixels):
+            continue
+        n = int((np.asarray(o.mask, bool) & pixels).sum())
+        if n > most:
+            best, most = o, n
+    return best
+
+
+def kind_in_doubt(text: str, delivered: Any, vocabulary: Any) -> str | None:
+    """When the object delivered was not seen in the goal's colour (its colour word was read from
+    its kind: a brown-looking duck is the purple duck), another kind built alike (the same
+    body) that explains its shape about as well (catalogue fit at least KIND_SHARE of the goal
+    kind's, and enough to explain it at all: grounding's NOUN_FLOOR) and comes in a colour that
+    looks like the one seen; else None.
+
+    Why: kinds built alike (a duck and a teddy bear are both organic meshes) fit one segment
+    almost equally. Seen in the goal's colour, the colour is evidence of its own; read from the
+    kind, the goal's colour rests on the same near tie, and the object is as likely the other
+    kind in the colour seen (a brown teddy bear) while the goal is still elsewhere."""
+    from bt_grasp.perception.grounding import NOUN_FLOOR
+    from bt_grasp.perception.lexicon import default_vocabulary
+    from bt_grasp.perception.query import parse
+
+    fits = delivered.attributes.get("name_scores") if delivered is not None else None
+    seen = delivered.attributes.get("seen_colour") if delivered is not None else None
+    v = vocabulary or default_vocabulary()
+    q = parse(text, v) if text else None
+    if not fits or seen is None or q is None or q.category is None or q.colour in (None, seen):
+        return None
+    # The kinds the goal's noun may be ("block": any block-like or cuboid one, as grounding reads it).
+    goal_kinds = {c.name for c in v.categories if c.block or c.cuboid} if q.category == "block" else {q.category}
+    bodies = {v.by_name[k].body for k in goal_kinds if k in v.by_name}
+    goal_fit = max((max(fits[n].values()) for n in goal_kinds if fits.get(n)), default=0.0)
+    others = sorted(((max(by.values()), n) for n, by in fits.items()
+                     if n not in goal_kinds and by and n in v.by_name and v.by_name[n].body in bodies
+                     and any(v.looks(n, c) == seen for c in v.by_name[n].colours)), reverse=True)
+    if others and others[0][0] >= max(KIND_SHARE * goal_fit, NOUN_FLOOR):
+        return others[0][1]
+    return None
+
+
+def explains(kind: str, located: Any) -> bool:
+    """Does `kind` explain the object as seen where it was located at all (a catalogue fit of at
+    least grounding's NOUN_FLOOR)? True without that view's fits (no evidence against it).
+
+    Why: a dropped object lands in any pose, and one pose can mimic a smaller kind built alike
+    (a jenga block on its side, a domino); a kind that fitted nothing in the object's rest pose
+    at the pick is no rival."""
+    from bt_grasp.perception.grounding import NOUN_FLOOR
+
+    fits = located.attributes.get("name_scores") if located is not None else None
+    return not fits or max((fits.get(kind) or {0: 0.0}).values()) >= NOUN_FLOOR
 
 
 def taken_as_other(text: str, name: str, vocabulary: Any) -> tuple[str, ...]:
