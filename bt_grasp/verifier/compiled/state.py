@@ -25,8 +25,8 @@ from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Swi
 from bt_grasp.context import LogicalClock, RunContext
 from bt_grasp.interop.nodes import OpaqueDecorator
 from bt_grasp.nodes.base import Leaf
+from bt_grasp.py_trees_controls import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.resumable import NodeState
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.value_key import value_key
 from bt_grasp.verifier.compiled.liveness import Liveness
 
