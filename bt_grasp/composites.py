@@ -1,7 +1,7 @@
 """Composites and decorators with bt_grasp semantics, built on py_trees' tick machinery.
 
 sequence/selector/parallel/inverter/force_* are py_trees' own semantics, re-implemented in
-bt_grasp.standard so that their state is plain data (bt_grasp.resumable). `reactive_sequence` and
+bt_grasp.py_trees_controls so that their state is plain data (bt_grasp.resumable). `reactive_sequence` and
 `reactive_selector` are py_trees' memory=False Sequence / Selector (BT.CPP ReactiveSequence /
 ReactiveFallback): every tick starts again from the first child, and a RUNNING child that an
 earlier one overrules is halted with the reason "preempted". The rest differ from the py_trees or
@@ -20,8 +20,7 @@ from py_trees.behaviour import Behaviour
 from py_trees.common import Status
 
 from bt_grasp.context import RunContext
-from bt_grasp.resumable import Resumable
-from bt_grasp.standard import (
+from bt_grasp.py_trees_controls import (
     ForceFailure,
     ForceSuccess,
     Inverter,
@@ -30,6 +29,7 @@ from bt_grasp.standard import (
     Selector,
     Sequence,
 )
+from bt_grasp.resumable import Resumable
 
 PREEMPTED = "preempted"  # why a reactive composite halted a RUNNING child (the leaf's event says it)
 # What an oracle answers a timeout asking whether its deadline has passed (LogicalTimeout._due).

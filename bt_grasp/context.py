@@ -64,9 +64,34 @@ class Ledger:
                 "scoped_actions": dict(self.scoped_actions)}
 
 
+class EpisodeClock(Protocol):
+    """Seconds of episode time, read by leaves, timeouts and the trace. `LogicalClock` (simulation,
+    the verifier) and `WallClock` (a real robot) are the two kinds: siblings, not one a special
+    case of the other, because only logical time can be advanced and set."""
+
+    tick_period: float
+
+    @property
+    def realtime(self) -> bool:
+        """True when time passes by itself (a wall clock): the run then waits out each tick."""
+        ...
+
+    @property
+    def now(self) -> float: ...
+
+    def advance(self, seconds: float) -> None:
+        """Account for a call that took `seconds` (a wall clock ignores it: time passed anyway)."""
+        ...
+
+    def end_tick(self, tick_start: float) -> None:
+        """Close a tick that began at `tick_start`: it lasts at least one tick period."""
+        ...
+
+
 class LogicalClock:
     """Seconds of episode time: leaves advance it by what their calls took (a running motion by
-    what it ran in each poll), and a tick lasts at least `tick_period`."""
+    what it ran in each poll), and a tick lasts at least `tick_period`. Its `now` is writable: the
+    verifier restores a saved time."""
 
     realtime = False
 
@@ -83,7 +108,7 @@ class LogicalClock:
         self.advance(tick_start + self.tick_period - self.now)
 
 
-class WallClock(LogicalClock):
+class WallClock:
     """Episode time on a real robot: seconds since the episode began, by the wall clock.
 
     Leaves cannot advance it (a motion takes the time it takes); closing a tick waits for the
@@ -99,9 +124,8 @@ class WallClock(LogicalClock):
         self._now, self._sleep = now, sleep
         self._t0 = now()
 
-    # A read-only view of LogicalClock's writable `now`: leaves never assign it on a wall clock.
     @property
-    def now(self) -> float:  # type: ignore[override]
+    def now(self) -> float:  # read-only: leaves never set the time on a wall clock
         return self._now() - self._t0
 
     def advance(self, seconds: float) -> None:
@@ -126,7 +150,7 @@ class RunContext:
     profile: Any = None
     oracle: Oracle | None = None
     blackboard: Blackboard = field(default_factory=Blackboard)
-    clock: LogicalClock = field(default_factory=LogicalClock)
+    clock: EpisodeClock = field(default_factory=LogicalClock)
     ledger: Ledger = field(default_factory=Ledger)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     decision: Decision | None = None

@@ -17,7 +17,7 @@ from typing import Any
 from bt_grasp import seam
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.call_limit import SETUP_LIMIT_S, call_limit, limiter_for
-from bt_grasp.context import LogicalClock, RunContext, WallClock
+from bt_grasp.context import EpisodeClock, LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
 from bt_grasp.drivers.base import TaskSource
 from bt_grasp.errors import BackendUnavailable, UserError
@@ -56,7 +56,7 @@ def goal_blackboard(goal_text: str | None, tree_goal: dict[str, Any], task: str 
     return {}
 
 
-def episode_clock(driver: Any) -> LogicalClock:
+def episode_clock(driver: Any) -> EpisodeClock:
     """Logical time, unless the driver moves in real time: then its own clock (now/sleep), read as
     a wall clock."""
     if not getattr(driver, "realtime", False):

@@ -1,7 +1,5 @@
-"""The verifier's public names in one place: the implementation lives in bt_grasp.verifier."""
+"""Deprecated path of bt_grasp.verifier_api (the verifier's public names), kept for one release."""
 
-from bt_grasp.verifier.core import verify_tree
-from bt_grasp.verifier.report import VerifyResult
-from bt_grasp.verifier.static import keys_read, static_bounds, unrouted_labels
+from bt_grasp._renamed import alias
 
-__all__ = ["VerifyResult", "keys_read", "static_bounds", "unrouted_labels", "verify_tree"]
+alias(__name__, "bt_grasp.verifier_api")

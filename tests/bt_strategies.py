@@ -53,7 +53,7 @@ from bt_grasp.testing.grammar import (  # noqa: F401  (re-exported: the tests im
 from bt_grasp.testing.running import RunningOracle, random_lengths  # noqa: F401  (re-exported)
 from bt_grasp.tick_budget import episode_limits
 from bt_grasp.trace import read_trace
-from bt_grasp.verify import VerifyResult
+from bt_grasp.verifier_api import VerifyResult
 
 PROFILE_ENV = "BT_GRASP_HYPOTHESIS_PROFILE"
 settings.register_profile("ci", max_examples=6, deadline=None, derandomize=True,

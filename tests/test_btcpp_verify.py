@@ -14,7 +14,7 @@ from helpers import BTCPP_DATA, spec_of
 from bt_grasp.interop.btcpp_import import import_btcpp
 from bt_grasp.interop.common import interop_registry
 
-verify = pytest.importorskip("bt_grasp.verify")
+verify = pytest.importorskip("bt_grasp.verifier_api")
 
 
 def _verify(name: str):

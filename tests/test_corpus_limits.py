@@ -22,7 +22,7 @@ def chain(levels: int) -> str:
 
 
 def test_a_tree_at_the_depth_limit_loads_and_verifies_one_deeper_is_refused():
-    from bt_grasp.verify import verify_tree
+    from bt_grasp.verifier_api import verify_tree
 
     spec = load_tree_text(chain(MAX_TREE_DEPTH - 1))
     assert verify_tree(spec).proven

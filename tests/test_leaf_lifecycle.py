@@ -167,3 +167,17 @@ def test_an_episode_on_a_real_time_driver_runs_on_that_drivers_clock():
     clock.end_tick(0.0)
     assert robot.clock.t == pytest.approx(7.05) and clock.now == pytest.approx(0.05)
     assert not isinstance(episode_clock(FakeStreamingRobot({})), WallClock)
+
+
+def test_a_wall_clock_is_not_a_logical_clock_and_only_logical_time_can_be_set():
+    """The two clocks are siblings: a check for logical time (the verifier restores a saved time)
+    never accepts a wall clock, and a wall clock's `now` cannot be assigned."""
+    from bt_grasp.context import LogicalClock
+
+    wall, logical = WallClock(0.05, now=lambda: 3.0, sleep=lambda dt: None), LogicalClock()
+    assert not isinstance(wall, LogicalClock) and not isinstance(logical, WallClock)
+    assert (wall.realtime, logical.realtime) == (True, False)
+    logical.now = 1.5
+    assert logical.now == 1.5
+    with pytest.raises(AttributeError):
+        wall.now = 1.5  # type: ignore[misc]

@@ -50,7 +50,7 @@ def assert_jsonable(result: dict) -> None:
 
 @pytest.mark.parametrize("name", sorted(STEPS))
 def test_every_tool_tree_is_proven_and_small(name: str) -> None:
-    from bt_grasp.verify import verify_tree
+    from bt_grasp.verifier_api import verify_tree
 
     reg = tool_registry()
     spec = load_tree_text(tool_tree_text(name), file=f"<mcp:{name}>", registry=reg)

@@ -123,7 +123,7 @@ def test_stale_and_unknown_markers_are_outcomes_not_exceptions() -> None:
                                   "trees/mobile/fetch_no_retry.yaml"])
 def test_mobile_trees_are_proven(tree: str) -> None:
     from bt_grasp.spec.loader import load_tree
-    from bt_grasp.verify import verify_tree
+    from bt_grasp.verifier_api import verify_tree
 
     report = verify_tree(load_tree(str(ROOT / tree)))
     assert report.proven, report.problem

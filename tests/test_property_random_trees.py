@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.outcomes import Decision
 from bt_grasp.runner import EpisodeResult
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 MAX_RUNS = 20_000       # verifier exploration cap for generated trees
 ENUMERATION_CAP = 3_000  # exhaustive enumeration cap for the tightness test

@@ -45,7 +45,7 @@ from bt_grasp.episode import build_context, goal_blackboard
 from bt_grasp.errors import BackendUnavailable
 from bt_grasp.profile import load_profile
 from bt_grasp.runner import EpisodeResult, Runner
-from bt_grasp.verify import VerifyResult, verify_tree
+from bt_grasp.verifier_api import VerifyResult, verify_tree
 from bt_grasp.world import World, make_services
 
 pytest.importorskip("pybullet")

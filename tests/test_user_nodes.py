@@ -11,7 +11,7 @@ from helpers import run_oracle
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.registry import Registry
 from bt_grasp.spec.loader import load_tree_text
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 PLUGIN = textwrap.dedent('''
     from bt_grasp.nodes.base import Leaf

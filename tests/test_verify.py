@@ -9,7 +9,7 @@ from helpers import ROOT, tree
 
 from bt_grasp.cli import main
 from bt_grasp.spec.loader import load_tree
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 SMALL = """
     tree: small

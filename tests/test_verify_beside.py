@@ -18,7 +18,7 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.testing.running import RunningOracle, longest
 from bt_grasp.verifier.summary.witness import play
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 WATCH = """
 tree: watch

@@ -18,7 +18,7 @@ import pytest
 from bt_grasp.spec.loader import load_tree_text
 from bt_grasp.testing.families import chain
 from bt_grasp.verifier.summary.bounds import summarise
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 # Five parallels in a row, each a retried call under a timeout beside a perception call. The
 # summary (asked first: the tree has parallels) proves that every run decides but its witnesses do

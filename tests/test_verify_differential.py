@@ -39,7 +39,7 @@ from bt_grasp.testing.running import adversarial_oracle
 from bt_grasp.tick_budget import structural_ticks, tick_cap
 from bt_grasp.verifier.summary.bounds import summarise
 from bt_grasp.verifier.summary.witness import BiasedOracle, play, run_costs, success_outcomes
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 RUNS = 1000          # random-oracle runs per drawn tree
 VERIFY_RUNS = 4000   # exploration cap for verify_tree on drawn trees (unfinished -> not PROVEN)

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from bt_grasp.errors import UserError
 from bt_grasp.spec.loader import load_tree
 from bt_grasp.verifier.symbolic.properties import violates
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 ENUMERATION_CAP = 2_000
 

@@ -29,7 +29,7 @@ from bt_grasp.testing.chance_check import random_durations, random_rates, valida
 from bt_grasp.verifier.probability.chances import Chances, chances
 from bt_grasp.verifier.probability.rates import parse_rates
 from bt_grasp.verifier.probability.report import rate_tree
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 RETRIED = """
 tree: retried

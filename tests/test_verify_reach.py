@@ -24,7 +24,7 @@ from bt_grasp.cli import main
 from bt_grasp.oracles import ScriptedOracle, scripts_of
 from bt_grasp.verifier.replay import Setup
 from bt_grasp.verifier.summary.witness import run_costs
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 TWO_GRASPS = """
     tree: two_grasps

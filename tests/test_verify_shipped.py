@@ -13,7 +13,7 @@ import pytest
 from helpers import ROOT
 
 from bt_grasp.spec.loader import load_tree
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 SHIPPED = sorted(p for p in (ROOT / "trees").rglob("*.yaml") if "subtrees" not in p.parts)
 

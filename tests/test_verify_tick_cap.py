@@ -26,7 +26,7 @@ from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.testing.running import RunningOracle, longest
 from bt_grasp.tick_budget import structural_ticks, tick_cap
 from bt_grasp.verifier.summary.witness import play
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 REPEAT_OVER_RETRY = """
 tree: repeat_over_retry

@@ -19,8 +19,8 @@ import py_trees
 from py_trees.behaviour import Behaviour
 from py_trees.common import Status
 
+from bt_grasp.py_trees_controls import QuietDecorator
 from bt_grasp.resumable import NodeState, Resumable
-from bt_grasp.standard import QuietDecorator
 
 
 def _stop_if_running(node: Behaviour) -> None:

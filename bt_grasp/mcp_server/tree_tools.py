@@ -42,7 +42,7 @@ def _load(text: Any, registry: Any) -> Any:
 
 def verification(text: Any, registry: Any) -> tuple[dict[str, Any], Any]:
     """(the verification as data, the loaded tree or None when it does not load)."""
-    from bt_grasp.verify import verify_tree
+    from bt_grasp.verifier_api import verify_tree
 
     try:
         spec = _load(text, registry)

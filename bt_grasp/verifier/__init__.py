@@ -2,7 +2,7 @@
 
 Laid out by role (docs/verifier-internals.md names where each idea lives):
 
-- top level: `core.verify_tree`, the entry point (also importable from bt_grasp.verify with the
+- top level: `core.verify_tree`, the entry point (also importable from bt_grasp.verifier_api with the
   report type and the static checks), which picks an engine; `report` (VerifyResult, its JSON
   and text); `replay` (every claim replayed on the real Runner, the witnesses); `static` (what the
   structure alone says); `transitions` (the seam between a search and the machine it drives).

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from bt_grasp.testing.chance_check import random_durations, random_rates, validate
 from bt_grasp.testing.grammar import diff_tree_texts, load_text, tree_texts
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ from bt_grasp.interop.btcpp_import import import_spec
 from bt_grasp.spec.loader import load_tree, load_tree_text
 from bt_grasp.testing.families import chain, nested, parallel, text
 from bt_grasp.verifier.summary.bounds import summary_bounds
-from bt_grasp.verify import verify_tree
+from bt_grasp.verifier_api import verify_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS = {"shipped": 0.5, "parallel k<=8": 1.0, "chain k=32": 1.0, "random 150+": 2.0, "watch": 2.0,

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         tally[f"decides={summary.decides}"] += 1
         checks = [("summarise", summary.bounds, summary.decides is True)]
         if args.verify:
-            from bt_grasp.verify import verify_tree
+            from bt_grasp.verifier_api import verify_tree
 
             result = verify_tree(spec, max_runs=args.verify_max_runs)
             tally[f"verify proven={result.proven}"] += 1

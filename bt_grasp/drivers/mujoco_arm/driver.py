@@ -43,7 +43,7 @@ from bt_grasp.drivers.mujoco_arm.ground_truth import MjGroundTruthMixin  # noqa:
 from bt_grasp.drivers.mujoco_arm.ik import MjIkSolver  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.labelling import MjLabellingMixin  # noqa: E402
 from bt_grasp.drivers.mujoco_arm.primitives import MjPrimitivesMixin  # noqa: E402
-from bt_grasp.drivers.mujoco_arm.world import MjWorldMixin  # noqa: E402
+from bt_grasp.drivers.mujoco_arm.world_setup import MjWorldMixin  # noqa: E402
 from bt_grasp.drivers.pybullet_arm import driver as pybullet_driver  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.camera import Lighting  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.episodes import episode_seed  # noqa: E402

@@ -87,7 +87,7 @@ in pybullet_data): the finger links' contact stiffness and damping. Rigid, a fin
 into an object is pushed out at the solver's contact ERP and the grip force jumps between the two
 contacts, so an object held on an edge or squeezed against a neighbour can be shot out; the soft
 pads give at ~2 mm under a 60 N grip (effective ERP ~0.11 with damping), so the same penetration
-is a spring, not a velocity kick. Set when the world is built (world.py); infinity, shipped, is
+is a spring, not a velocity kick. Set when the world is built (world_setup.py); infinity, shipped, is
 a rigid pad ("soft pads" in tools/perf/contact_models.py). Off: they threw fewer on dev, but in
 the closed loop on fresh scenes fewer deliveries were seen in the basket.
 

@@ -2,7 +2,7 @@
 
 Implements the Driver, GroundTruth, SimLabelling and FaultInjectable protocols of
 bt_grasp.drivers.base and Streaming of bt_grasp.drivers.motion (primitives run across ticks, one
-control period per poll: motions.py). The class is assembled from one module per job: world.py
+control period per poll: motions.py). The class is assembled from one module per job: world_setup.py
 (building, scenes, camera), control.py (joint/finger commands, the per-step runtime), routes.py
 (guarded moves, departs, transits), checks.py (feasibility), primitives.py, motions.py,
 ground_truth.py (for scoring only) and labelling.py (for labelling recorded telemetry only).
@@ -41,7 +41,7 @@ from bt_grasp.drivers.pybullet_arm.params import DOWN  # noqa: F401  (re-exporte
 from bt_grasp.drivers.pybullet_arm.primitives import PrimitivesMixin
 from bt_grasp.drivers.pybullet_arm.routes import RoutesMixin
 from bt_grasp.drivers.pybullet_arm.speed import OPTIONS
-from bt_grasp.drivers.pybullet_arm.world import WorldMixin
+from bt_grasp.drivers.pybullet_arm.world_setup import WorldMixin
 from bt_grasp.profile import RobotProfile
 
 

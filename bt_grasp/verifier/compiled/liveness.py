@@ -27,7 +27,7 @@ from py_trees.common import Status
 from bt_grasp.blackboard import ref_key
 from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Repeat, Switch
 from bt_grasp.nodes.base import Leaf
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
+from bt_grasp.py_trees_controls import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 
 # (sequence or selector, index of the guarding child, the guarding child is a leaf)
 Guard = tuple[Any, int, bool]

@@ -39,7 +39,7 @@ from typing import Any
 from bt_grasp.composites import ActionBudget, BudgetedRetry, Repeat, Switch
 from bt_grasp.nodes.base import STILL_RUNNING, Leaf
 from bt_grasp.nodes.conditions import LabelIs
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
+from bt_grasp.py_trees_controls import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 
 Step = tuple[str, str]  # (choice id, outcome)
 RUNNING_ID = "#running"                # suffix of the choice a running call asks each tick

@@ -22,11 +22,11 @@ from py_trees.common import Status
 
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.composites import ActionBudget, BudgetedRetry, LogicalTimeout, Switch
-from bt_grasp.context import RunContext
+from bt_grasp.context import LogicalClock, RunContext
 from bt_grasp.interop.nodes import OpaqueDecorator
 from bt_grasp.nodes.base import Leaf
+from bt_grasp.py_trees_controls import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.resumable import NodeState
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Selector, Sequence
 from bt_grasp.value_key import value_key
 from bt_grasp.verifier.compiled.liveness import Liveness
 
@@ -58,6 +58,9 @@ class RunState:
 
     def __init__(self, root: Behaviour, ctx: RunContext, read_keys: set[str]) -> None:
         self.root, self.ctx, self.read = root, ctx, sorted(read_keys)
+        if not isinstance(ctx.clock, LogicalClock):  # restore() sets the time: logical time only
+            raise TypeError(f"a searched run keeps logical time, not a {type(ctx.clock).__name__}")
+        self.clock: LogicalClock = ctx.clock
         # Resumable behaviours (state/restore/future_state), typed Any: py_trees knows no such API.
         self.nodes: list[Any] = list(root.iterate())
         index = {id(n): i for i, n in enumerate(self.nodes)}
@@ -187,7 +190,7 @@ class RunState:
             self._last = snap
         ctx = self.ctx
         ctx.blackboard = Blackboard(snap.blackboard)
-        ctx.clock.now = snap.clock
+        self.clock.now = snap.clock
         for name, value in snap.ledger.items():
             setattr(ctx.ledger, name, dict(value) if isinstance(value, dict) else value)
         ctx.decision, ctx.reason, ctx.tick, ctx._trial = snap.decision, snap.reason, snap.tick, snap.trial

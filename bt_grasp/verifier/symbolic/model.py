@@ -39,7 +39,7 @@ from bt_grasp.nodes.base import Leaf
 from bt_grasp.nodes.conditions import LabelIs
 from bt_grasp.nodes.terminal import _Terminal
 from bt_grasp.outcomes import Decision
-from bt_grasp.standard import ForceFailure, ForceSuccess, Inverter, Parallel, Selector, Sequence
+from bt_grasp.py_trees_controls import ForceFailure, ForceSuccess, Inverter, Parallel, Selector, Sequence
 
 __all__ = ["K", "Model", "NotModelled", "build_model"]
 

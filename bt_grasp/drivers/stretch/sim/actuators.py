@@ -1,5 +1,5 @@
 """The simulated Stretch's joints and motors: joint state, motor targets, the lift/arm motion
-generators and the gripper servo model (world.py's docstring says how each is modelled)."""
+generators and the gripper servo model (stretch_world.py's docstring says how each is modelled)."""
 
 from __future__ import annotations
 

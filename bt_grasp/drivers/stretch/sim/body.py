@@ -29,7 +29,7 @@ from typing import Any
 from bt_grasp.drivers.stretch.sim.device import WAIT_POLL_S
 from bt_grasp.drivers.stretch.sim.dynamixels import SimEndOfArm, SimHead
 from bt_grasp.drivers.stretch.sim.steppers import SimBase, SimPrismaticJoint
-from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import StretchWorld
 
 
 class SimStretchRobot:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import StretchWorld
 
 WAIT_POLL_S = 0.1  # stretch_body's wait loops poll every 0.1 s
 

@@ -12,7 +12,7 @@ import numpy as np
 from bt_grasp.drivers.base import Fault, Observation
 from bt_grasp.drivers.stretch.driver import StretchDriver
 from bt_grasp.drivers.stretch.sim.body import SimStretchRobot
-from bt_grasp.drivers.stretch.sim.world import SimClock, StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import SimClock, StretchWorld
 from bt_grasp.profile import RobotProfile
 
 

@@ -20,7 +20,7 @@ from bt_grasp.drivers.stretch.sim.params import (
     YAW_RANGE,
     finger_q_to_pct,
 )
-from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import StretchWorld
 
 
 def _dxl_status() -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bt_grasp.drivers.stretch.sim.body import SimStretchRobot
 from bt_grasp.drivers.stretch.sim.driver import SimHeadCamera, SimStretchDriver
-from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import StretchWorld
 from bt_grasp.profile import RobotProfile
 
 

@@ -2,7 +2,7 @@
 
 The layout is in room.py; household_driver.py drives the Stretch through the room.
 
-What is simulated, and how (beyond what sim/world.py already says):
+What is simulated, and how (beyond what sim/stretch_world.py already says):
 - The room is 5 m x 5 m. Its walls exist only in the occupancy grid (no wall bodies): the arm
   may swing over the boundary while the base drives, which real walls would forbid.
 - Receptacles are static boxes: a large table (1.2 x 0.6 m), a small table (0.6 x 0.5 m) and a
@@ -32,7 +32,7 @@ from bt_grasp.drivers.stretch.sim.room import (
     Receptacle,
 )
 from bt_grasp.drivers.stretch.sim.scene import object_pool
-from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import StretchWorld
 from bt_grasp.mobile.nav import OccupancyGrid
 
 SURFACE_MARGIN_M = 0.05

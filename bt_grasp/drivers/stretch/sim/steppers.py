@@ -17,7 +17,7 @@ from bt_grasp.drivers.stretch.sim.params import (
     LIFT_RANGE,
     LIFT_VEL,
 )
-from bt_grasp.drivers.stretch.sim.world import StretchWorld
+from bt_grasp.drivers.stretch.sim.stretch_world import StretchWorld
 
 GUARD_TIME_S = 0.3  # a stepper stopped short of its goal this long latches a guarded event
 NEAR_SETPOINT_M = 0.004
