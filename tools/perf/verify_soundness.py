@@ -12,7 +12,7 @@ retries until a budget runs out). It counts every run that costs
 more than `summarise()` allows for some key, or that ends on the tick cap / without a Decision on
 a tree it proves to decide. The bounds come from `summary_bounds()`: summarise()'s bounds without
 its witness search, which does not change them and would dominate the time. With `--verify`, the same runs are checked against
-`verify_tree()` on the trees it proves.
+`verify_tree()` on the trees it proves. Exits 1 when any run outlasts a bound (0: none did).
 
     python tools/perf/verify_soundness.py --trees 10000 --runs 1000 --verify
 """
@@ -162,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
               f"runs checked {tally['verify_tree runs']}, violations {tally['verify_tree violations']}")
     for ex in examples:
         print("---\n" + ex)
-    return 0
+    # A run longer than a bound is a soundness bug: exit 1 so scripts and CI see it, not only a count.
+    violations = sum(v for k, v in tally.items() if k.endswith("violations"))
+    return 1 if violations else 0
 
 
 if __name__ == "__main__":
