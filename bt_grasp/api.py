@@ -15,7 +15,7 @@ a mistake is the same one-line UserError: at the Python line that built the node
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -32,6 +32,7 @@ from bt_grasp.profile import RobotProfile, load_profile
 from bt_grasp.quiet import import_pybullet_quietly
 from bt_grasp.registry import Registry
 from bt_grasp.result import EpisodeResult
+from bt_grasp.services import Services, services_with
 from bt_grasp.spec.model import Budgets, TreeSpec
 
 __all__ = ["Budgets", "Driver", "EpisodeResult", "Node", "OutcomeEvent", "Perceiver", "RunObserver", "Tick",
@@ -320,7 +321,7 @@ def verify(tree: Tree | TreeSpec | dict[str, Any] | str | Path, max_runs: int = 
 
 def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | RobotProfile | None = None,
         driver: Driver | str | None = None, perceiver: Perceiver | str | None = None,
-        services: dict[str, Any] | None = None, seed: int = 0, episode: int = 0, goal: str | None = None,
+        services: Services | Mapping[str, Any] | None = None, seed: int = 0, episode: int = 0, goal: str | None = None,
         trace: str | None = None, image_size: int | None = None, lighting: str = "easy", gui: bool = False,
         on_event: Callable[[OutcomeEvent], None] | Iterable[Callable[[OutcomeEvent], None]] = (),
         on_tick: Callable[[Tick], None] | Iterable[Callable[[Tick], None]] = (),
@@ -328,13 +329,15 @@ def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | Rob
     """One episode. `driver` / `perceiver`: your own objects (the Driver and Perceiver
     protocols), plug-in names, or None for the robot profile's. A driver you pass is yours: it
     is reset for the episode but not closed. `services` override the planners and the Watchdog
-    the profile sets up (bt_grasp.world.make_services). `on_event` callbacks get every
+    the profile sets up (bt_grasp.world.make_services): a Services record or a mapping of the
+    services it replaces (bt_grasp.services.Services names them). `on_event` callbacks get every
     OutcomeEvent; `on_tick` callbacks a Tick (number, clock, visited [(node, status)], events);
     `observers` are RunObservers (bt_grasp.observers: header, every tick, final), the one
     interface the callbacks, the trace writer and the live view share."""
     from bt_grasp.world import World, build_world
 
     spec = as_spec(tree)
+    services_with(Services(), services)  # an unknown service name fails here, before a robot starts
     profile = robot if isinstance(robot, RobotProfile) else load_profile(robot)
     watchers = observers_from(on_event=[on_event] if callable(on_event) else on_event,
                               on_tick=[on_tick] if callable(on_tick) else on_tick) + list(observers)

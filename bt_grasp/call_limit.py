@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from bt_grasp.drivers.base import ThreadBound
+
 T = TypeVar("T")
 
 DEFAULT_CALL_LIMIT_S = 30.0  # the least wall time one call gets when the profile sets none
@@ -139,7 +141,7 @@ def limiter_for(driver: Any) -> CallLimiter:
     that cannot be weakly referenced or hashed gets a fresh one. A driver declaring
     `thread_bound = True` (its resources belong to the thread that made it: an EGL context) gets
     an inline one: its calls have no wall-clock limit."""
-    inline = bool(getattr(driver, "thread_bound", False))
+    inline = isinstance(driver, ThreadBound) and bool(driver.thread_bound)
     try:
         found = _BY_DRIVER.get(driver)
         if found is None:

@@ -18,6 +18,7 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.call_limit import CallLimiter, call_limit
 from bt_grasp.outcomes import Decision, ExecStatus, LeafCall, OutcomeEvent
 from bt_grasp.registry import Registry
+from bt_grasp.services import RunMemory, Services
 
 if TYPE_CHECKING:  # typing only: the context does not depend on any driver or perceiver module
     from bt_grasp.drivers.base import Driver, Observation
@@ -162,7 +163,8 @@ class RunContext:
     # this tick's finished leaf calls; None: not kept (only a Runner with observers reports them)
     calls: list[LeafCall] | None = None
     action_scopes: list[tuple[str, int]] = field(default_factory=list)  # active budget decorators
-    services: dict[str, Any] = field(default_factory=dict)  # watchdog thresholds, planners, ...
+    services: Services = field(default_factory=Services)  # planners, the Watchdog, hooks (read-only)
+    memory: RunMemory = field(default_factory=RunMemory)  # what leaves keep for later ticks
     last_fault: str | None = None  # "node: why" of the latest call that faulted since a manipulation
     faults: int = 0  # calls that faulted this run: the runner stops the driver at the end if any
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.call_limit import SETUP_LIMIT_S, call_limit, limiter_for
 from bt_grasp.context import EpisodeClock, LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
-from bt_grasp.drivers.base import TaskSource
+from bt_grasp.drivers.base import RealTime, TaskSource, TimeSource
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.goal_text import goal_object
 from bt_grasp.observers import RunObserver
@@ -59,10 +60,10 @@ def goal_blackboard(goal_text: str | None, tree_goal: dict[str, Any], task: str 
 def episode_clock(driver: Any) -> EpisodeClock:
     """Logical time, unless the driver moves in real time: then its own clock (now/sleep), read as
     a wall clock."""
-    if not getattr(driver, "realtime", False):
+    if not (isinstance(driver, RealTime) and driver.realtime):
         return LogicalClock()
-    source: Any = getattr(driver, "clock", None)
-    if callable(getattr(source, "now", None)) and callable(getattr(source, "sleep", None)):
+    source = getattr(driver, "clock", None)
+    if isinstance(source, TimeSource):
         # every reading passes the seam check: a clock of '1.5 s' or infinity is a fault, not a time
         return WallClock(now=lambda: seam.seconds(source.now(), "driver clock"), sleep=source.sleep)
     return WallClock()
@@ -75,7 +76,7 @@ def build_context(spec: Any, world: Any, goal: dict[str, Any]) -> RunContext:
     registry = getattr(spec, "registry", None) or default_registry()
     return RunContext(registry=registry, limits=episode_limits(spec, registry),
                       driver=world.driver, perceiver=world.perceiver, profile=world.profile,
-                      blackboard=Blackboard(goal), services=dict(world.services), clock=clock,
+                      blackboard=Blackboard(goal), services=world.services, clock=clock,
                       limiter=limiter_for(world.driver))
 
 
@@ -184,7 +185,7 @@ def _prepare(spec: Any, world: Any, goal: str | None, trace: str | None,
     task = world.driver.task() if isinstance(world.driver, TaskSource) else None
     ctx = build_context(spec, world, goal_blackboard(goal, spec.goal, task))
     if trace:
-        ctx.services["trace_dir"] = str(Path(trace).resolve().parent / f"{Path(trace).stem}_marks")
+        ctx.services = replace(ctx.services, trace_dir=str(Path(trace).resolve().parent / f"{Path(trace).stem}_marks"))
     return ctx, {**about, "perception": getattr(world.perceiver, "name", type(world.perceiver).__name__)}
 
 

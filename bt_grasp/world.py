@@ -9,13 +9,16 @@ and an optional backend that is not installed fails with one clear line.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bt_grasp.drivers.base import MeshTextures
 from bt_grasp.plugins import PERCEIVERS, load
 from bt_grasp.plugins import make_driver as make_driver  # the one driver factory, re-exported
 from bt_grasp.plugins import make_perceiver as make_perceiver  # the one perceiver factory, re-exported
 from bt_grasp.profile import RobotProfile
+from bt_grasp.services import Services, services_with
 
 if TYPE_CHECKING:  # typing only: drivers and perceivers are loaded as plug-ins, lazily
     from bt_grasp.drivers.base import Driver
@@ -28,7 +31,7 @@ class World:
     profile: RobotProfile
     driver: Driver
     perceiver: Perceiver
-    services: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
 
     def close(self) -> None:
         close = getattr(self.driver, "close", None)
@@ -36,7 +39,7 @@ class World:
             close()
 
 
-def make_services(profile: RobotProfile) -> dict[str, Any]:
+def make_services(profile: RobotProfile) -> Services:
     """The planners and the Watchdog the leaves call through ctx.services."""
     from bt_grasp.perception.grasps import GripperModel, plan_grasps
     from bt_grasp.perception.push import plan_push
@@ -64,18 +67,19 @@ def make_services(profile: RobotProfile) -> dict[str, Any]:
         del planned[:-4]
         return list(poses)
 
-    return {"classify": classify_telemetry, "plan_grasps": grasps, "plan_push": plan_push,
-            "semantic_verifier": TargetStillThere(), "thresholds": thresholds}
+    return Services(classify=classify_telemetry, plan_grasps=grasps, plan_push=plan_push,
+                    semantic_verifier=TargetStillThere(), thresholds=thresholds)
 
 
 def build_world(profile: RobotProfile, perception: Perceiver | str | None = None, gui: bool = False,
                 lighting: str = "easy", image_size: int | None = None, dry_run: bool = False,
                 driver: Driver | str | None = None, vocabulary: Vocabulary | str | None = None,
-                services: dict[str, Any] | None = None, flags: bool = True) -> World:
+                services: Services | Mapping[str, Any] | None = None, flags: bool = True) -> World:
     """The World every entry point runs on. `perception` / `driver`: plug-in names (else the
     profile's) or ready objects (a driver passed in is the caller's: reused, closed by it);
     `vocabulary`: the perceiver's vocabulary, a file or a Vocabulary (else the profile's, else the
-    shipped one); `services` override the planners and the Watchdog of make_services. A driver
+    shipped one); `services` override the planners and the Watchdog of make_services (a whole
+    Services record, or a mapping of the services it replaces). A driver
     made here is closed again if the rest cannot be built. A wrong plug-in name is located at its
     command-line flag (--driver, --perception), or with `flags` False nowhere (a keyword argument
     of the Python API), or at the profile's file when it came from there."""
@@ -92,7 +96,7 @@ def build_world(profile: RobotProfile, perception: Perceiver | str | None = None
     try:
         perceiver = world_perceiver(profile, robot, perception, vocab, flag) \
             if perception is None or isinstance(perception, str) else perception
-        return World(profile, robot, perceiver, {**make_services(profile), **(services or {})})
+        return World(profile, robot, perceiver, services_with(make_services(profile), services))
     except Exception:
         if made:
             robot.close()
@@ -119,7 +123,7 @@ def read_vocabulary(path: str | None) -> Any:
 def perceiver_options(driver: Any, vocabulary: Any = None) -> dict[str, Any]:
     """The perceiver's keyword arguments: the vocabulary, without its texture `looks` for a world
     that draws every object in its own colour (lexicon.Vocabulary.untextured); none when default."""
-    if getattr(driver, "draws_mesh_textures", True):
+    if not isinstance(driver, MeshTextures) or driver.draws_mesh_textures:
         return {} if vocabulary is None else {"vocabulary": vocabulary}
     from bt_grasp.perception.lexicon import default_vocabulary
 

@@ -53,7 +53,7 @@ def test_a_grasps_hold_leaves_the_watchdog_a_second_window(arm):
     another, or the attempt ends with no stable signature (TIMEOUT) with the object in hand."""
     from bt_grasp.world import make_services
 
-    th = make_services(load_profile("ur5e_robotiq"))["thresholds"]
+    th = make_services(load_profile("ur5e_robotiq")).thresholds
     _box_scene(arm)
     tel = _grasp(arm).telemetry
     t = tel.t[tel.phase == Phase.HOLD]

@@ -12,6 +12,7 @@ import pytest
 from bt_grasp.bench.aim import aim_counts, aim_of, neighbour_grasps, recording_plans, yaw_deg
 from bt_grasp.bench.instrument import DriverProxy, Probe, timed_services
 from bt_grasp.drivers.base import GraspPose
+from bt_grasp.services import Services
 
 
 def _pose(x: float, yaw: float = 0.0, width: float = 0.05) -> GraspPose:
@@ -55,13 +56,13 @@ def test_the_bench_probe_records_the_aim_of_every_grasp_the_driver_runs():
     """Through the benchmark's proxies: the planner service is wrapped, the driver's grasp call is
     matched to the plan its pose came from, and the body the driver calls nearest is kept apart."""
     probe = Probe()
-    services = timed_services({"plan_grasps": lambda obs, loc: [_pose(0.1 if loc.name == "ball" else 0.3)]}, probe)
+    services = timed_services(Services(plan_grasps=lambda obs, loc: [_pose(0.1 if loc.name == "ball" else 0.3)]), probe)
     info = {"object": "red can", "held": "red can"}
     driver = SimpleNamespace(grasp=lambda pose, width, force: SimpleNamespace(info=info, fault=None))
     proxy = DriverProxy(driver, probe)
     obs = _frame()
-    pose = services["plan_grasps"](obs, _located("ball", slice(0, 2)))[0]
-    services["plan_grasps"](obs, _located("can", slice(2, 4)))
+    pose = services.plan_grasps(obs, _located("ball", slice(0, 2)))[0]
+    services.plan_grasps(obs, _located("can", slice(2, 4)))
     proxy.grasp(pose, pose.width, 60.0)
     (g,) = probe.grasps
     assert g["aimed_body"] == 7 and g["aimed_as"] == "ball" and g["object"] == "red can" and g["executed"]

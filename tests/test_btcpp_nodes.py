@@ -6,6 +6,8 @@ halted and re-entered starts with a full budget again, unlike bt_grasp's `retry`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from helpers import Harness, tree_spec
 from py_trees.common import Status
 
@@ -172,7 +174,7 @@ def test_opaque_leaf_without_oracle_uses_a_handler_or_fails_saying_why():
     assert h.tick() == Status.FAILURE
     assert "no implementation for BT.CPP node Spin" in h.ctx.blackboard.get("Spin.error")
     h = Harness(spec, None)
-    h.ctx.services["btcpp"] = {"Spin": lambda ports: "success"}
+    h.ctx.services = replace(h.ctx.services, btcpp={"Spin": lambda ports: "success"})
     assert h.tick() == Status.SUCCESS
 
 

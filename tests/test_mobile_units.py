@@ -17,6 +17,7 @@ from bt_grasp.mobile.user import Revision, SeenItem, SimulatedUser
 from bt_grasp.nodes.mobile_dialogue import resolve_answer
 from bt_grasp.nodes.mobile_marks import _lookup
 from bt_grasp.perception.types import SceneObject
+from bt_grasp.services import RunMemory
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,12 +110,12 @@ def test_resolve_answer() -> None:
 
 
 def test_stale_and_unknown_markers_are_outcomes_not_exceptions() -> None:
-    ctx = SimpleNamespace(services={"mobile.view": 2, "mobile.marks.object": {
-        0: Mark(0, "object", "small red can", view=1, point_base=np.zeros(3))}})
+    ctx = SimpleNamespace(memory=RunMemory(view=2, marks={"object": {
+        0: Mark(0, "object", "small red can", view=1, point_base=np.zeros(3))}}))
     assert _lookup(ctx, "object", 0)[0] is None and "moved" in _lookup(ctx, "object", 0)[1]
     assert _lookup(ctx, "object", 7)[0] is None and "unknown" in _lookup(ctx, "object", 7)[1]
     assert _lookup(ctx, "object", "abc")[0] is None
-    ctx.services["mobile.view"] = 1
+    ctx.memory.view = 1
     assert _lookup(ctx, "object", "0")[0] is not None
 
 

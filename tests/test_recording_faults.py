@@ -118,7 +118,7 @@ class BadFrame(RunObserver):
 
     def ticked(self, tick) -> None:
         if tick.tick == self.at:
-            self.ctx.services["last_observation"] = Observation(
+            self.ctx.memory.last_observation = Observation(
                 rgb=np.zeros((4, 4, 3), np.uint8), K=np.eye(3), clock=0.0,
                 depth=np.ones(4 if self.fault == "flat depth" else (4, 4), np.float32),
                 T_cam_base=np.full((4, 4), np.nan) if self.fault == "NaN pose" else np.eye(4))

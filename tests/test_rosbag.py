@@ -56,7 +56,7 @@ class LiveFrames(RunObserver):
 
     def ticked(self, tick) -> None:
         self.ticks += 1
-        obs = self.ctx.services.get("last_observation")
+        obs = self.ctx.memory.last_observation
         if obs is not None and (not self.frames or self.frames[-1] is not obs):
             self.frames.append(obs)
 

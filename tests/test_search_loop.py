@@ -19,6 +19,7 @@ from bt_grasp.nodes.perception import LocateObject
 from bt_grasp.nodes.search import PickHider, hide_score
 from bt_grasp.oracles import ScriptedOracle
 from bt_grasp.perception.types import Located, SceneGraph, SceneObject
+from bt_grasp.services import Services
 from bt_grasp.spec.loader import load_tree
 
 FOUND_AND_HELD = {"is_occluded": ["failure"] * 8, "watchdog": ["SUCCESS"] * 8, "watchdog#semantic": ["ok"] * 8}
@@ -171,7 +172,7 @@ def _leaf(cls, params, scene, located=None, plans=True, region=None):
     perceiver = SimpleNamespace(survey=lambda o: scene, locate=lambda o, t, s=None: located, min_pixels=1)
     ctx = RunContext(registry=default_registry(), driver=driver, perceiver=perceiver,
                      blackboard=Blackboard({"goal.object": "red box"}),
-                     services={"plan_grasps": lambda o, loc: [object()] if plans else []})
+                     services=Services(plan_grasps=lambda o, loc: [object()] if plans else []))
     return cls("leaf", params, ctx), ctx
 
 
@@ -322,7 +323,7 @@ def test_a_target_renamed_by_a_changed_view_is_followed_by_where_it_lay():
         assert leaf.last_outcome == "found" and ctx.blackboard.get("target.track")["colour"] == "red"
         after = scene_with(later)
         ctx.perceiver.survey = lambda o, s=after: s
-        ctx.services.pop("last_observation", None)
+        ctx.memory.last_observation = None
         leaf2 = LocateObject("leaf", {"target": "red box", "track": True}, ctx)
         leaf2.update()
         assert leaf2.last_outcome == expected

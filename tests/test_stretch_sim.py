@@ -15,6 +15,7 @@ pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not install
 from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth, MobileBase  # noqa: E402
 from bt_grasp.drivers.stretch.camera import head_camera_pose  # noqa: E402
 from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
+from bt_grasp.services import Services  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402
 from bt_grasp.watchdog.thresholds import thresholds_from_profile  # noqa: E402
 
@@ -271,8 +272,9 @@ def test_clutter_tree_episode_on_sim_stretch(sim_stretch, stretch_profile, tmp_p
     th = thresholds_from_profile(stretch_profile)
     world = SimpleNamespace(
         driver=sim_stretch, perceiver=make_perceiver("sim"), profile=stretch_profile,
-        services={"plan_grasps": plan_grasps, "plan_push": plan_push, "classify": lambda t: classify(t, th),
-                  "semantic_verifier": lambda ctx: (sim_stretch.held_object() == sim_stretch.task(), "sim ground truth")})
+        services=Services(plan_grasps=plan_grasps, plan_push=plan_push, classify=lambda t: classify(t, th),
+                          semantic_verifier=lambda ctx: (sim_stretch.held_object() == sim_stretch.task(),
+                                                         "sim ground truth")))
     spec = load_tree("trees/clutter.yaml")
     sim_stretch.reset(episode=0, seed=2, target=goal_blackboard(None, spec.goal, None).get("goal.object"))
     ctx = build_context(spec, world, goal_blackboard(None, spec.goal, sim_stretch.task()))

@@ -45,6 +45,7 @@ from bt_grasp.episode import build_context, goal_blackboard
 from bt_grasp.errors import BackendUnavailable
 from bt_grasp.profile import load_profile
 from bt_grasp.runner import EpisodeResult, Runner
+from bt_grasp.services import services_with
 from bt_grasp.verifier_api import VerifyResult, verify_tree
 from bt_grasp.world import World, make_services
 
@@ -153,7 +154,7 @@ def run_episode_with_faults(world: World, text: str, faults: list[Fault], episod
         driver.inject(fault)
     task = driver.task() if hasattr(driver, "task") else None
     ctx = build_context(spec, world, goal_blackboard(None, spec.goal, task))
-    ctx.services.update(services or {})
+    ctx.services = services_with(ctx.services, services)
     ledger = TrackingLedger()
     ctx.ledger = ledger
     try:

@@ -22,6 +22,7 @@ from bt_grasp.drivers.motion import MotionHalted, SteppedMotion
 from bt_grasp.outcomes import Decision, Label
 from bt_grasp.profile import load_profile
 from bt_grasp.runner import Runner
+from bt_grasp.services import Services
 from bt_grasp.tick_budget import episode_limits
 from bt_grasp.watchdog.classify import classify
 from bt_grasp.watchdog.dataset import load_dataset
@@ -128,8 +129,8 @@ def _run(text: str, robot: ReplayRobot):
     pose = SimpleNamespace(position=np.zeros(3), orientation=np.array([0.0, 0.0, 0.0, 1.0]), width=0.05)
     ctx = RunContext(registry=default_registry(), limits=episode_limits(spec),
                      driver=robot, blackboard=Blackboard({"goal.object": "mug", "obj": SimpleNamespace(name="mug")}))
-    ctx.services.update({"plan_grasps": lambda obs, located: [pose], "thresholds": TH,
-                         "classify": lambda t: classify(t, TH)})
+    ctx.services = Services(plan_grasps=lambda obs, located: [pose], thresholds=TH,
+                            classify=lambda t: classify(t, TH))
     return Runner(spec, ctx).run(), ctx
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from bt_grasp.bench.aim import aim_of, mask_body, recording_plans
+from bt_grasp.services import Services
 
 # Driver calls that step physics or run IK / collision queries (rendering is subtracted out).
 DRIVER_CALLS = ("reset", "observe", "grasp", "push", "lift", "place", "open_gripper", "feasible",
@@ -181,25 +182,16 @@ class PerceiverProxy:
         return out
 
 
-def timed_services(services: dict[str, Any], probe: Probe,
-                   names: tuple[str, ...] = ("plan_grasps", "plan_push")) -> dict[str, Any]:
+def timed_services(services: Services, probe: Probe) -> Services:
     """A copy of the services with the perception-side planners timed into `perception`."""
-    out = dict(services)
-    for name in names:
-        fn = out.get(name)
-        if fn is None:
-            continue
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                probe.timings.perception += time.perf_counter() - t
+        return timed
 
-        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
-            def timed(*args: Any, **kwargs: Any) -> Any:
-                t = time.perf_counter()
-                try:
-                    return f(*args, **kwargs)
-                finally:
-                    probe.timings.perception += time.perf_counter() - t
-            return timed
-
-        out[name] = wrap(fn)
-    if "plan_grasps" in out:
-        out["plan_grasps"] = recording_plans(out["plan_grasps"], probe.plans)
-    return out
+    return replace(services, plan_grasps=recording_plans(wrap(services.plan_grasps), probe.plans),
+                   plan_push=wrap(services.plan_push))

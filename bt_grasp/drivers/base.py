@@ -287,6 +287,48 @@ class UserChannel(Protocol):
 
 
 @runtime_checkable
+class ReportsTcp(Protocol):
+    """Reports the gripper's pose: the Foxglove and ROS 2 bag recorders draw it (bt_grasp.observe)."""
+
+    def tcp_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """(position xyz in metres, quaternion xyzw), base frame."""
+        ...
+
+
+@runtime_checkable
+class MeshTextures(Protocol):
+    """Says whether objects are drawn with their meshes' textures; False (each object in its own
+    colour) makes world.perceiver_options drop texture words from the vocabulary. Absent: True."""
+
+    draws_mesh_textures: bool
+
+
+@runtime_checkable
+class ThreadBound(Protocol):
+    """`thread_bound` True: the driver's resources belong to the thread that made it (an EGL
+    context), so call_limit.limiter_for calls it inline, with no wall-clock limit. Absent: False."""
+
+    thread_bound: bool
+
+
+@runtime_checkable
+class RealTime(Protocol):
+    """`realtime` True: motions take wall time (a real robot), so episode.episode_clock runs the
+    episode on a wall clock (the driver's `clock`, a TimeSource, when it has one). Absent: False."""
+
+    realtime: bool
+
+
+@runtime_checkable
+class TimeSource(Protocol):
+    """A driver's `clock` (episode.episode_clock reads a real-time driver's time from it)."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, dt: float) -> None: ...
+
+
+@runtime_checkable
 class Articulated(Protocol):
     """A robot that can open and close articulated furniture (drawers, doors)."""
 

@@ -37,7 +37,7 @@ class OpaqueLeaf(Leaf):
     """A BT.CPP action or condition whose implementation bt_grasp does not have.
 
     Under the verifier the oracle picks one of the declared `outcomes` (success / failure /
-    running). At run time a handler may be supplied as ctx.services["btcpp"][btcpp_id], a callable
+    running). At run time a handler may be supplied as ctx.services.btcpp[btcpp_id], a callable
     (params) -> outcome name; without one the leaf fails, saying so, rather than pretend.
     Each start is counted in ctx.ledger.primitive_calls under "btcpp.<ID>" so verify reports how
     often each C++ node can run.
@@ -51,8 +51,8 @@ class OpaqueLeaf(Leaf):
         calls[f"btcpp.{btcpp_id}"] = calls.get(f"btcpp.{btcpp_id}", 0) + 1
 
     def execute(self) -> LeafResult:
-        handlers = self.ctx.services.get("btcpp", {})
-        handler = handlers.get(self.params.get("btcpp_id"))
+        handlers = self.ctx.services.btcpp
+        handler = handlers.get(str(self.params.get("btcpp_id")))
         if handler is None:
             return LeafResult("failure", Status.FAILURE,
                               {f"{self.node_id}.error":

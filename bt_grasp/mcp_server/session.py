@@ -41,6 +41,7 @@ from bt_grasp.mcp_server.tool_trees import CALL_OK, CALL_REASONS, tool_registry,
 from bt_grasp.mcp_server.tools import SessionTools
 from bt_grasp.mcp_server.tree_tools import TreeTools
 from bt_grasp.outcomes import Decision
+from bt_grasp.services import RunMemory
 
 
 class CallBlackboard(Blackboard):
@@ -91,7 +92,7 @@ class ToolSession(SessionTools, TreeTools):
         self.blackboard = CallBlackboard()
         self.ledger = Ledger()
         self.clock = LogicalClock()
-        self.services: dict[str, Any] = dict(self.world.services)
+        self.memory = RunMemory()
         self.run_id = uuid.uuid4().hex[:8]
         self.tick = 0
         self.trial = 0
@@ -221,7 +222,7 @@ class ToolSession(SessionTools, TreeTools):
         ctx = RunContext(registry=self.registry, limits=self.limits, driver=self.world.driver,
                          perceiver=self.world.perceiver, profile=self.world.profile,
                          blackboard=self.blackboard, clock=self.clock, ledger=self.ledger,
-                         run_id=self.run_id, tick=self.tick, services=self.services,
+                         run_id=self.run_id, tick=self.tick, services=self.world.services, memory=self.memory,
                          _trial=self.trial, limiter=self.limiter)
         result = Runner(spec, ctx).run()
         self.tick, self.trial = ctx.tick, ctx._trial

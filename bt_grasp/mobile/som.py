@@ -6,7 +6,7 @@ grounding synonyms ("tin" finds a can, "cup" a mug) and the perceived shape clas
 to character similarity for unknown nouns, and lowers the score of a disagreeing colour or size.
 It only decides what is marked (loosely); select_target / check_target (bt_grasp/mobile/target.py)
 choose among the marks. It is pluggable: anything with `score(query, obj) -> float` can be put in
-ctx.services["category_matcher"].
+ctx.services.category_matcher.
 """
 
 from __future__ import annotations
@@ -97,6 +97,6 @@ def overlay(rgb: np.ndarray, masks: list[np.ndarray], path: Path) -> Path:
 
 
 def marks_dir(ctx: Any) -> Path:
-    """Where overlays go: ctx.services["trace_dir"], else $BT_GRASP_TRACE_DIR, else ./runs/marks."""
-    d = ctx.services.get("trace_dir") or os.environ.get("BT_GRASP_TRACE_DIR") or "runs/marks"
+    """Where overlays go: ctx.services.trace_dir, else $BT_GRASP_TRACE_DIR, else ./runs/marks."""
+    d = ctx.services.trace_dir or os.environ.get("BT_GRASP_TRACE_DIR") or "runs/marks"
     return Path(d) / ctx.run_id

@@ -90,7 +90,7 @@ class LocateAny(Leaf):
         located_all.sort(key=lambda t: -t[0])
         best, best_score = None, -np.inf
         for _, loc in located_all[:max_objects]:
-            grasps = ctx.services["plan_grasps"](obs, loc)
+            grasps = ctx.services.plan_grasps(obs, loc)
             if grasps and float(grasps[0].score) > best_score:
                 best, best_score = loc, float(grasps[0].score)
         writes: dict[str, Any] = {"scene": scene, f"{key}.query": None, f"{key}.occluder": None}

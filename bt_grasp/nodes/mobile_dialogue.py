@@ -16,9 +16,9 @@ from bt_grasp.registry import KeyUse, Port
 
 
 def _user(ctx: Any) -> Any:
-    """The user channel: ctx.services["user"], else the driver's simulated user, else a terminal."""
+    """The user channel: ctx.services.user, else the driver's simulated user, else a terminal."""
     driver_user = ctx.driver.user if isinstance(ctx.driver, UserChannel) else None
-    return ctx.services.get("user") or driver_user or TerminalUser()
+    return ctx.services.user or driver_user or TerminalUser()
 
 
 class Ask(Leaf):

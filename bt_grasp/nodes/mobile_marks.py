@@ -2,7 +2,7 @@
 to the user and named as overlay files.
 
 Markers are the integer ids of the last Set-of-Mark overlay of their kind; the mapping lives in
-ctx.services (with the located objects) and, JSON-friendly, on the blackboard (`objects.marks`,
+ctx.memory (with the located objects) and, JSON-friendly, on the blackboard (`objects.marks`,
 `receptacles.marks`). A marker that is unknown, or was drawn before the robot last moved, is the
 outcome `stale_marker` — never an exception — so trees can route on it.
 """
@@ -14,9 +14,6 @@ from typing import Any
 from bt_grasp.mobile.som import Mark
 from bt_grasp.mobile.user import SeenItem
 
-SHOWN = "mobile.scene.object"  # ctx.services: (observation, scene graph) of the last object overlay
-VIEW = "mobile.view"  # ctx.services: increments whenever the base moves (marks drawn before are stale)
-
 
 def _png_name(node_id: str, tick: int) -> str:
     """Overlay file name: included node ids contain '/', which must not become folders."""
@@ -24,11 +21,11 @@ def _png_name(node_id: str, tick: int) -> str:
 
 
 def _view(ctx: Any) -> int:
-    return int(ctx.services.get(VIEW, 0))
+    return ctx.memory.view
 
 
 def _marks(ctx: Any, kind: str) -> dict[int, Mark]:
-    return ctx.services.setdefault(f"mobile.marks.{kind}", {})
+    return ctx.memory.marks.setdefault(kind, {})
 
 
 def _lookup(ctx: Any, kind: str, marker: Any) -> tuple[Mark | None, str]:

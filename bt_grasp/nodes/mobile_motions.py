@@ -17,7 +17,7 @@ from bt_grasp.nodes.declare import (
     leaf_type,
     sub_entries,
 )
-from bt_grasp.nodes.mobile_marks import VIEW, _lookup, _view
+from bt_grasp.nodes.mobile_marks import _lookup, _view
 from bt_grasp.nodes.primitives import _exec_meta, check_grasp
 from bt_grasp.nodes.watchdog import WatchedMotion
 from bt_grasp.registry import KeyUse, NodeType, Port
@@ -61,7 +61,7 @@ class NavTo(Leaf):
         if not isinstance(ctx.driver, MobileBase):
             return self.result("unreachable", event_meta={"reason": "driver has no MobileBase"})
         motion = start_motion(ctx.driver, "nav_to", place=name, timeout=ctx.remaining_time())
-        ctx.services[VIEW] = _view(ctx) + 1  # the base moves from now on: marks drawn before are stale
+        ctx.memory.view = _view(ctx) + 1  # the base moves from now on: marks drawn before are stale
 
         def finish(ex: Execution) -> LeafResult:
             outcome = "arrived" if ex.fault is None else ("unreachable" if ex.fault.startswith("infeasible") else "fault")
@@ -108,7 +108,7 @@ class Pick(Leaf):
         if mark is None or mark.located is None:
             return self.result("stale_marker", {exec_key: None, f"{self.node_id}.reason": why},
                                event_meta={"reason": why})
-        candidates = ctx.services["plan_grasps"](mark.observation, mark.located)
+        candidates = ctx.services.plan_grasps(mark.observation, mark.located)
         for pose in candidates[: self.MAX_CANDIDATES]:
             ok, _ = check_grasp(ctx.need_driver(), pose, pose)
             if not ok:
@@ -116,7 +116,7 @@ class Pick(Leaf):
             motion = start_motion(ctx.driver, "grasp", pose=pose, width=pose.width, force=20.0,
                                   timeout=ctx.remaining_time())
             if self.port("watchdog"):  # the label so far while it runs ({id}.label_so_far)
-                self.live = motion = WatchedMotion(motion, LiveWatchdog(ctx.services.get("thresholds")),
+                self.live = motion = WatchedMotion(motion, LiveWatchdog(ctx.services.thresholds),
                                                    self.node_id, ctx.blackboard.set)
             def finish(ex: Execution, mark: Mark = mark) -> LeafResult:
                 return self.finish(ex, mark)
@@ -133,7 +133,7 @@ class Pick(Leaf):
             return self.result("infeasible" if ex.fault.startswith("infeasible") else "fault",
                                {exec_key: ex}, ex.duration, meta)
         if self.port("watchdog"):
-            verdict = self.ctx.services["classify"](ex.telemetry)
+            verdict = self.ctx.services.classify(ex.telemetry)
             label = verdict.label.value if hasattr(verdict.label, "value") else str(verdict.label)
             meta["watchdog"] = {"label": label, "confidence": round(float(verdict.confidence), 4),
                                 "rule": verdict.evidence.get("rule")}

@@ -18,7 +18,7 @@ from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, over
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import PERCEPTION_OUT, SHOW_OUT, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.mobile_dialogue import _user
-from bt_grasp.nodes.mobile_marks import SHOWN, _png_name, _seen, _view, inventory_text
+from bt_grasp.nodes.mobile_marks import _png_name, _seen, _view, inventory_text
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS
 from bt_grasp.registry import Port
 
@@ -60,15 +60,15 @@ class ShowObjectByCategory(Leaf):
         ctx = self.ctx
         query = str(self.port("category") or "")
         obs, scene = _survey(self)
-        matcher = ctx.services.get("category_matcher") or LexicalMatcher()
+        matcher = ctx.services.category_matcher or LexicalMatcher()
         objs = list(scene.objects)
         if self.port("condition"):
             objs = [o for o in objs if matcher.score(query, o) >= MATCH_MIN]
         # markers are numbered by visibility: marker 0 (objects.best) is the most visible match
         objs.sort(key=lambda o: -float(o.attributes.get("pixels", 0)))
         marks = _object_marks(self, objs, obs, scene)
-        ctx.services["mobile.marks.object"] = marks
-        ctx.services[SHOWN] = (obs, scene)
+        ctx.memory.marks["object"] = marks
+        ctx.memory.shown = (obs, scene)
         key = self.out_key("result")
         png = None
         if marks:
@@ -170,7 +170,7 @@ class ShowReceptacles(Leaf):
         elif isinstance(ctx.driver, AtReceptacle) and (here := ctx.driver.located_at()):
             names, masks = [here], [np.zeros(obs.depth.shape, dtype=bool)]
         marks = {k: Mark(k, "receptacle", n, _view(ctx)) for k, n in enumerate(names)}
-        ctx.services["mobile.marks.receptacle"] = marks
+        ctx.memory.marks["receptacle"] = marks
         key = self.out_key("result")
         png = str(overlay(obs.rgb, masks, marks_dir(ctx) / _png_name(self.node_id, ctx.tick))) if marks else None
         target = str(self.port("target") or "")

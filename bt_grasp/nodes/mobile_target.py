@@ -12,13 +12,13 @@ from typing import Any
 from bt_grasp.mobile.target import check, select
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import CHECK_OUT, SELECT_OUT, key_port, leaf_type, sub_entries
-from bt_grasp.nodes.mobile_marks import SHOWN, _lookup, _marks, _view
+from bt_grasp.nodes.mobile_marks import _lookup, _marks, _view
 from bt_grasp.registry import Port
 
 
 def _shown(ctx: Any) -> tuple[Any, Any] | None:
     """(observation, scene) of the last object overlay, if it is still current."""
-    shown = ctx.services.get(SHOWN)
+    shown = ctx.memory.shown
     marks = _marks(ctx, "object")
     if shown is None or not marks or any(m.view != _view(ctx) for m in marks.values()):
         return None

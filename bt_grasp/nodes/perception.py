@@ -51,12 +51,12 @@ def observe_and_survey(leaf: Leaf):
     frame surveyed last (nothing moved since), its scene graph is reused."""
     ctx = leaf.ctx
     obs = ctx.observe()
-    last = ctx.services.get("last_observation")
-    scene = ctx.services.get("last_scene") if last is obs else None
+    last = ctx.memory.last_observation
+    scene = ctx.memory.last_scene if last is obs else None
     if scene is None:
         scene = ctx.survey(obs)
-    ctx.services["last_observation"] = obs
-    ctx.services["last_scene"] = scene
+    ctx.memory.last_observation = obs
+    ctx.memory.last_scene = scene
     return obs, scene
 
 

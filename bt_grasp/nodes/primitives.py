@@ -83,8 +83,8 @@ class Grasp(Leaf):
         if located is None or isinstance(located, str):
             return self.result("infeasible", {exec_key: None},
                                event_meta={"reason": "no located target to grasp"})
-        obs = ctx.services.get("last_observation") or ctx.observe()
-        candidates = ctx.services["plan_grasps"](obs, located)
+        obs = ctx.memory.last_observation or ctx.observe()
+        candidates = ctx.services.plan_grasps(obs, located)
         reasons = []
         for pose in candidates[: self.MAX_CANDIDATES]:
             ok, reason = check_grasp(ctx.need_driver(), pose, np.concatenate([pose.position, pose.orientation]))
@@ -107,7 +107,7 @@ class Grasp(Leaf):
 
     def watched(self, motion: Motion) -> WatchedMotion:
         """The grasp motion under a streaming Watchdog: `{id}.label_so_far` while it runs."""
-        live = LiveWatchdog(self.ctx.services.get("thresholds"))
+        live = LiveWatchdog(self.ctx.services.thresholds)
         self.live = WatchedMotion(motion, live, self.node_id, self.ctx.blackboard.set)
         return self.live
 
@@ -137,12 +137,12 @@ class Push(Leaf):
         located = self.port("target")
         if located is None or isinstance(located, str):
             return self.result("infeasible", event_meta={"reason": "no located target to push"})
-        obs = ctx.services.get("last_observation") or ctx.observe()
-        scene = ctx.services.get("last_scene")
+        obs = ctx.memory.last_observation or ctx.observe()
+        scene = ctx.memory.last_scene
         refused: list[str] = []  # why each direction was not pushed (planner or driver guard)
         dense = True
         for direction in self._directions(located, scene):
-            plan = ctx.services["plan_push"](obs, located, scene, direction, float(self.port("distance")))
+            plan = ctx.services.plan_push(obs, located, scene, direction, float(self.port("distance")))
             if not plan.ok:
                 dense &= "dense" in plan.reason
                 refused.append(f"{direction}: {plan.reason}")
@@ -215,7 +215,7 @@ class _CarryMotion(_Motion):
         outcome = _outcome_of(execution)
         meta = _exec_meta(execution)
         if outcome == "done" and self.port("check_hold"):
-            lost, why = hold_lost(execution.telemetry, self.ctx.services.get("thresholds"))
+            lost, why = hold_lost(execution.telemetry, self.ctx.services.thresholds)
             meta["hold"] = why
             if lost:
                 outcome = "dropped"

@@ -76,7 +76,7 @@ class PickHider(Leaf):
         writes: dict[str, Any] = {f"{key}.occluder": None, f"{key}.query": None}
         for obj in ranked[: int(self.port("max_objects"))]:
             loc = to_located(obs, scene, obj, 1.0, min_pixels)
-            if loc is None or not len(loc.points_base) or not ctx.services["plan_grasps"](obs, loc):
+            if loc is None or not len(loc.points_base) or not ctx.services.plan_grasps(obs, loc):
                 continue
             score = hide_score(obj, scene, colour)
             writes.update({key: loc, f"{key}.name": loc.name, f"{key}.bbox": list(loc.bbox),

@@ -54,11 +54,11 @@ class EvaluateGrasp(Leaf):
         execution = self.port("execution")
         if execution is None:
             return self._finish(Label.STALL.value, 1.0, {"reason": "no grasp was executed"}, None)
-        verdict = self.ctx.services["classify"](execution.telemetry)
+        verdict = self.ctx.services.classify(execution.telemetry)
         label = verdict.label.value if hasattr(verdict.label, "value") else str(verdict.label)
         semantic: str | None = None
         if label == Label.SUCCESS.value and self.port("semantic"):
-            verifier = self.ctx.services.get("semantic_verifier")
+            verifier = self.ctx.services.semantic_verifier
             if verifier is None:
                 semantic, reason = "unknown", "no semantic verifier configured"
             else:

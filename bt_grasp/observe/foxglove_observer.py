@@ -4,13 +4,14 @@ and gripper poses.
 
 Why it reads the context: images and point clouds are too large for the trace (which keeps
 summaries), so they are taken from the run as it happens. It only reads: the last frame a
-perception leaf used (`services["last_observation"]`), blackboard values that changed this tick,
+perception leaf used (`ctx.memory.last_observation`), blackboard values that changed this tick,
 and the driver's TCP pose where the driver offers one (`tcp_pose()`, the simulated arm)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bt_grasp.drivers.base import ReportsTcp
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.observe.foxglove_channels import FoxglovePublisher
 from bt_grasp.observe.foxglove_tree import tree_xml
@@ -35,7 +36,7 @@ class FoxgloveObserver(RunObserver):
 
     def started(self, header: Record, ctx: RunContext) -> None:
         self.ctx = ctx
-        self._frame = ctx.services.get("last_observation")  # a frame from set-up is not perception's
+        self._frame = ctx.memory.last_observation  # a frame from set-up is not perception's
         self.publisher.header(header, tree_xml(header))
         self._gripper(0.0)
 
@@ -43,7 +44,7 @@ class FoxgloveObserver(RunObserver):
         ctx = self.ctx
         clock = self._clock = clock_of({"clock": tick.clock}, self._clock)
         if ctx is not None:
-            obs = ctx.services.get("last_observation")
+            obs = ctx.memory.last_observation
             if obs is not None and obs is not self._frame:
                 self._frame = obs
                 if finite_numbers(obs.K, obs.T_cam_base):  # a frame without a usable geometry is left out
@@ -61,9 +62,9 @@ class FoxgloveObserver(RunObserver):
     def _gripper(self, clock: float) -> None:
         """base -> gripper from the driver's TCP pose, if it reports one."""
         driver = self.ctx.driver if self.ctx is not None else None
-        tcp = getattr(driver, "tcp_pose", None)
-        if not callable(tcp):
+        if not isinstance(driver, ReportsTcp):
             return
+        tcp = driver.tcp_pose
         try:
             position, orientation = tcp()
         except Exception:  # a recorder never stops a run: the frame is just missing

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bt_grasp.drivers.base import ReportsTcp
 from bt_grasp.errors import UserError
 from bt_grasp.json_encoding import encode_record
 from bt_grasp.observe.extras import need
@@ -150,10 +151,9 @@ def tcp_pose(driver: Any) -> np.ndarray | None:
     (the simulated arm's `tcp_pose()`; a driver without it records no gripper pose)."""
     from scipy.spatial.transform import Rotation
 
-    report = getattr(driver, "tcp_pose", None)
-    if not callable(report):
+    if not isinstance(driver, ReportsTcp):
         return None
-    pos, quat = report()
+    pos, quat = driver.tcp_pose()
     if not finite_numbers(pos, quat):
         return None  # a pose that is not finite is left out of the recording
     T = np.eye(4)
@@ -164,7 +164,7 @@ def tcp_pose(driver: Any) -> np.ndarray | None:
 
 class RosbagRecorder(Recorder):
     """Records a run to a ROS 2 bag (see the module docstring). Reads the frame the perception
-    leaves keep in `ctx.services["last_observation"]` after each tick, so it records what the
+    leaves keep in `ctx.memory.last_observation` after each tick, so it records what the
     tree saw without asking the driver for frames of its own. Flushed every `flush_interval`
     seconds of wall time (recording.Recorder)."""
 
@@ -194,7 +194,7 @@ class RosbagRecorder(Recorder):
         self.bag.record(tick.record, t)
         if self._ctx is None:
             return
-        obs = self._ctx.services.get("last_observation")
+        obs = self._ctx.memory.last_observation
         if obs is not None and obs is not self._last:
             self._last = obs
             if finite_numbers(obs.K, obs.T_cam_base):  # a frame without a usable geometry is left out

@@ -106,11 +106,12 @@ class _StubWorld:
         from types import SimpleNamespace
 
         from bt_grasp.profile import load_profile
+        from bt_grasp.services import Services
 
         self.profile = load_profile("ur5e_robotiq")
         self.driver = SimpleNamespace(stop=lambda: None)
         self.perceiver = SimpleNamespace(name="none")
-        self.services: dict = {}
+        self.services = Services()
 
 
 def run_mcp(case: Case) -> tuple[int, str]:

@@ -79,7 +79,7 @@ def _default_robot_factory() -> Any:
 
 class StretchDriver(ArmPrimitives, BasePrimitives, StretchMotions, TelemetrySampling, FaultStaging,
                     StretchHeadMixin, StretchGuardMixin):
-    """Driver (+ MobileBase, Head, GraspChecker, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
+    """Driver (+ Streaming, Receptacles, MobileBase, Head, GraspChecker, RealTime, FaultInjectable) for a Stretch with the RE2 'stretch_gripper' tool.
 
     robot_factory: zero-argument callable returning a stretch_body-like Robot (default: a real
     `stretch_body.robot.Robot()`); camera: an object with `read() -> (rgb, depth_m, K,
