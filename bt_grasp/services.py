@@ -9,6 +9,7 @@ run (the last observation, the marks drawn, ...); a fresh one belongs to each ru
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
@@ -52,6 +53,15 @@ class Services:
         default_factory=lambda: MappingProxyType({}))
     # where overlays of this run are written; None: $BT_GRASP_TRACE_DIR, else ./runs/marks
     trace_dir: str | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        """`ctx.services["plan_grasps"]`, as user nodes written before the record read it: the
+        attribute, with a DeprecationWarning (for one release; read `ctx.services.plan_grasps`)."""
+        if name not in SERVICE_NAMES:
+            raise KeyError(name)
+        warnings.warn(f'ctx.services["{name}"] is deprecated: read ctx.services.{name}',
+                      DeprecationWarning, stacklevel=2)
+        return getattr(self, name)
 
 
 SERVICE_NAMES = tuple(f.name for f in fields(Services))

@@ -66,6 +66,17 @@ def test_services_are_read_only_and_overridden_by_name():
         services_with(base_services, {"plan_grasp": plan})
 
 
+def test_a_service_read_by_its_name_still_works_for_one_release_with_a_warning():
+    """User nodes written against the former dict (`ctx.services["plan_grasps"]`) keep working,
+    warned; a name that is no service is a KeyError, as it was."""
+    plan = lambda obs, located: []  # noqa: E731
+    services = Services(plan_grasps=plan)
+    with pytest.warns(DeprecationWarning, match=r"read ctx.services.plan_grasps"):
+        assert services["plan_grasps"] is plan
+    with pytest.raises(KeyError):
+        services["plan_grasp"]
+
+
 def test_a_missing_planner_says_which_one():
     with pytest.raises(RuntimeError, match="'plan_push' service"):
         Services().plan_push()
