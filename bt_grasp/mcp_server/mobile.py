@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bt_grasp.drivers.base import MobileBase
+from bt_grasp.drivers.base import Execution, MobileBase
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.primitives import _exec_meta, _outcome_of
 from bt_grasp.registry import NodeType, Port, Registry
@@ -28,9 +28,7 @@ class NavTo(Leaf):
     def execute(self) -> LeafResult:
         pose = self.port("pose")
         execution = _mobile(self).nav_to(pose, timeout=self.ctx.remaining_time())
-        return self.result(_outcome_of(execution), duration=execution.duration,
-                           event_meta={**_exec_meta(execution),
-                                       "pose": pose if isinstance(pose, str) else _floats(pose)})
+        return _motion_result(self, execution, pose=pose if isinstance(pose, str) else _floats(pose))
 
 
 class GazeAt(Leaf):
@@ -42,8 +40,7 @@ class GazeAt(Leaf):
     def execute(self) -> LeafResult:
         point = self.port("point")
         execution = _mobile(self).gaze_at(point, timeout=self.ctx.remaining_time())
-        return self.result(_outcome_of(execution), duration=execution.duration,
-                           event_meta={**_exec_meta(execution), "point": _floats(point)})
+        return _motion_result(self, execution, point=_floats(point))
 
 
 def _mobile(leaf: Leaf) -> MobileBase:
@@ -52,6 +49,12 @@ def _mobile(leaf: Leaf) -> MobileBase:
     if not isinstance(driver, MobileBase):
         raise RuntimeError(f"driver {driver.name!r} has no nav_to/gaze_at (not a MobileBase)")
     return driver
+
+
+def _motion_result(leaf: Leaf, execution: Execution, **args: Any) -> LeafResult:
+    """The leaf's result for one finished motion; its event also records the call's arguments."""
+    return leaf.result(_outcome_of(execution), duration=execution.duration,
+                       event_meta={**_exec_meta(execution), **args})
 
 
 def _floats(values: Any) -> list[float] | None:
