@@ -30,7 +30,6 @@ arm only (it reads Bullet's contact points of the gripper's links).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -197,13 +196,9 @@ def print_episode(record: dict[str, Any], pairs: list[tuple[dict[str, Any], Gras
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tree", default=str(ROOT / "trees" / "clutter.yaml"))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--episode", type=int, default=0)
-    ap.add_argument("--lighting", default="easy", choices=["easy", "hard"])
-    ap.add_argument("--perception", default="geometric", choices=["geometric", "sim"])
-    ap.add_argument("--image-size", type=int, default=512)
+    from bt_grasp.bench.tasks import Task, replay_parser
+
+    ap = replay_parser(__doc__.split("\n\n")[0], str(ROOT / "trees" / "clutter.yaml"))
     ap.add_argument("--episodes", type=int, default=1, help="replay this many episodes from --episode on")
     ap.add_argument("--goal", default=None,
                     help='a goal text that also chooses the target, as `bt-grasp run --goal` ("the large green ball")')
@@ -214,7 +209,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from bt_grasp.bench.splits import split_of
-    from bt_grasp.bench.tasks import Task
     from bt_grasp.errors import UserError
 
     if args.results:

@@ -4,6 +4,7 @@ seed, episode) so a results file can be resumed, in scene-major order so a parti
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -66,3 +67,16 @@ def make_tasks(trees: list[str], seeds: list[int], episodes: int, lighting: list
 
 def tasks_as_dicts(tasks: Iterable[Task]) -> list[dict[str, Any]]:
     return [asdict(t) for t in tasks]
+
+
+def replay_parser(description: str, default_tree: str) -> argparse.ArgumentParser:
+    """A replay tool's parser, holding the arguments that choose one episode's Task; shared so
+    tools that replay an episode (tools/aim_replay.py, tools/perf/launch_trace.py) read them alike."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--tree", default=default_tree)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--episode", type=int, default=0)
+    ap.add_argument("--lighting", default="easy", choices=["easy", "hard"])
+    ap.add_argument("--perception", default="geometric", choices=["geometric", "sim"])
+    ap.add_argument("--image-size", type=int, default=512)
+    return ap

@@ -17,7 +17,6 @@ truth for reading only: no tree sees any of it.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,13 +41,9 @@ def _line(driver: Any, arm: Any, world: Any, body: int, name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tree", default=str(ROOT / "trees" / "clutter.yaml"))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--episode", type=int, default=0)
-    ap.add_argument("--lighting", default="easy", choices=["easy", "hard"])
-    ap.add_argument("--perception", default="geometric", choices=["geometric", "sim"])
-    ap.add_argument("--image-size", type=int, default=512)
+    from bt_grasp.bench.tasks import Task, replay_parser
+
+    ap = replay_parser(__doc__.split("\n\n")[0], str(ROOT / "trees" / "clutter.yaml"))
     ap.add_argument("--robot", default=None, help="robot profile (default: the UR5e arm in PyBullet)")
     ap.add_argument("--scene-cache", default=None, help="a bench run's OUT/scene_cache (faster, same scenes)")
     ap.add_argument("--body", default=None, help="the object to follow (default: the episode's first launch)")
@@ -58,7 +53,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=2, help="print every this many physics steps")
     args = ap.parse_args(argv)
 
-    from bt_grasp.bench.tasks import Task
     from bt_grasp.bench.worker import run_task, world_for
 
     task = Task(tree=str(Path(args.tree).resolve()), perception=args.perception, lighting=args.lighting,
