@@ -43,6 +43,12 @@ class TickerState:
     compare: Callable[[int, int, int, int], bool]
     after: list[Callable[[int], None] | None]  # per node: the rest of its tick once its child returned
 
+    def tick_child(self, c: int, resumed: bool) -> int:
+        """Child c's status in its parent's loop: ticked now, or (`resumed`) it just returned."""
+        if not resumed:
+            self.dispatch[c](c)
+        return self.st[c]
+
     def stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
         raise NotImplementedError
 
