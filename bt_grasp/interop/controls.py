@@ -13,7 +13,7 @@ different futures) and can restore them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import py_trees
 from py_trees.behaviour import Behaviour
@@ -90,6 +90,12 @@ class _Control(Resumable, py_trees.composites.Composite):
             self.stop(status)
         self.status = status
 
+    def _tick_child(self, child: Behaviour) -> Generator[Behaviour, None, Status]:
+        """Tick `child` as the current one, yielding what its tick yields; its status."""
+        self.current_child = child
+        yield from child.tick()
+        return child.status
+
     def reset_state(self) -> None:  # pragma: no cover - overridden
         pass
 
@@ -129,9 +135,7 @@ class RecoveryNode(_Control):
         result = Status.FAILURE
         while self.index < 2 and self.retry_count <= self.number_of_retries:
             child = self.children[self.index]
-            self.current_child = child
-            yield from child.tick()
-            status = child.status
+            status = yield from self._tick_child(child)
             if status == Status.RUNNING:
                 result = Status.RUNNING
                 break
@@ -180,9 +184,7 @@ class PipelineSequence(_Control):
         self.index = 0
         while self.index < len(self.children):
             child = self.children[self.index]
-            self.current_child = child
-            yield from child.tick()
-            status = child.status
+            status = yield from self._tick_child(child)
             if status == Status.FAILURE:
                 result = Status.FAILURE
                 break
@@ -230,9 +232,7 @@ class RoundRobin(_Control):
         result = Status.FAILURE
         while self.failed < n:
             child = self.children[self.index]
-            self.current_child = child
-            yield from child.tick()
-            status = child.status
+            status = yield from self._tick_child(child)
             if status == Status.RUNNING:
                 result = Status.RUNNING
                 break
@@ -286,8 +286,7 @@ class ThresholdParallel(_Control):
             self.index += 1
             if i in self.done:
                 continue
-            self.current_child = child
-            yield from child.tick()
+            yield from self._tick_child(child)
             if child.status in (Status.SUCCESS, Status.FAILURE):
                 self.done[i] = child.status
         successes = sum(1 for s in self.done.values() if s == Status.SUCCESS)

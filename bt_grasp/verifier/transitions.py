@@ -53,6 +53,24 @@ class Point:
     resume: Any = None
 
 
+class ReplayState:
+    """Where a machine's replay stands, kept alike on both trees: the choices to replay (`script`,
+    read from `pos`), the alphabet of the choice just asked (`pending`), and the counts and dive
+    the searches (compiled/search.py, symbolic/explore.py) read and set."""
+
+    def __init__(self) -> None:
+        self.script: list[int] = []
+        self.pos = 0
+        self.pending: tuple[str, ...] = ()
+        self.advances = 0
+        self.work = 0  # advances plus the choices made in them: the search's budgets count it
+        # With `stop_at` set, an advance goes on past a new choice (taking its first outcome)
+        # unless stop_at(key) says the search knows that state; the choices passed are in `dive`.
+        self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
+        self.dive: list[Point] = []
+        self.dive_keys: set[tuple[Any, ...]] = set()
+
+
 class NodeIndex(Protocol):
     """A model's node numbering: node id -> number (symbolic/model.py: Model.index)."""
 

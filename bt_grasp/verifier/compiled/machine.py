@@ -8,7 +8,6 @@ explains.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from py_trees.common import Status
@@ -27,7 +26,7 @@ from bt_grasp.verifier.compiled.running import (
     unobserved_leaves,
 )
 from bt_grasp.verifier.compiled.state import RunState, Snapshot
-from bt_grasp.verifier.transitions import AtChoice, Point
+from bt_grasp.verifier.transitions import AtChoice, Point, ReplayState
 
 __all__ = ["Machine", "Point", "distinct_outcomes"]
 
@@ -60,7 +59,7 @@ def distinct_outcomes(nodes: list[Any], read_keys: set[str]) -> dict[str, tuple[
     return out
 
 
-class Machine:
+class Machine(ReplayState):
     """The compiled tree in its context, driven as the Runner drives it, one advance at a time."""
 
     fast_forward = True  # False: an unobserved call's idle ticks are run one by one (tests compare)
@@ -80,16 +79,7 @@ class Machine:
         self.retries_above = {i: retry_scopes_above(self.state.by_name[i]) for i in self.unobserved}
         self.to_max: Leaf | None = None  # an unobserved leaf that chose RUNS_TO_MAX this tick
         self.state.track_changes()
-        self.script: list[int] = []
-        self.pos = 0
-        self.pending: tuple[str, ...] = ()
-        self.advances = 0
-        self.work = 0  # advances plus the choices made in them: the search's budgets count it
-        # With `stop_at` set, an advance goes on past a new choice (taking its first outcome)
-        # unless stop_at(key) says the search knows that state; the choices passed are in `dive`.
-        self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
-        self.dive: list[Point] = []
-        self.dive_keys: set[tuple[Any, ...]] = set()
+        super().__init__()
         self.snap: Snapshot | None = None
         self.initial = Point("tick", self.state.costs(), 0, key=self.state.key(), snap=self.state.save())
         # Inside a tick, the clock still has to catch up with the tick's end (a tick lasts at least

@@ -39,7 +39,7 @@ from bt_grasp.verifier.symbolic.keys import KeyMaker
 from bt_grasp.verifier.symbolic.model import FAILURE, RUNNING, SUCCESS, K, Model
 from bt_grasp.verifier.symbolic.ticker import Ticker, ticker_for
 from bt_grasp.verifier.symbolic.ticker_decorators import AFTER
-from bt_grasp.verifier.transitions import AtChoice, Point
+from bt_grasp.verifier.transitions import AtChoice, Point, ReplayState
 
 __all__ = ["ModelMachine"]
 
@@ -66,7 +66,7 @@ class Resume(NamedTuple):
 _ASKERS = (K.LEAF, K.OPAQUE, K.TIMEOUT)  # the node kinds that ask the oracle themselves
 
 
-class ModelMachine:
+class ModelMachine(ReplayState):
     """The model in its context, driven one advance at a time (see the module docstring)."""
 
     resumes = True  # False: every branch replays its tick from the start (tests compare)
@@ -84,14 +84,7 @@ class ModelMachine:
         self.keys = KeyMaker(self.t, read_keys, limits)
         self.prim_keys = [f"primitive:{name}" for name in self.m.prim_names]
         self.outcomes = self._distinct_outcomes(read_keys)
-        self.script: list[int] = []
-        self.pos = 0
-        self.pending: tuple[str, ...] = ()
-        self.advances = 0
-        self.work = 0  # advances plus the choices made in them: the search's budgets count it
-        self.stop_at: Callable[[tuple[Any, ...]], bool] | None = None
-        self.dive: list[Point] = []
-        self.dive_keys: set[tuple[Any, ...]] = set()
+        super().__init__()
         self.snap: tuple[Any, ...] | None = None
         self.steps: list[tuple[str, str]] = []  # the choices made in the tick in progress
         self.bumps: list[tuple[str, int]] = []

@@ -235,11 +235,8 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
         n = len(kids)
         while a[i] < n:
             c = kids[a[i]]
-            if resumed:
-                resumed = False
-            else:
-                self.dispatch[c](c)
-            s = st[c]
+            s = self.tick_child(c, resumed)
+            resumed = False
             if s != SUCCESS:
                 if not memory:
                     for later in kids[a[i] + 1:]:
@@ -280,11 +277,8 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
         n = len(kids)
         while a[i] < n:
             c = kids[a[i]]
-            if resumed:
-                resumed = False
-            else:
-                self.dispatch[c](c)
-            s = st[c]
+            s = self.tick_child(c, resumed)
+            resumed = False
             if s == RUNNING or s == SUCCESS:
                 if cur[i] != c:
                     for later in kids[a[i] + 1:]:

@@ -42,17 +42,14 @@ class ControlsMixin(TickerState):
 
     def _recov_loop(self, i: int, resumed: bool) -> None:
         """RecoveryNode's loop from its child b[i]: ticked now, or (`resumed`) just returned."""
-        st, a, b = self.st, self.a, self.b
+        a, b = self.a, self.b
         kids, retries = self.m.kids[i], self.m.param[i]
         result = FAILURE
         while b[i] < 2 and a[i] <= retries:
             c = kids[b[i]]
             self.cur[i] = c
-            if resumed:
-                resumed = False
-            else:
-                self.dispatch[c](c)
-            s = st[c]
+            s = self.tick_child(c, resumed)
+            resumed = False
             if s == RUNNING:
                 result = RUNNING
                 break
@@ -81,17 +78,14 @@ class ControlsMixin(TickerState):
 
     def _pipe_loop(self, i: int, resumed: bool) -> None:
         """PipelineSequence's loop from its child b[i]: ticked now, or (`resumed`) just returned."""
-        st, a, b = self.st, self.a, self.b
+        a, b = self.a, self.b
         kids = self.m.kids[i]
         result = SUCCESS
         while b[i] < len(kids):
             c = kids[b[i]]
             self.cur[i] = c
-            if resumed:
-                resumed = False
-            else:
-                self.dispatch[c](c)
-            s = st[c]
+            s = self.tick_child(c, resumed)
+            resumed = False
             if s == FAILURE:
                 result = FAILURE
                 break
@@ -114,11 +108,8 @@ class ControlsMixin(TickerState):
         while b[i] < n:
             c = kids[a[i]]
             self.cur[i] = c
-            if resumed:
-                resumed = False
-            else:
-                self.dispatch[c](c)
-            s = st[c]
+            s = self.tick_child(c, resumed)
+            resumed = False
             if s == RUNNING:
                 result = RUNNING
                 break

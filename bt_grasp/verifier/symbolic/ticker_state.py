@@ -42,24 +42,17 @@ class TickerState:
     choose: Callable[[str, tuple[str, ...]], str]
     compare: Callable[[int, int, int, int], bool]
     after: list[Callable[[int], None] | None]  # per node: the rest of its tick once its child returned
+    # the Ticker's own steps (ticker.py), which every part calls
+    stop: Callable[[int, int], None]
+    composite_stop: Callable[[int, int], None]
+    finish: Callable[[int, int], None]
+    halt_child: Callable[[int, int], None]
+    halt: Callable[[int, str], None]
+    decide: Callable[[Decision, str], None]
+    set: Callable[[str, Any], None]
 
-    def stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def composite_stop(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def finish(self, i: int, new: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def halt_child(self, i: int, child: int) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def halt(self, i: int, reason: str) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def decide(self, decision: Decision, reason: str) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
-
-    def set(self, key: str, value: Any) -> None:  # pragma: no cover - the Ticker's
-        raise NotImplementedError
+    def tick_child(self, c: int, resumed: bool) -> int:
+        """Child c's status in its parent's loop: ticked now, or (`resumed`) it just returned."""
+        if not resumed:
+            self.dispatch[c](c)
+        return self.st[c]
