@@ -13,10 +13,6 @@ from bt_grasp.errors import UserError
 from bt_grasp.observe.formats import recording_formats
 from bt_grasp.observers import RunObserver
 
-# suffix -> (format name for --record-format, module, RunObserver class), kept for older imports
-RECORDERS: dict[str, tuple[str, str, str]] = {
-    s: (f.name, f.module, f.recorder or "") for s, f in recording_formats().items()}
-
 
 def recorder_for(path: str | Path, images: bool, record_format: str | None = None) -> RunObserver:
     """The recorder writing `path`: by `record_format` when given ("rosbag2", ...), else by suffix."""
