@@ -9,7 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from bt_grasp._renamed import register
+
 __version__ = "0.1.0"
+
+# renamed to say what they hold; the former paths import, warned, for one release
+register({"bt_grasp.verify": "bt_grasp.verifier_api", "bt_grasp.standard": "bt_grasp.py_trees_controls"})
 
 _API = ("Budgets", "Driver", "EpisodeResult", "Node", "OutcomeEvent", "Perceiver", "Tick", "Tree",
         "TreeSpec", "UserError", "as_spec", "budget", "force_failure", "force_success", "from_dict", "from_yaml",

@@ -20,19 +20,13 @@ Laid out by role (docs/verifier-internals.md names where each idea lives):
   the expected costs over the run graph (`chances`), as text and JSON (`report`).
 
 The modules' former flat paths (`bt_grasp.verifier.model_machine`, ...) still import, with a
-DeprecationWarning, through the alias table below. This file imports nothing of the verifier, so
-no submodule imports its package back.
+DeprecationWarning, through the alias table below (bt_grasp/_renamed.py's import hook reads it).
+This file imports nothing of the verifier, so no submodule imports its package back.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import sys
-import warnings
-from types import ModuleType
+from bt_grasp._renamed import register
 
 # former flat module -> its place in the layout by role (kept for one release)
 MOVED = {
@@ -69,40 +63,5 @@ MOVED = {
     "rates": "probability.rates",
 }
 # the tick cap moved out of the verifier (an episode imports no verifier code)
-_ELSEWHERE = {"tick_cap": "bt_grasp.tick_budget"}
-
-
-def _target(old: str) -> str | None:
-    """The module a former path `bt_grasp.verifier.<old>` now names, or None."""
-    if old in MOVED:
-        return f"{__name__}.{MOVED[old]}"
-    return _ELSEWHERE.get(old)
-
-
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports a former flat path as the module it moved to (the same module object), warning."""
-
-    def find_spec(self, fullname: str, path: object = None,
-                  target: object = None) -> importlib.machinery.ModuleSpec | None:
-        prefix, _, old = fullname.rpartition(".")
-        if prefix != __name__ or _target(old) is None:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        new = _target(spec.name.rpartition(".")[2])
-        assert new is not None
-        warnings.warn(f"{spec.name} is deprecated: import {new}", DeprecationWarning, stacklevel=2)
-        module = importlib.import_module(new)
-        self._specs[spec.name] = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        # the import system set the alias's spec on the shared module: give it its own back
-        module.__spec__ = self._specs.pop(module.__spec__.name if module.__spec__ else "", module.__spec__)
-
-    _specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
-
-
-if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _Alias())
+register({f"{__name__}.{old}": f"{__name__}.{new}" for old, new in MOVED.items()}
+         | {f"{__name__}.tick_cap": "bt_grasp.tick_budget"})
