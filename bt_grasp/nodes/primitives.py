@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp.aim_memory import WRONG_HOLDS_BEFORE_PUSH, aimed_grasp, like, wrong_holds_on
 from bt_grasp.drivers.base import Driver, Execution, GraspChecker, GraspPose
 from bt_grasp.drivers.motion import Motion, start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
@@ -61,7 +62,9 @@ PUSH_DIRECTIONS = ("left", "right", "up", "down")
 
 
 class Grasp(Leaf):
-    """Plan ranked 6-DoF grasps on the located object, run the first feasible one."""
+    """Plan ranked 6-DoF grasps on the located object, run the first feasible one. What the run
+    learned from wrong holds on this target (bt_grasp/aim_memory.py) shapes the plan: grasps like
+    one that held a neighbour are skipped, and after two such holds the answer is `infeasible`."""
 
     NODE_TYPE = leaf_type("grasp", "primitive", {
         "target": Port("target", "str", default="{target}", doc="located object to grasp"),
@@ -69,7 +72,8 @@ class Grasp(Leaf):
         "execution": key_port("execution", "grasp.execution", "where the Execution is written"),
         "outcome": key_port("outcome", "grasp.outcome", "done | infeasible | fault"),
     }, outcomes=GRASP_OUT, counts_as_action=True, outcome_port="outcome",
-        doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift).",
+        doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift); "
+            "grasps like one that held a neighbour of it are skipped, after two such holds: infeasible.",
         keys=(REASON, *LABEL_SO_FAR), max_ticks=600)
     SUCCESS_OUTCOMES = frozenset({"done"})
     MAX_CANDIDATES = 8
@@ -84,7 +88,13 @@ class Grasp(Leaf):
             return self.result("infeasible", {exec_key: None},
                                event_meta={"reason": "no located target to grasp"})
         obs = ctx.memory.last_observation or ctx.observe()
-        candidates = ctx.services.plan_grasps(obs, located)
+        missed = wrong_holds_on(ctx.memory.wrong_holds, located)
+        if len(missed) >= WRONG_HOLDS_BEFORE_PUSH:  # grasping it again would take another neighbour
+            reason = f"{len(missed)} grasps on {located.name} held a neighbour: free it first"
+            return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
+                               event_meta={"reason": reason, "target": located.name})
+        planned = ctx.services.plan_grasps(obs, located)
+        candidates = [p for p in planned if not any(like(p, w) for w in missed)]
         reasons = []
         for pose in candidates[: self.MAX_CANDIDATES]:
             ok, reason = check_grasp(ctx.need_driver(), pose, np.concatenate([pose.position, pose.orientation]))
@@ -93,15 +103,19 @@ class Grasp(Leaf):
                 continue
             motion = self.watched(start_motion(ctx.driver, "grasp", pose=pose, width=pose.width,
                                                force=float(self.port("force")), timeout=ctx.remaining_time()))
+            ctx.memory.last_grasp = aimed_grasp(located, pose)
             about = {"target": located.name, "width": round(float(pose.width), 4), "candidates": len(candidates),
                      "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])]}
+            if missed:  # re-planned after a wrong hold: how many candidates were like a failed grasp
+                about["unlike_wrong_holds"] = {"wrong_holds": len(missed), "dropped": len(planned) - len(candidates)}
 
             def finish(execution: Execution, about: dict[str, Any] = about) -> LeafResult:
                 return self.result(_outcome_of(execution), {exec_key: execution}, execution.duration,
                                    {**_exec_meta(execution), **about})
 
             return Pending(motion, finish, halt_writes=lambda execution: {exec_key: execution})
-        reason = "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}"
+        reason = ("every grasp candidate is like one that held a neighbour" if planned and not candidates
+                  else "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}")
         return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
                            event_meta={"reason": reason, "target": located.name})
 

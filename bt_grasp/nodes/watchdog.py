@@ -8,6 +8,7 @@ from typing import Any
 
 from py_trees.common import Status
 
+from bt_grasp.aim_memory import note_wrong_hold
 from bt_grasp.drivers.base import Execution
 from bt_grasp.drivers.motion import HALTED, Motion
 from bt_grasp.nodes.base import Leaf, LeafResult
@@ -64,6 +65,10 @@ class EvaluateGrasp(Leaf):
             else:
                 answer, reason = verifier(self.ctx)
                 semantic = as_verdict(answer)
+                if semantic == "mismatch" and getattr(verifier, "perceptual", False):
+                    # learned from the robot's own re-perception only: a verifier that reads the
+                    # simulator's ground truth (a test oracle) routes the tree but teaches nothing
+                    note_wrong_hold(self.ctx.memory)
             verdict.evidence["semantic_reason"] = reason
         return self._finish(label, float(verdict.confidence), dict(verdict.evidence), semantic)
 

@@ -51,7 +51,10 @@ def surface_change(before_obs: Any, after_obs: Any, mask: np.ndarray) -> float |
 
 
 class TargetStillThere:
-    """Has the target located before the grasp left its place?"""
+    """Has the target located before the grasp left its place? Answered from the robot's own
+    frames only (`perceptual`): its mismatches may teach the grasp planner (aim_memory.py)."""
+
+    perceptual = True
 
     def __init__(self, target_key: str = "target", text_key: str = "target.query",
                  frame_key: str = "target.frame") -> None:
