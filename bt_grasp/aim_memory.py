@@ -36,6 +36,7 @@ WRONG_HOLDS_BEFORE_PUSH = 2
 class AimedGrasp:
     """A grasp as executed on a located target: what the planner aimed at and how."""
 
+    role: str  # the blackboard key the grasp's target came from ("target", "hider", ...)
     target: str  # the located target's name, as perception saw it
     target_at: tuple[float, float, float]  # the median of its points (base frame, metres)
     position: tuple[float, float, float]  # the grasp point
@@ -59,13 +60,14 @@ def grasp_shape(pose: Any) -> tuple[float, str]:
     return yaw, "top_down" if down <= TOP_DOWN_DEG else "tilted"
 
 
-def aimed_grasp(located: Any, pose: Any) -> AimedGrasp | None:
-    """The record of a grasp about to run on `located` (None when the target has no points)."""
+def aimed_grasp(role: str, located: Any, pose: Any) -> AimedGrasp | None:
+    """The record of a grasp about to run on `located`, read from blackboard key `role` (None
+    when the target has no points)."""
     at = target_centre(located)
     if at is None:
         return None
     yaw, approach = grasp_shape(pose)
-    return AimedGrasp(str(getattr(located, "name", "")), tuple(float(x) for x in at),  # type: ignore[arg-type]
+    return AimedGrasp(role, str(getattr(located, "name", "")), tuple(float(x) for x in at),  # type: ignore[arg-type]
                       tuple(float(x) for x in np.asarray(pose.position, float)[:3]),  # type: ignore[arg-type]
                       round(yaw, 2), approach)
 
@@ -79,12 +81,14 @@ def note_wrong_hold(memory: Any) -> AimedGrasp | None:
     return last
 
 
-def wrong_holds_on(wrong_holds: Sequence[AimedGrasp], located: Any) -> list[AimedGrasp]:
-    """The wrong holds whose target lay where `located` lies now (the same visible target)."""
+def wrong_holds_on(wrong_holds: Sequence[AimedGrasp], role: str, located: Any) -> list[AimedGrasp]:
+    """The wrong holds on the same visible target: read from the same key (an object the search
+    takes away where the target lay is not the target) and lying where `located` lies now."""
     at = target_centre(located)
     if at is None:
         return []
-    return [w for w in wrong_holds if float(np.linalg.norm(np.asarray(w.target_at[:2]) - at[:2])) <= SAME_TARGET_M]
+    return [w for w in wrong_holds if w.role == role
+            and float(np.linalg.norm(np.asarray(w.target_at[:2]) - at[:2])) <= SAME_TARGET_M]
 
 
 def like(pose: Any, wrong: AimedGrasp) -> bool:

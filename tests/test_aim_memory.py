@@ -90,7 +90,7 @@ def test_a_grasp_is_like_a_failed_one_only_with_the_same_approach_point_and_dire
     """5 mm and 20 degrees off (or 175: a parallel gripper is symmetric) is the same grasp; 3 cm
     off, 60 degrees turned or a tilted approach is another."""
     located = SimpleNamespace(name="red mug", points_base=np.array([MUG]))
-    failed = aimed_grasp(located, _pose(yaw_deg=10.0))
+    failed = aimed_grasp("target", located, _pose(yaw_deg=10.0))
     assert failed is not None and grasp_shape(_pose(tilt_deg=30.0))[1] == "tilted"
     assert like(_pose(dx=0.005, yaw_deg=30.0), failed) and like(_pose(yaw_deg=175.0), failed)
     assert not like(_pose(dx=0.03, yaw_deg=10.0), failed)
@@ -100,13 +100,15 @@ def test_a_grasp_is_like_a_failed_one_only_with_the_same_approach_point_and_dire
 
 def test_wrong_holds_count_for_the_target_where_it_lies_and_each_is_noted_once():
     """A wrong hold belongs to the target lying where it lay; pushed 6 cm away it is a fresh
-    target. A hold noted twice (micro-lift, then after the lift) counts once."""
+    target, and an object the search takes from that place is not the target. A hold noted
+    twice (micro-lift, then after the lift) counts once."""
     memory = RunMemory()
     located = SimpleNamespace(name="red mug", points_base=np.array([MUG]))
-    memory.last_grasp = aimed_grasp(located, _pose())
+    memory.last_grasp = aimed_grasp("target", located, _pose())
     assert note_wrong_hold(memory) is not None and note_wrong_hold(memory) is None
-    assert len(wrong_holds_on(memory.wrong_holds, located)) == 1
+    assert len(wrong_holds_on(memory.wrong_holds, "target", located)) == 1
     renamed = SimpleNamespace(name="red cup", points_base=np.array([MUG + [0.03, 0, 0]]))
-    assert len(wrong_holds_on(memory.wrong_holds, renamed)) == 1
+    assert len(wrong_holds_on(memory.wrong_holds, "target", renamed)) == 1
     pushed = SimpleNamespace(name="red mug", points_base=np.array([MUG + [0.06, 0, 0]]))
-    assert wrong_holds_on(memory.wrong_holds, pushed) == []
+    assert wrong_holds_on(memory.wrong_holds, "target", pushed) == []
+    assert wrong_holds_on(memory.wrong_holds, "hider", located) == []  # another role: not the target

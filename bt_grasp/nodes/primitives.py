@@ -88,7 +88,8 @@ class Grasp(Leaf):
             return self.result("infeasible", {exec_key: None},
                                event_meta={"reason": "no located target to grasp"})
         obs = ctx.memory.last_observation or ctx.observe()
-        missed = wrong_holds_on(ctx.memory.wrong_holds, located)
+        role = self.out_key("target")
+        missed = wrong_holds_on(ctx.memory.wrong_holds, role, located)
         if len(missed) >= WRONG_HOLDS_BEFORE_PUSH:  # grasping it again would take another neighbour
             reason = f"{len(missed)} grasps on {located.name} held a neighbour: free it first"
             return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
@@ -103,7 +104,7 @@ class Grasp(Leaf):
                 continue
             motion = self.watched(start_motion(ctx.driver, "grasp", pose=pose, width=pose.width,
                                                force=float(self.port("force")), timeout=ctx.remaining_time()))
-            ctx.memory.last_grasp = aimed_grasp(located, pose)
+            ctx.memory.last_grasp = aimed_grasp(role, located, pose)
             about = {"target": located.name, "width": round(float(pose.width), 4), "candidates": len(candidates),
                      "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])]}
             if missed:  # re-planned after a wrong hold: how many candidates were like a failed grasp
