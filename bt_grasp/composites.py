@@ -189,7 +189,7 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
         """Only the time left matters, not when the episode started (rounded: float noise);
         under an oracle only the ticks run count."""
-        if self.ctx.oracle is not None:
+        if self.ctx.oracle is not None and not self.ctx.deadlines_by_clock:
             return (reset[1], reset[2])
         return (_time_left(reset[0], now),)
 
@@ -197,9 +197,10 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
         """The deadline has come. On a clock: judged on the time left rounded as in `_canonical`,
         so that the summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s
         reach a 3 s deadline). Under an oracle: certain after `tick_allowance` entries, never at
-        the start (unless `seconds` is 0), else the oracle's answer."""
+        the start (unless `seconds` is 0), else the oracle's answer; or, with
+        `ctx.deadlines_by_clock`, the logical clock's, as in a simulated run."""
         ctx = self.ctx
-        if ctx.oracle is None or self.seconds <= 0:
+        if ctx.oracle is None or ctx.deadlines_by_clock or self.seconds <= 0:
             return _time_left(self.deadline, ctx.clock.now) <= 0
         if starting:
             return False

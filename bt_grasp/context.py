@@ -169,6 +169,9 @@ class RunContext:
     faults: int = 0  # calls that faulted this run: the runner stops the driver at the end if any
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
     explore_running: bool = False  # verifier: the oracle may keep a multi-tick call running
+    # verifier (`verify --clock logical`): under an oracle, a timeout reads the logical clock, as
+    # in a simulated run, instead of asking the oracle whether its deadline has passed
+    deadlines_by_clock: bool = False
     # runs driver and perceiver calls under a wall-clock limit (bt_grasp.call_limit)
     limiter: CallLimiter = field(default_factory=CallLimiter)
     _trial: int = 0

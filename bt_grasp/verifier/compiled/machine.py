@@ -66,10 +66,10 @@ class Machine(ReplayState):
     extremes = True  # False: every call is explored tick by tick, observed or not (tests compare)
 
     def __init__(self, spec: Any, registry: Registry, limits: EpisodeLimits, initial: dict[str, Any],
-                 read_keys: set[str]) -> None:
+                 read_keys: set[str], deadlines_by_clock: bool = False) -> None:
         self.limits = limits
         self.ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)),
-                              explore_running=True)
+                              explore_running=True, deadlines_by_clock=deadlines_by_clock)
         self.root = compile_tree(spec, self.ctx)
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)

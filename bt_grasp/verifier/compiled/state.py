@@ -243,7 +243,8 @@ class RunState:
         return (nodes, board, min(led.actions, limits.actions),
                 min(led.perception_streak, limits.perception_streak), retry, scoped,
                 ctx.decision, ctx.reason if ctx.decision else None,
-                () if ctx.oracle is not None else tuple(round(d - now, 9) for d in ctx.deadlines),
+                () if ctx.oracle is not None and not ctx.deadlines_by_clock
+                else tuple(round(d - now, 9) for d in ctx.deadlines),
                 tuple(ctx.action_scopes),
                 asking, pending)
 
