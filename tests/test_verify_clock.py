@@ -67,6 +67,17 @@ LOOK_THEN_GRASP = """
         wait_clarify: {reason: no grasp in time}]}}
 """
 
+# Nested: the outer deadline (0.15 s) comes first on any one clock, at the entry of tick 4; a
+# wall clock may hold it "not yet" up to entry 4 after its start (tick 5).
+NESTED = """
+    tree: nested
+    root: {selector: {children: [
+        sequence: {children: [
+            timeout: {id: outer, seconds: 0.15, child: {timeout: {id: inner, seconds: 0.3, child: grasp}}},
+            finalize: {reason: held}]},
+        wait_clarify: {reason: late}]}}
+"""
+
 BY_HAND = {  # tree -> (bounds on the logical clock, bounds on a wall clock)
     "deadline_012": (DEADLINE_012, {"actions": 1, "primitive:grasp": 1, "perception": 0, "ticks": 4},
                      {"actions": 4, "primitive:grasp": 4, "perception": 0, "ticks": 5}),
@@ -76,6 +87,8 @@ BY_HAND = {  # tree -> (bounds on the logical clock, bounds on a wall clock)
                           {"actions": 0, "perception": 5, "ticks": 6}),
     "look_then_grasp": (LOOK_THEN_GRASP, {"actions": 1, "primitive:grasp": 1, "perception": 1, "ticks": 8},
                         {"actions": 5, "primitive:grasp": 5, "perception": 1, "ticks": 8}),
+    "nested": (NESTED, {"actions": 1, "primitive:grasp": 1, "perception": 0, "ticks": 4},
+               {"actions": 1, "primitive:grasp": 1, "perception": 0, "ticks": 5}),
 }
 
 
@@ -158,7 +171,7 @@ def test_every_witness_replays_to_its_bound_on_the_logical_clock(name: str) -> N
         assert run_costs(got).get(key, 0) == res.bounds[key], key
 
 
-@pytest.mark.parametrize("name", ["deadline_012", "look_for_a_second", "look_then_grasp"])
+@pytest.mark.parametrize("name", ["deadline_012", "look_for_a_second", "look_then_grasp", "nested"])
 def test_bounds_are_the_worst_of_every_logical_clock_run(name: str) -> None:
     """Every run of the Runner on the logical clock, each call at every length it may run,
     enumerated: the worst of each cost is verify's bound (sound and reached)."""
