@@ -25,6 +25,7 @@ from bt_grasp.oracles import SequenceOracle
 from bt_grasp.runner import EpisodeResult, Runner
 from bt_grasp.tick_budget import episode_limits
 from bt_grasp.verifier.core import run_costs, verify_tree
+from bt_grasp.verifier.report import render
 from tests.helpers import tree
 
 GOAL = {"goal.object": "target object"}  # what verify puts on the blackboard without a goal
@@ -217,3 +218,16 @@ def test_a_tree_without_timeout_is_verified_once() -> None:
     logical, wall = verify_tree(tree(text), clock="logical"), verify_tree(tree(text), clock="wall")
     assert logical.bounds == wall.bounds and not logical.wall_bounds
     assert logical.runs_explored == wall.runs_explored
+
+
+def test_an_unfinished_logical_search_leaves_the_wall_figures_saying_so(monkeypatch) -> None:
+    """A logical-clock search stopped by its limit claims nothing: the wall clock's result (its
+    bounds hold on every clock) answers, with a note that these are the wall clock's figures."""
+    from bt_grasp.verifier import clocks
+
+    stopped = clocks.verify_reference
+    monkeypatch.setattr(clocks, "verify_reference", lambda setup, runs, limit: stopped(setup, 3, limit))
+    res = verify_tree(tree(DEADLINE_012), clock="logical")
+    assert res.proven and res.clock == "wall" and res.bounds["actions"] == 4
+    assert res.clock_note.startswith("the logical-clock search did not finish")
+    assert "wall clock's figures" in "\n".join(render(res, "t"))

@@ -83,7 +83,7 @@ class VerifyResult:
                 "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
                 "longest_run_ticks": self.longest, "unreached": self.unreached,
                 "wall_clock": self.wall_clock, "clock": self.clock,
-                "wall_clock_bounds": self.wall_bounds,
+                "wall_clock_bounds": self.wall_bounds, "clock_note": self.clock_note,
                 "properties": [p.to_json() for p in self.properties]}
 
     def step_path(self, node: str) -> str:
