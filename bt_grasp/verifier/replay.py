@@ -45,7 +45,7 @@ class Setup:
         """A run's context under `oracle`, its timeouts reading this setup's clock."""
         return RunContext(registry=self.registry, limits=self.limits, oracle=oracle,
                           blackboard=Blackboard(dict(self.initial)), explore_running=True,
-                          deadlines_by_clock=self.clock == "logical")
+                          logical_deadlines=self.clock == "logical")
 
     def result(self, *, proven: bool, runs_explored: int, **fields: Any) -> VerifyResult:
         """This tree's VerifyResult, whichever engine answers: the structure's findings (the

@@ -14,9 +14,11 @@ _WALL_CLOCK = ("timeouts: a deadline may pass at any check a wall clock allows (
                "longer than its 0.05 s), and the search answers each check both ways: the bounds "
                "and witnesses cover wall-clock timings (`--clock logical`: the figures of a "
                "simulated run's clock, where a run may reach less)")
-_LOGICAL_CLOCK = ("timeouts: each deadline passes when the logical clock of a simulated run says "
-                  "(a tick lasts 0.05 s; a call adds its simulated time at its end: a primitive 2 s, "
-                  "perception 0.2 s); `--clock wall` covers every timing a wall clock allows")
+_LOGICAL_CLOCK = ("timeouts: on the logical clock (a tick lasts 0.05 s unless a call in it takes time) a "
+                  "deadline may pass early (a call that takes long) and has passed by the last tick "
+                  "entry the clock allows (ceil(seconds / 0.05) after a start before any call of its "
+                  "tick, one more after one); each witness is replayed on a logical clock deciding the "
+                  "deadlines; `--clock wall` covers every timing a wall clock allows")
 # Each timeout's checks are answered on their own, so with two that can run at once a witness
 # may pass the later deadline while the earlier one is "not yet": no one clock does that.
 _TIMEOUTS_APART = ("several timeouts: each one's checks are answered on their own, so a witness may "

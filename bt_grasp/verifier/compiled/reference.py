@@ -30,7 +30,7 @@ def verify_reference(setup: Setup, max_runs: int, time_limit: float | None) -> V
     """verify_tree by the reference search (see the module docstring)."""
     spec, registry = setup.spec, setup.registry
     machine = Machine(spec, registry, setup.limits, setup.initial, keys_read(spec, registry),
-                      deadlines_by_clock=setup.clock == "logical")
+                      logical_deadlines=setup.clock == "logical")
     memo: dict[Any, Any] = {}
     endings: dict[str, int] = {}
     start = time.perf_counter()

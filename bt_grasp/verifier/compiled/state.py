@@ -200,6 +200,7 @@ class RunState:
         ctx.events = []
         ctx.deadlines = []
         ctx.action_scopes = []
+        ctx.world_tick = -1  # snapshots are tick boundaries: no call yet in the coming tick
 
     def costs(self) -> dict[str, int]:
         """What the report bounds: actions, ticks, perception calls, calls per primitive; and,
@@ -243,8 +244,7 @@ class RunState:
         return (nodes, board, min(led.actions, limits.actions),
                 min(led.perception_streak, limits.perception_streak), retry, scoped,
                 ctx.decision, ctx.reason if ctx.decision else None,
-                () if ctx.oracle is not None and not ctx.deadlines_by_clock
-                else tuple(round(d - now, 9) for d in ctx.deadlines),
+                () if ctx.oracle is not None else tuple(round(d - now, 9) for d in ctx.deadlines),
                 tuple(ctx.action_scopes),
                 asking, pending)
 
