@@ -161,9 +161,9 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                    help="symbolic (the tree's model, time left symbolic), reference (the compiled "
                         "tree itself, tick by tick where time is observed), or auto")
     p.add_argument("--clock", choices=("logical", "wall"), default="logical",
-                   help="what a timeout's deadline reads: logical (default, as `bt-grasp run` on a "
-                        "simulated robot: the logical clock decides each deadline) or wall (every "
-                        "timing a wall clock allows); a tree without a timeout is the same on both")
+                   help="the clock a timeout's deadline is read on: logical (default, as `bt-grasp "
+                        "run` keeps on a simulated robot: a tick lasts 0.05 s unless a call takes "
+                        "time) or wall (a tick may run late: every timing); the same without a timeout")
     p.add_argument("--exact", action="store_true",
                    help="search on for the exact worst case where the tree's structure already "
                         "proves it decides (else its upper bounds answer after a short search)")

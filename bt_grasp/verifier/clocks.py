@@ -23,7 +23,6 @@ ones: both are reported where they differ.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from bt_grasp.context import LogicalClock, RunContext
 from bt_grasp.runner import Runner
@@ -33,7 +32,6 @@ from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.summary.witness import run_costs
 from bt_grasp.verifier.symbolic.properties import PropertyResult
 
-CLOCKS = ("logical", "wall")
 # why the reference search answers (printed in the first line of the report)
 _WHY = "the logical clock: each deadline passes by the last tick a logical clock allows"
 # The worlds a witness is replayed in: every call instant, or a call ticked outside any timeout
@@ -91,10 +89,6 @@ def replay_on_clock(setup: Setup, steps: list[dict[str, str]], world: str) -> di
     if oracle.diverged or oracle.at < len(oracle.steps):
         return None
     return dict(run_costs(res))
-
-
-def has_timeouts(spec: Any) -> bool:
-    return any(node.type == "timeout" for node in spec.root.walk())
 
 
 def on_logical_clock(setup: Setup, wall: VerifyResult, max_runs: int,
