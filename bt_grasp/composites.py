@@ -161,10 +161,11 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     tick lasts at least one tick period, so after `tick_allowance` tick entries the deadline has
     certainly passed, and before that it may already have (a slow call, a long tick). The oracle
     is asked `<id>#deadline` at every check the deadline is not certain at, except the one that
-    starts the timeout; a run of the real clock is one of the answers.
+    starts the timeout; a run of the real clock is one of the answers. With
+    `ctx.logical_deadlines` it is certain at the latest tick a logical clock allows (`limit`).
     """
 
-    RESET = ("deadline", "ticks_run", "checking")
+    RESET = ("deadline", "ticks_run", "checking", "limit")
 
     def __init__(self, name: str, child: Behaviour, seconds: float, ctx: RunContext) -> None:
         super().__init__(name=name, child=child)
@@ -175,10 +176,23 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
         # which check asks the oracle ("entry", "after" the child; "" otherwise): the two
         # questions look alike but have different futures, so a state must tell them apart
         self.checking = ""
+        self.limit = 0  # tick entries after its start by which the deadline has passed (_limit)
 
     def initialise(self) -> None:
         self.deadline = self.ctx.clock.now + self.seconds
         self.ticks_run = 0
+        self.limit = self._limit()
+
+    def _limit(self) -> int:
+        """Tick entries after the start by which the deadline has passed, under an oracle. On a
+        logical clock a tick lasts exactly its period unless a call takes time: started before
+        any call of its tick, the timeout starts at the tick's start, and the deadline has passed
+        `ceil(seconds / period)` entries later. Otherwise (a wall clock, or a call before it in
+        its tick that may have taken up to a period) one entry more: `tick_allowance`."""
+        ctx, period = self.ctx, self.ctx.clock.tick_period
+        if ctx.logical_deadlines and ctx.world_tick != ctx.tick and period > 0:
+            return max(1, math.ceil(round(self.seconds / period, 9)))
+        return self.tick_allowance
 
     @property
     def tick_allowance(self) -> int:
@@ -189,21 +203,22 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
         """Only the time left matters, not when the episode started (rounded: float noise);
         under an oracle only the ticks run count."""
-        if self.ctx.oracle is not None:
-            return (reset[1], reset[2])
+        if self.ctx.oracle is not None and not self.ctx.deadlines_by_clock:
+            return (reset[1], reset[2], reset[3])
         return (_time_left(reset[0], now),)
 
     def _due(self, starting: bool = False, check: str = "after") -> bool:
         """The deadline has come. On a clock: judged on the time left rounded as in `_canonical`,
         so that the summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s
-        reach a 3 s deadline). Under an oracle: certain after `tick_allowance` entries, never at
-        the start (unless `seconds` is 0), else the oracle's answer."""
+        reach a 3 s deadline). Under an oracle: certain after `limit` entries, never at the
+        start (unless `seconds` is 0), else the oracle's answer; with `ctx.deadlines_by_clock`
+        (a verifier replay on a clock) the clock's."""
         ctx = self.ctx
-        if ctx.oracle is None or self.seconds <= 0:
+        if ctx.oracle is None or ctx.deadlines_by_clock or self.seconds <= 0:
             return _time_left(self.deadline, ctx.clock.now) <= 0
         if starting:
             return False
-        if self.ticks_run >= self.tick_allowance:
+        if self.ticks_run >= self.limit:
             return True
         self.checking = check
         try:

@@ -202,6 +202,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         """The verifier's stand-in for start/poll: go on running (within max_ticks) or end now."""
         ctx, oracle = self.ctx, self.ctx.oracle
         assert oracle is not None  # only called when _oracle_decides
+        ctx.world_tick = ctx.tick  # a call that may take time (LogicalTimeout.limit)
         if self.ticks_running + 1 < self.max_ticks and ctx.explore_running and \
                 oracle.choose(f"{self.node_id}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
             self.ticks_running += 1
@@ -278,6 +279,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         makes of the telemetry so far (None: not judged).
         """
         ctx = self.ctx
+        ctx.world_tick = ctx.tick  # stopping a call may take time (LogicalTimeout.limit)
         writes: dict[str, Any] = {f"{self.node_id}.halted": reason}
         meta: dict[str, Any] = {"outcome": "halted", "halted": reason, "ticks": self.ticks_running}
         execution: Execution | None = None
