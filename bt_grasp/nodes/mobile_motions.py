@@ -3,7 +3,8 @@ A started motion is returned as Pending: it runs across ticks and a reactive par
 
 from __future__ import annotations
 
-from bt_grasp.drivers.base import Articulated, Execution, MobileBase
+from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.capabilities import Articulated, MobileBase
 from bt_grasp.drivers.motion import start_motion
 from bt_grasp.mobile.som import Mark
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending

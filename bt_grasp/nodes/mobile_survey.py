@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import AtReceptacle, Head, ReceptacleAnnotator
+from bt_grasp.drivers.capabilities import AtReceptacle, Head, ReceptacleAnnotator
 from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import PERCEPTION_OUT, SHOW_OUT, key_port, leaf_type, sub_entries

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Receptacles
+from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import (
     LOCATE_OUT,

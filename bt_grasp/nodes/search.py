@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bt_grasp.drivers.base import Receptacles
+from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import LOCATED, PERCEPTION_OUT, REASON, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
