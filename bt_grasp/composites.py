@@ -81,6 +81,18 @@ def _finish(node: Behaviour, new_status: Status) -> None:
     node.status = new_status
 
 
+def _tick_within(node: py_trees.decorators.Decorator, scopes: list[Any], entry: Any) -> Iterator[Behaviour]:
+    """Tick the decorator's child with `entry` on a context stack (the deadlines, the action
+    scopes) that the leaves below read, popped even when the tick is abandoned; then finish."""
+    scopes.append(entry)
+    try:
+        yield from node.decorated.tick()
+    finally:
+        scopes.pop()
+    _finish(node, node.update())
+    yield node
+
+
 class BudgetedRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     """Start the child at most `attempts` times per episode (shared by `scope`).
 
@@ -222,13 +234,7 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
             _finish(self, Status.FAILURE)
             yield self
             return
-        self.ctx.deadlines.append(self.deadline)
-        try:
-            yield from self.decorated.tick()
-        finally:
-            self.ctx.deadlines.pop()
-        _finish(self, self.update())
-        yield self
+        yield from _tick_within(self, self.ctx.deadlines, self.deadline)
 
     def _halt_child(self) -> None:
         """Halt a running child as "timeout" and say TIMEOUT; the caller fails."""
@@ -258,13 +264,7 @@ class ActionBudget(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
             self.initialise()
-        self.ctx.action_scopes.append((self.scope, self.limit))
-        try:
-            yield from self.decorated.tick()
-        finally:
-            self.ctx.action_scopes.pop()
-        _finish(self, self.update())
-        yield self
+        yield from _tick_within(self, self.ctx.action_scopes, (self.scope, self.limit))
 
     def update(self) -> Status:
         return self.decorated.status
