@@ -17,6 +17,14 @@ from py_trees.common import Status
 from bt_grasp.resumable import Resumable
 
 
+def _end_childless(node: py_trees.composites.Composite, status: Status) -> Iterator[Behaviour]:
+    """A composite without children ends in the tick it starts, as py_trees' own does (a
+    sequence or parallel succeeds, a selector fails)."""
+    node.current_child = None
+    node.stop(status)
+    yield node
+
+
 class _Looping(Resumable):
     """Sequence and selector alike: a loop over the children whose position is `self.index`."""
 
@@ -50,9 +58,7 @@ class Sequence(_Looping, py_trees.composites.Sequence):
             self.index = 0
             self.current_child = kids[0] if kids else None
         if not kids:
-            self.current_child = None
-            self.stop(Status.SUCCESS)
-            yield self
+            yield from _end_childless(self, Status.SUCCESS)
             return
         while self.index < len(kids):
             child = kids[self.index]
@@ -92,9 +98,7 @@ class Selector(_Looping, py_trees.composites.Selector):
             self.current_child = kids[0] if kids else None
             self.initialise()
         if not kids:
-            self.current_child = None
-            self.stop(Status.FAILURE)
-            yield self
+            yield from _end_childless(self, Status.FAILURE)
             return
         if self.memory:
             assert self.current_child is not None
@@ -150,9 +154,7 @@ class Parallel(Resumable, py_trees.composites.Parallel):
             self.current_child = None
             self.initialise()
         if not kids:
-            self.current_child = None
-            self.stop(Status.SUCCESS)
-            yield self
+            yield from _end_childless(self, Status.SUCCESS)
             return
         self.index = 0
         while self.index < len(kids):
