@@ -113,7 +113,7 @@ def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
     user revises while the robot drives to the first table; the revised object is delivered.
     A streaming robot halts the drive in the tick the guard hears the user; a robot whose motions
     block hears it at the first guard after the drive."""
-    from bt_grasp.drivers.motion import Streaming
+    from bt_grasp.drivers.capabilities import Streaming
 
     trace = tmp_path / "rev.jsonl"
     t = run_trial(world, "goal_revision", "agentic", seed=0, trace=str(trace))

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.drivers.base import Driver, Execution, GraspPose
-from bt_grasp.drivers.capabilities import GraspChecker
-from bt_grasp.drivers.motion import Motion, start_motion
+from bt_grasp.drivers.capabilities import GraspChecker, Motion
+from bt_grasp.drivers.motion import start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
 from bt_grasp.nodes.declare import (
     CARRY_OUT,

@@ -9,7 +9,8 @@ from typing import Any
 from py_trees.common import Status
 
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import HALTED, Motion
+from bt_grasp.drivers.capabilities import Motion
+from bt_grasp.drivers.motion import HALTED
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import key_port, leaf_type, sub_entries
 from bt_grasp.outcomes import LABELS, ExecStatus, Label
