@@ -17,6 +17,14 @@ from py_trees.common import Status
 from bt_grasp.resumable import Resumable
 
 
+def finish_tick(node: Behaviour, new_status: Status) -> None:
+    """The end of py_trees' tick: a node no longer running stops (halting what it must), then
+    takes its new status."""
+    if new_status != Status.RUNNING:
+        node.stop(new_status)
+    node.status = new_status
+
+
 def _end_childless(node: py_trees.composites.Composite, status: Status) -> Iterator[Behaviour]:
     """A composite without children ends in the tick it starts, as py_trees' own does (a
     sequence or parallel succeeds, a selector fails)."""
@@ -162,10 +170,7 @@ class Parallel(Resumable, py_trees.composites.Parallel):
             if not (self.policy.synchronise and child.status == Status.SUCCESS):
                 yield from child.tick()
             self.index += 1
-        new_status = self._verdict()
-        if new_status != Status.RUNNING:
-            self.stop(new_status)
-        self.status = new_status
+        finish_tick(self, self._verdict())
         yield self
 
     def _verdict(self) -> Status:
@@ -200,10 +205,7 @@ class QuietDecorator(py_trees.decorators.Decorator):
         if self.status != Status.RUNNING:
             self.initialise()
         yield from self.decorated.tick()
-        new_status = self.update()
-        if new_status != Status.RUNNING:
-            self.stop(new_status)
-        self.status = new_status
+        finish_tick(self, self.update())
         yield self
 
     def stop(self, new_status: Status) -> None:
