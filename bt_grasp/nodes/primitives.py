@@ -24,7 +24,7 @@ from bt_grasp.nodes.declare import (
     leaf_type,
 )
 from bt_grasp.nodes.watchdog import WatchedMotion
-from bt_grasp.registry import Port
+from bt_grasp.registry import NodeType, Port
 from bt_grasp.watchdog.live import LiveWatchdog
 
 
@@ -224,14 +224,20 @@ class _CarryMotion(_Motion):
         return self.result(outcome, writes, duration=execution.duration, event_meta=meta)
 
 
-class Lift(_CarryMotion):
-    NODE_TYPE = leaf_type("lift", "primitive", {
-        "height": Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
+def carry_type(name: str, setting: Port, doc: str, max_ticks: int) -> NodeType:
+    """A carrying motion's type: its one `setting`, check_hold, and the outcome key (`dropped`
+    only with check_hold)."""
+    return leaf_type(name, "primitive", {
+        setting.name: setting,
         "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
-        "outcome": key_port("outcome", "lift.outcome", "done | dropped | infeasible | fault"),
-    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome",
-        doc="Raise the end effector.",
-        keys=(REASON,), max_ticks=300)
+        "outcome": key_port("outcome", f"{name}.outcome", "done | dropped | infeasible | fault"),
+    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome", doc=doc,
+        keys=(REASON,), max_ticks=max_ticks)
+
+
+class Lift(_CarryMotion):
+    NODE_TYPE = carry_type("lift", Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
+                           "Raise the end effector.", max_ticks=300)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "lift", dz=float(self.port("height")),
@@ -239,13 +245,8 @@ class Lift(_CarryMotion):
 
 
 class Place(_CarryMotion):
-    NODE_TYPE = leaf_type("place", "primitive", {
-        "target": Port("target", "str", default="basket", doc="where to put the held object"),
-        "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
-        "outcome": key_port("outcome", "place.outcome", "done | dropped | infeasible | fault"),
-    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome",
-        doc="Carry the held object to a receptacle and release it.",
-        keys=(REASON,), max_ticks=600)
+    NODE_TYPE = carry_type("place", Port("target", "str", default="basket", doc="where to put the held object"),
+                           "Carry the held object to a receptacle and release it.", max_ticks=600)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "place", target=str(self.port("target")),
