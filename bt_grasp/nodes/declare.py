@@ -80,3 +80,15 @@ def leaf_type(name: str, kind: Any, ports: dict[str, Port] | None = None, *,
     if kind != "terminal":
         keys = (*keys, ERROR, *((TRIAL,) if kind == "primitive" else ()))
     return NodeType(name, kind, ports or {}, keys=keys, max_ticks=max_ticks, **fields)
+
+
+def finding_type(name: str, ports: dict[str, Port], result: tuple[str, str], doc: str,
+                 keys: tuple[KeyUse, ...]) -> NodeType:
+    """A perception leaf that looks for something: `ports`, then the `result` key port (default
+    key, doc) and its outcome `<key>.outcome`, found | not_found."""
+    key, result_doc = result
+    return leaf_type(name, "perception", {
+        **ports,
+        "result": key_port("result", key, result_doc),
+        "outcome": key_port("outcome", f"{key}.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome", doc=doc, keys=keys)
