@@ -46,6 +46,12 @@ def key_port(name: str, default: str, doc: str) -> Port:
     return Port(name, "key", default=default, doc=doc)
 
 
+def ablation_port(name: str, when_false: str) -> Port:
+    """A switch an ablation study turns off: true (the default) runs the leaf as designed,
+    false does `when_false` instead."""
+    return Port(name, "bool", default=True, doc=f"false = ablation: {when_false}")
+
+
 # -- blackboard entries the leaves touch besides their port values -------------------------------
 # Each becomes a port of its own in the BT.CPP export (see registry.KeyUse), so a C++ node written
 # against the declared ports reads and writes exactly the entries the bt_grasp leaf does.

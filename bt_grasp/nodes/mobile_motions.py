@@ -14,6 +14,7 @@ from bt_grasp.nodes.declare import (
     NAV_OUT,
     PICK_OUT,
     REASON,
+    ablation_port,
     key_port,
     leaf_type,
     sub_entries,
@@ -90,8 +91,7 @@ class Pick(Leaf):
 
     NODE_TYPE = leaf_type("pick", "primitive", {
         "marker": Port("marker", "any", required=True, doc=OBJECT_MARKER),
-        "watchdog": Port("watchdog", "bool", default=True,
-                         doc="false = ablation: trust a completed motion (outcome SUCCESS)"),
+        "watchdog": ablation_port("watchdog", "trust a completed motion (outcome SUCCESS)"),
         "execution": key_port("execution", "pick.execution", "where the Execution is written"),
         "outcome": key_port("outcome", "pick.outcome", "Watchdog label | infeasible | stale_marker | fault"),
     }, outcomes=PICK_OUT, counts_as_action=True, outcome_port="outcome",

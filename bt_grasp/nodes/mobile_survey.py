@@ -16,7 +16,7 @@ import numpy as np
 from bt_grasp.drivers.capabilities import AtReceptacle, Head, ReceptacleAnnotator
 from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.declare import SHOW_OUT, finding_type, key_port, leaf_type, sub_entries
+from bt_grasp.nodes.declare import SHOW_OUT, ablation_port, finding_type, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.mobile_dialogue import _user
 from bt_grasp.nodes.mobile_marks import _png_name, _seen, _view, inventory_text
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS
@@ -47,8 +47,7 @@ class ShowObjectByCategory(Leaf):
 
     NODE_TYPE = leaf_type("show_object_by_category", "perception", {
         "category": Port("category", "str", required=True, doc='what to look for, e.g. "{goal.object}"'),
-        "condition": Port("condition", "bool", default=True,
-                          doc="false = ablation: ignore the category, mark every object, best = first"),
+        "condition": ablation_port("condition", "ignore the category, mark every object, best = first"),
         "result": key_port("result", "objects", "where marks, best marker and inventory are written"),
         "outcome": key_port("outcome", "objects.outcome", "one | many | none"),
     }, outcomes=SHOW_OUT, perception=True, outcome_port="outcome",
