@@ -21,9 +21,8 @@ from bt_grasp.nodes.declare import (
 )
 from bt_grasp.nodes.mobile_marks import _lookup, _view
 from bt_grasp.nodes.primitives import _exec_meta, check_grasp
-from bt_grasp.nodes.watchdog import WatchedMotion
+from bt_grasp.nodes.watchdog import WatchedGrasp
 from bt_grasp.registry import KeyUse, NodeType, Port
-from bt_grasp.watchdog.live import LiveWatchdog
 
 
 def _motion_outcome(ex: Execution) -> str:
@@ -86,7 +85,7 @@ class GazeAt(Leaf):
                                                       event_meta={**ex.info, "target": mark.name}))
 
 
-class Pick(Leaf):
+class Pick(WatchedGrasp):
     """Grasp the marked object (first feasible planned grasp) and classify it with the Watchdog."""
 
     NODE_TYPE = leaf_type("pick", "primitive", {
@@ -98,8 +97,6 @@ class Pick(Leaf):
         doc="Grasp a marked object and judge it with the Watchdog.",
         keys=(*sub_entries("outcome", "target"), REASON, *LABEL_SO_FAR), max_ticks=1200)
     SUCCESS_OUTCOMES = frozenset({"SUCCESS"})
-    MAX_CANDIDATES = 8
-    live: WatchedMotion | None = None  # the running grasp under its streaming Watchdog
 
     def execute(self) -> LeafResult | Pending:
         ctx = self.ctx
@@ -117,8 +114,7 @@ class Pick(Leaf):
             motion = start_motion(ctx.driver, "grasp", pose=pose, width=pose.width, force=20.0,
                                   timeout=ctx.remaining_time())
             if self.port("watchdog"):  # the label so far while it runs ({id}.label_so_far)
-                self.live = motion = WatchedMotion(motion, LiveWatchdog(ctx.services.thresholds),
-                                                   self.node_id, ctx.blackboard.set)
+                motion = self.watched(motion)
             def finish(ex: Execution, mark: Mark = mark) -> LeafResult:
                 return self.finish(ex, mark)
 
@@ -143,10 +139,6 @@ class Pick(Leaf):
             meta["watchdog"] = {"label": None, "ablated": True}
         return self.result(label, {exec_key: ex, f"{self.out_key('outcome')}.target": mark.name},
                            ex.duration, meta)
-
-    def halt_label(self, execution: Execution | None) -> str | None:
-        """A preempted pick is labelled with what its Watchdog had decided (None: nothing yet)."""
-        return self.live.label if self.live is not None else None
 
 
 class PlaceOn(Leaf):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.drivers.base import Driver, Execution, GraspPose
-from bt_grasp.drivers.capabilities import GraspChecker, Motion
+from bt_grasp.drivers.capabilities import GraspChecker
 from bt_grasp.drivers.motion import start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
 from bt_grasp.nodes.declare import (
@@ -23,9 +23,8 @@ from bt_grasp.nodes.declare import (
     key_port,
     leaf_type,
 )
-from bt_grasp.nodes.watchdog import WatchedMotion
+from bt_grasp.nodes.watchdog import WatchedGrasp
 from bt_grasp.registry import NodeType, Port
-from bt_grasp.watchdog.live import LiveWatchdog
 
 
 def _outcome_of(execution: Execution) -> str:
@@ -61,7 +60,7 @@ def check_grasp(driver: Driver, pose: GraspPose, waypoint: Any) -> tuple[bool, s
 PUSH_DIRECTIONS = ("left", "right", "up", "down")
 
 
-class Grasp(Leaf):
+class Grasp(WatchedGrasp):
     """Plan ranked 6-DoF grasps on the located object, run the first feasible one."""
 
     NODE_TYPE = leaf_type("grasp", "primitive", {
@@ -73,8 +72,6 @@ class Grasp(Leaf):
         doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift).",
         keys=(REASON, *LABEL_SO_FAR), max_ticks=600)
     SUCCESS_OUTCOMES = frozenset({"done"})
-    MAX_CANDIDATES = 8
-    live: WatchedMotion | None = None  # the running attempt under its streaming Watchdog
 
     def execute(self) -> LeafResult | Pending:
         ctx = self.ctx
@@ -105,16 +102,6 @@ class Grasp(Leaf):
         reason = "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}"
         return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
                            event_meta={"reason": reason, "target": located.name})
-
-    def watched(self, motion: Motion) -> WatchedMotion:
-        """The grasp motion under a streaming Watchdog: `{id}.label_so_far` while it runs."""
-        live = LiveWatchdog(self.ctx.services.thresholds)
-        self.live = WatchedMotion(motion, live, self.node_id, self.ctx.blackboard.set)
-        return self.live
-
-    def halt_label(self, execution: Execution | None) -> str | None:
-        """A preempted grasp is labelled with what its Watchdog had decided (None: nothing yet)."""
-        return self.live.label if self.live is not None else None
 
 
 class Push(Leaf):
