@@ -28,6 +28,7 @@ from bt_grasp.py_trees_controls import (
     QuietDecorator,
     Selector,
     Sequence,
+    finish_tick,
 )
 from bt_grasp.resumable import Resumable
 
@@ -75,10 +76,16 @@ def _time_left(deadline: float, now: float) -> float:
     return round(deadline - now, 9)
 
 
-def _finish(node: Behaviour, new_status: Status) -> None:
-    if new_status != Status.RUNNING:
-        node.stop(new_status)
-    node.status = new_status
+def _tick_within(node: py_trees.decorators.Decorator, scopes: list[Any], entry: Any) -> Iterator[Behaviour]:
+    """Tick the decorator's child with `entry` on a context stack (the deadlines, the action
+    scopes) that the leaves below read, popped even when the tick is abandoned; then finish."""
+    scopes.append(entry)
+    try:
+        yield from node.decorated.tick()
+    finally:
+        scopes.pop()
+    finish_tick(node, node.update())
+    yield node
 
 
 class BudgetedRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
@@ -104,12 +111,12 @@ class BudgetedRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
         if self.decorated.status != Status.RUNNING:
             if self.used >= self.attempts or self.ctx.decision is not None:
                 self.feedback_message = f"attempts spent ({self.used}/{self.attempts})"
-                _finish(self, Status.FAILURE)
+                finish_tick(self, Status.FAILURE)
                 yield self
                 return
             self.ctx.ledger.retry_starts[self.scope] = self.used + 1
         yield from self.decorated.tick()
-        _finish(self, self.update())
+        finish_tick(self, self.update())
         yield self
 
     def update(self) -> Status:
@@ -234,16 +241,10 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
             self.ticks_run += 1
         if self._due(starting, "entry"):
             self._halt_child()
-            _finish(self, Status.FAILURE)
+            finish_tick(self, Status.FAILURE)
             yield self
             return
-        self.ctx.deadlines.append(self.deadline)
-        try:
-            yield from self.decorated.tick()
-        finally:
-            self.ctx.deadlines.pop()
-        _finish(self, self.update())
-        yield self
+        yield from _tick_within(self, self.ctx.deadlines, self.deadline)
 
     def _halt_child(self) -> None:
         """Halt a running child as "timeout" and say TIMEOUT; the caller fails."""
@@ -273,13 +274,7 @@ class ActionBudget(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
             self.initialise()
-        self.ctx.action_scopes.append((self.scope, self.limit))
-        try:
-            yield from self.decorated.tick()
-        finally:
-            self.ctx.action_scopes.pop()
-        _finish(self, self.update())
-        yield self
+        yield from _tick_within(self, self.ctx.action_scopes, (self.scope, self.limit))
 
     def update(self) -> Status:
         return self.decorated.status
@@ -319,12 +314,12 @@ class Switch(Resumable, py_trees.composites.Composite):
         if self.chosen is None:
             self.feedback_message = f"no case for {self.key}={self.ctx.blackboard.get(self.key)!r}"
             self.current_child = None
-            _finish(self, Status.FAILURE)
+            finish_tick(self, Status.FAILURE)
             yield self
             return
         self.current_child = self.chosen
         yield from self.chosen.tick()
-        _finish(self, self.chosen.status)
+        finish_tick(self, self.chosen.status)
         yield self
 
     def stop(self, new_status: Status = Status.INVALID) -> None:

@@ -145,7 +145,7 @@ class RunContext:
     registry: Registry
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     # The world, or None when the verifier's oracle chooses outcomes instead. Optional
-    # capabilities are tested with isinstance against the protocols of drivers/base.py.
+    # capabilities are tested with isinstance against the protocols of drivers/capabilities.py.
     driver: Driver | None = None
     perceiver: Perceiver | None = None
     profile: Any = None

@@ -19,7 +19,8 @@ from bt_grasp.errors import UserError
 
 if TYPE_CHECKING:
     from bt_grasp.aim_memory import AimedGrasp
-    from bt_grasp.drivers.base import Observation, UserChannel
+    from bt_grasp.drivers.base import Observation
+    from bt_grasp.drivers.capabilities import UserChannel
     from bt_grasp.watchdog.telemetry import Telemetry
     from bt_grasp.watchdog.thresholds import WatchdogThresholds
     from bt_grasp.watchdog.verdict import Verdict

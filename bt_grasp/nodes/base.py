@@ -28,7 +28,8 @@ from bt_grasp.blackboard import ref_key
 from bt_grasp.call_limit import NotResponding
 from bt_grasp.context import RunContext
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import HALTED, TIMEOUT, Motion
+from bt_grasp.drivers.capabilities import Motion
+from bt_grasp.drivers.motion import HALTED, TIMEOUT
 from bt_grasp.errors import one_line
 from bt_grasp.outcomes import Decision, ExecStatus, Label, LeafCall
 from bt_grasp.registry import NodeType

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from bt_grasp.aim_memory import note_wrong_hold
-from bt_grasp.drivers.base import Receptacles
+from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
