@@ -19,12 +19,9 @@ from operator import add, mul
 from typing import Any, NamedTuple
 
 from bt_grasp.verifier.compiled.search import ANY, Found, Step, Summary, _Counterexample
-from bt_grasp.verifier.symbolic.graph import Edge, Graph
+from bt_grasp.verifier.symbolic.graph import Edge, Graph, RunEdges
 
 __all__ = ["walk_runs"]
-
-_make_edge = tuple.__new__  # a NamedTuple built from a tuple, without its keyword handling
-
 
 class _Ways(NamedTuple):
     """A point's ways, and the comparisons of counters with thresholds they need: which ways a
@@ -36,20 +33,24 @@ class _Ways(NamedTuple):
 
 
 def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
-              names: list[str]) -> dict[Any, _Ways]:
+              names: list[str], timeless: bool) -> dict[Any, _Ways]:
     """Per point, its ways as tuples: (needs, kind, target, the moves of the counters into the
     target as (kept, added): 1 where a counter keeps its value, and what is added to it, cost
-    vector or None, edge, way)."""
+    vector or None, edge, way). `timeless`: the cost vector's last slot is the way's ticks."""
     pos = {name: i for i, name in enumerate(names)}
+    width = len(names) + timeless
     out: dict[Any, _Ways] = {}
     for key, ways in macros.items():
         rows = []
         for way in ways:
             vec = None
-            if way.costs:
-                slots = [0] * len(names)
+            ticks = way.edge.ticks if timeless else 0
+            if way.costs or ticks:
+                slots = [0] * width
                 for name, value in way.costs.items():
                     slots[pos[name]] += value
+                if timeless:
+                    slots[-1] = ticks
                 vec = tuple(slots)
             # the next state's counters: counter * kept + added, slot by slot (a counter no
             # comparison ahead reads is 0; a restarted streak becomes its new value)
@@ -77,35 +78,47 @@ def _taken(ways: _Ways, counters: tuple[int, ...]) -> list[tuple[Any, ...]]:
     return taken
 
 
+def _holds_no_time(open_: Any, macros: dict[Any, list[Any]]) -> bool:
+    """No state can idle and no way carries a call or timeout's ticks left to the next state:
+    the most ticks from a state is then one more cost, the longest sum of the ways' ticks."""
+    return not open_.idle and not any(way.edge.resources or way.edge.ask is not None
+                                      for ways in macros.values() for way in ways)
+
+
 def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
               first: tuple[Any, tuple[int, ...]], endings: dict[str, int], advances: int) -> Found:
     """The second pass from the state `first` (see the module docstring)."""
     names = sorted({name for ways in macros.values() for way in ways for name in way.costs})
-    ways_of = _prepared(macros, relevant, names)
-    zero = (0,) * len(names)
-    runs = Graph()
+    timeless = _holds_no_time(open_, macros)
+    ways_of = _prepared(macros, relevant, names, timeless)
+    zero = (0,) * (len(names) + timeless)
+    edges_of = RunEdges()
+    runs = Graph(edges=edges_of)
+    state_ways = edges_of.ways
     memo: dict[Any, tuple[int, ...]] = {}
     on_path: dict[Any, int] = {}
     # per point: the resources it holds, and how it could idle (None: it cannot)
     held_at = {key: (frozenset(open_.points[key].res or {}), open_.idle.get(key)) for key in ways_of}
     # a frame: [state, counters, ways, next, worst futures (None: none yet), cost vector,
-    # answer and ticks of the way into it, its edges]
+    # answer and ticks of the way into it]
     stack: list[list[Any]] = []
+    dead_end = False
 
     def path_steps() -> list[Step]:
         return [f[6] for f in stack[1:] if f[6] is not None]
 
     def push(state: tuple[Any, tuple[int, ...]], vec: Any, step: Step | None, ticks: int) -> None:
-        key = state[0]
+        nonlocal dead_end
+        key, counters = state
         on_path[state] = len(stack)
         held, idle = held_at[key]
         if idle is not None:  # what it holds only matters to the tick bound where it could idle
             runs.res[state] = held
             runs.idle[state] = idle
-        edges: list[Edge] = []
-        runs.edges[state] = edges
-        stack.append([state, state[1], _taken(ways_of[key], state[1]), 0, None, vec, step, ticks,
-                      edges])
+        taken = _taken(ways_of[key], counters)
+        dead_end = dead_end or not taken
+        state_ways[state] = (taken, counters)
+        stack.append([state, counters, taken, 0, None, vec, step, ticks])
 
     push(first, None, None, 0)
     root: tuple[int, ...] | None = None
@@ -135,7 +148,6 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
             _, kind, target, keep, vec, edge, way = ways[i]
             if kind == "end":
                 endings[target] = endings.get(target, 0) + 1
-                frame[8].append(edge)
                 total = zero if vec is None else vec
             elif kind == "problem":
                 step = edge.step
@@ -143,8 +155,6 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
             else:
                 kept, added = keep
                 nxt = (target, tuple(map(add, map(mul, frame[1], kept), added)))
-                frame[8].append(_make_edge(Edge, (edge.step, nxt, False, edge.resources, edge.ticks,
-                                                  edge.ask, edge.bumps, edge.costs)))
                 known = memo.get(nxt)
                 if known is None:
                     if nxt in on_path:
@@ -163,6 +173,8 @@ def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, froz
         return Found({}, endings, len(memo), advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)
     assert root is not None
+    if timeless and not dead_end:
+        runs.worst, runs.ticks_slot = memo, len(names)
     summary = _summary(runs, memo, first, names, root)
     return Found(summary, endings, len(memo), advances, graph=runs, root=first)
 
