@@ -15,7 +15,7 @@ to), which the tick bound (symbolic/tick_bound.py) walks instead of ordering the
 
 from __future__ import annotations
 
-from operator import add, mul
+from operator import add
 from typing import Any, NamedTuple
 
 from bt_grasp.verifier.compiled.search import ANY, Found, Step, Summary, _Counterexample
@@ -28,15 +28,55 @@ class _Ways(NamedTuple):
     state of the point takes depends only on those comparisons' answers (its signature)."""
 
     compared: tuple[tuple[int, int], ...]  # (counter, threshold)
+    fields: tuple[tuple[int, int], ...]  # the same as (the counter's shift in a state, threshold)
     rows: list[tuple[Any, ...]]
     taken: dict[tuple[bool, ...], list[tuple[Any, ...]]]  # per signature, the ways it takes
 
 
+class _Overflow(Exception):
+    """A counter outgrew its field of a state's number: the walk starts again with wider ones."""
+
+
+class _Code:
+    """A state as one int: its point in the low bits, then each counter in a field of `width`
+    bits. Hashing and comparing an int costs a fraction of a (point, counters) tuple, and a way
+    moves the counters by two operations: `state & kept + added` (a field the way keeps, or
+    one it clears: a counter no comparison ahead reads, a restarted streak). A field's top bit
+    stays clear (a state with it set is an _Overflow), so adding less than a quarter of a
+    field never carries into the next one."""
+
+    def __init__(self, points: int, counters: int, width: int) -> None:
+        self.low = max(points, 1).bit_length()
+        self.width = width
+        self.fmask = (1 << width) - 1
+        self.shift = [self.low + i * width for i in range(counters)]
+        self.guard = sum(1 << (s + width - 1) for s in self.shift)
+
+    def state(self, point: int, counters: tuple[int, ...]) -> int:
+        if any(not 0 <= c < 1 << (self.width - 1) for c in counters):
+            raise _Overflow
+        return point | sum(c << s for c, s in zip(counters, self.shift, strict=True))
+
+    def move(self, target: int, moves: tuple[tuple[bool, int], ...], live: frozenset[int]) -> tuple[int, int]:
+        """(kept, added) of a way into `target`: counters grow by their amount or (absolute)
+        become it; a counter no comparison ahead of the target reads becomes 0."""
+        kept, added = 0, target
+        for i, (absolute, amount) in enumerate(moves):
+            if i not in live:
+                continue
+            if not 0 <= amount < 1 << (self.width - 2):
+                raise _Overflow  # (counters only grow: a negative amount is a restarted streak's)
+            if not absolute:
+                kept |= self.fmask << self.shift[i]
+            added += amount << self.shift[i]
+        return kept, added
+
+
 def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
-              names: list[str], timeless: bool) -> dict[Any, _Ways]:
+              names: list[str], timeless: bool, code: _Code) -> dict[Any, _Ways]:
     """Per point, its ways as tuples: (needs, kind, target, the moves of the counters into the
-    target as (kept, added): 1 where a counter keeps its value, and what is added to it, cost
-    vector or None, edge, way). `timeless`: the cost vector's last slot is the way's ticks."""
+    target as (kept, added) on the state's number (_Code.move), cost vector or None, edge,
+    way). `timeless`: the cost vector's last slot is the way's ticks."""
     pos = {name: i for i, name in enumerate(names)}
     width = len(names) + timeless
     out: dict[Any, _Ways] = {}
@@ -52,23 +92,19 @@ def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
                 if timeless:
                     slots[-1] = ticks
                 vec = tuple(slots)
-            # the next state's counters: counter * kept + added, slot by slot (a counter no
-            # comparison ahead reads is 0; a restarted streak becomes its new value)
-            kept: tuple[int, ...] = ()
-            added: tuple[int, ...] = ()
+            move = (0, 0)
             if way.kind in ("choice", "tick"):
-                live = relevant[way.target]
-                kept = tuple(int(i in live and not absolute) for i, (absolute, _) in enumerate(way.moves))
-                added = tuple(amount if i in live else 0 for i, (_, amount) in enumerate(way.moves))
-            rows.append((way.needs, way.kind, way.target, (kept, added), vec, way.edge, way))
+                move = code.move(way.target, way.moves, relevant[way.target])
+            rows.append((way.needs, way.kind, way.target, move, vec, way.edge, way))
         compared = tuple(sorted({(c, threshold) for way in ways for c, threshold, _ in way.needs}))
-        out[key] = _Ways(compared, rows, {})
+        fields = tuple((code.shift[c], threshold) for c, threshold in compared)
+        out[key] = _Ways(compared, fields, rows, {})
     return out
 
 
-def _taken(ways: _Ways, counters: tuple[int, ...]) -> list[tuple[Any, ...]]:
-    """The ways a state with these counters takes (worked out once per signature)."""
-    signature = tuple([counters[c] >= threshold for c, threshold in ways.compared])
+def _taken(ways: _Ways, state: int, fmask: int) -> list[tuple[Any, ...]]:
+    """The ways a state takes (worked out once per signature)."""
+    signature = tuple([(state >> shift) & fmask >= threshold for shift, threshold in ways.fields])
     taken = ways.taken.get(signature)
     if taken is None:
         answer = dict(zip(ways.compared, signature, strict=True))
@@ -87,93 +123,109 @@ def _holds_no_time(open_: Any, macros: dict[Any, list[Any]]) -> bool:
 
 def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
               first: tuple[Any, tuple[int, ...]], endings: dict[str, int], advances: int) -> Found:
-    """The second pass from the state `first` (see the module docstring)."""
+    """The second pass from the state `first`, a point and its counters (see the module
+    docstring); the run graph's states are numbers (_Code)."""
+    before = dict(endings)
+    width = 8
+    while True:
+        try:
+            return _walk(open_, macros, relevant, first, endings, advances,
+                         _Code(max(open_.points), len(first[1]), width))
+        except _Overflow:
+            endings.clear()
+            endings.update(before)
+            width *= 2
+
+
+def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
+          first_point: tuple[Any, tuple[int, ...]], endings: dict[str, int], advances: int,
+          code: _Code) -> Found:
     names = sorted({name for ways in macros.values() for way in ways for name in way.costs})
     timeless = _holds_no_time(open_, macros)
-    ways_of = _prepared(macros, relevant, names, timeless)
+    ways_of = _prepared(macros, relevant, names, timeless, code)
     zero = (0,) * (len(names) + timeless)
+    fmask, guard, low = code.fmask, code.guard, (1 << code.low) - 1
     edges_of = RunEdges()
     runs = Graph(edges=edges_of)
     state_ways = edges_of.ways
-    memo: dict[Any, tuple[int, ...]] = {}
-    on_path: dict[Any, int] = {}
-    # per point: the resources it holds, and how it could idle (None: it cannot)
-    held_at = {key: (frozenset(open_.points[key].res or {}), open_.idle.get(key)) for key in ways_of}
-    # a frame: [state, counters, ways, next, worst futures (None: none yet), cost vector,
-    # answer and ticks of the way into it]
+    memo: dict[int, tuple[int, ...]] = {}
+    on_path: dict[int, int] = {}
+    # per point: the bits of a state its ways depend on (the point, the counters compared), its
+    # ways, the resources it holds, and how it could idle (None: it cannot)
+    at: dict[int, tuple[int, _Ways, frozenset[int], Any]] = {}
+    for key, ways in ways_of.items():
+        bits = key
+        for c, _ in ways.compared:
+            bits |= fmask << code.shift[c]
+        at[key] = (low | bits, ways, frozenset(open_.points[key].res or {}), open_.idle.get(key))
+    # the ways taken, per state's bits that choose them (its point, its compared counters)
+    taken_by: dict[int, list[tuple[Any, ...]]] = {}
+    # a frame: [state, (unused), ways, next, the worst futures through the ways taken so far,
+    # cost vector, answer and ticks of the way into it]
     stack: list[list[Any]] = []
-    dead_end = False
 
     def path_steps() -> list[Step]:
         return [f[6] for f in stack[1:] if f[6] is not None]
 
-    def push(state: tuple[Any, tuple[int, ...]], vec: Any, step: Step | None, ticks: int) -> None:
-        nonlocal dead_end
-        key, counters = state
-        on_path[state] = len(stack)
-        held, idle = held_at[key]
-        if idle is not None:  # what it holds only matters to the tick bound where it could idle
-            runs.res[state] = held
-            runs.idle[state] = idle
-        taken = _taken(ways_of[key], counters)
-        dead_end = dead_end or not taken
-        state_ways[state] = (taken, counters)
-        stack.append([state, counters, taken, 0, None, vec, step, ticks])
-
-    push(first, None, None, 0)
+    first = code.state(*first_point)
+    nxt, vec, step, ticks = first, None, None, 0
     root: tuple[int, ...] | None = None
     order = runs.order
     try:
-        while stack:
+        while True:
+            if nxt is not None:  # enter the state `nxt`, first met
+                if nxt & guard:
+                    raise _Overflow
+                bits, ways, held, idle = at[nxt & low]
+                on_path[nxt] = len(stack)
+                if idle is not None:  # what it holds only matters to the tick bound where it could idle
+                    runs.res[nxt] = held
+                    runs.idle[nxt] = idle
+                taken = taken_by.get(nxt & bits)
+                if taken is None:
+                    taken = taken_by[nxt & bits] = _taken(ways, nxt, fmask)
+                state_ways[nxt] = (taken, nxt)
+                stack.append([nxt, None, taken, 0, [], vec, step, ticks])
+                nxt = None
             frame = stack[-1]
             i = frame[3]
-            ways = frame[2]
-            if i >= len(ways):
+            ways_taken = frame[2]
+            if i >= len(ways_taken):
                 stack.pop()
                 state = frame[0]
                 del on_path[state]
-                value = frame[4] if frame[4] is not None else zero
+                totals = frame[4]
+                value = (tuple(map(max, *totals)) if len(totals) > 1 else totals[0]) if totals else zero
                 memo[state] = value
                 order.append(state)
-                if stack:
-                    vec = frame[5]
-                    total = value if vec is None else tuple(map(add, value, vec))
-                    parent = stack[-1]
-                    best = parent[4]
-                    parent[4] = total if best is None else tuple(map(max, best, total))
-                else:
+                if not stack:
                     root = value
+                    break
+                vec = frame[5]
+                stack[-1][4].append(value if vec is None else tuple(map(add, value, vec)))
                 continue
             frame[3] = i + 1
-            _, kind, target, keep, vec, edge, way = ways[i]
+            _, kind, target, (kept, added), vec, edge, way = ways_taken[i]
             if kind == "end":
                 endings[target] = endings.get(target, 0) + 1
-                total = zero if vec is None else vec
+                frame[4].append(zero if vec is None else vec)
             elif kind == "problem":
                 step = edge.step
                 raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
             else:
-                kept, added = keep
-                nxt = (target, tuple(map(add, map(mul, frame[1], kept), added)))
-                known = memo.get(nxt)
+                state = (frame[0] & kept) + added
+                known = memo.get(state)
                 if known is None:
-                    if nxt in on_path:
-                        _loop(stack, on_path[nxt], edge, path_steps())
-                    push(nxt, vec, edge.step, edge.ticks)
+                    if state in on_path:
+                        _loop(stack, on_path[state], edge, path_steps())
+                    nxt, step, ticks = state, edge.step, edge.ticks
                     continue
-                best = frame[4]
-                if best is None:
-                    frame[4] = known if vec is None else tuple(map(add, known, vec))
-                else:
-                    frame[4] = tuple(map(max, best, known if vec is None else map(add, known, vec)))
-                continue
-            best = frame[4]
-            frame[4] = total if best is None else tuple(map(max, best, total))
+                frame[4].append(known if vec is None else tuple(map(add, known, vec)))
     except _Counterexample as cx:
         return Found({}, endings, len(memo), advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)
     assert root is not None
-    if timeless and not dead_end:
+    if timeless and all(taken for taken in taken_by.values()):  # (a state with no way on has no tick bound)
         runs.worst, runs.ticks_slot = memo, len(names)
     summary = _summary(runs, memo, first, names, root)
     return Found(summary, endings, len(memo), advances, graph=runs, root=first)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import abc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from operator import add, mul
 from typing import Any, NamedTuple
 
 Step = tuple[str, str]  # (choice id, outcome)
@@ -38,20 +37,20 @@ class RunEdges(abc.Mapping[Any, list[Edge]]):
     (explore_runs.py) keeps per state only the ways it takes (shared by every state of its point
     answering the counter comparisons alike) and its counters: an Edge per way and state would
     cost more than the rest of the search, and the verdict and bounds read only a run's edges
-    (`verify --rates` reads them all)."""
+    (`verify --rates` reads them all). A state is a number (explore_runs._Code)."""
 
     __slots__ = ("built", "ways")
 
     def __init__(self) -> None:
         # state -> (its ways: (needs, kind, target, (kept, added), cost vector, edge, way) rows,
-        # its counters)
-        self.ways: dict[Any, tuple[list[tuple[Any, ...]], tuple[int, ...]]] = {}
+        # the state's number: the next state's is `number & kept + added`)
+        self.ways: dict[Any, tuple[list[tuple[Any, ...]], int]] = {}
         self.built: dict[Any, list[Edge]] = {}
 
     def __getitem__(self, state: Any) -> list[Edge]:
         got = self.built.get(state)
         if got is None:
-            rows, counters = self.ways[state]
+            rows, number = self.ways[state]
             got = []
             for row in rows:
                 edge = row[5]
@@ -59,7 +58,7 @@ class RunEdges(abc.Mapping[Any, list[Edge]]):
                     got.append(edge)
                     continue
                 kept, added = row[3]
-                target = (row[2], tuple(map(add, map(mul, counters, kept), added)))
+                target = (number & kept) + added
                 got.append(_make_edge(Edge, (edge.step, target, False, edge.resources, edge.ticks,
                                              edge.ask, edge.bumps, edge.costs)))
             self.built[state] = got
