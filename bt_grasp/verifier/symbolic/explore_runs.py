@@ -168,7 +168,8 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
         return [f[6] for f in stack[1:] if f[6] is not None]
 
     first = code.state(*first_point)
-    nxt, vec, step, ticks = first, None, None, 0
+    nxt: int | None = first
+    vec, step, ticks = None, None, 0
     root: tuple[int, ...] | None = None
     order = runs.order
     try:
