@@ -160,18 +160,19 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
         at[key] = (low | bits, ways, frozenset(open_.points[key].res or {}), open_.idle.get(key))
     # the ways taken, per state's bits that choose them (its point, its compared counters)
     taken_by: dict[int, list[tuple[Any, ...]]] = {}
-    # a frame: [state, (unused), ways, next, the worst futures through the ways taken so far,
-    # cost vector, answer and ticks of the way into it]
+    # a frame: [state, ways, next, the worst futures through the ways taken so far, cost vector
+    # of the way into it, its edge]
     stack: list[list[Any]] = []
 
     def path_steps() -> list[Step]:
-        return [f[6] for f in stack[1:] if f[6] is not None]
+        return [f[5].step for f in stack[1:] if f[5].step is not None]
 
     first = code.state(*first_point)
     nxt: int | None = first
-    vec, step, ticks = None, None, 0
+    vec = edge = None
     root: tuple[int, ...] | None = None
-    order = runs.order
+    # the states in the order finished, for the tick bound of a graph that holds time
+    order = None if timeless else runs.order
     try:
         while True:
             if nxt is not None:  # enter the state `nxt`, first met
@@ -185,31 +186,32 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
                 taken = taken_by.get(nxt & bits)
                 if taken is None:
                     taken = taken_by[nxt & bits] = _taken(ways, nxt, fmask)
-                state_ways[nxt] = (taken, nxt)
-                stack.append([nxt, None, taken, 0, [], vec, step, ticks])
+                state_ways[nxt] = taken
+                stack.append([nxt, taken, 0, [], vec, edge])
                 nxt = None
             frame = stack[-1]
-            i = frame[3]
-            ways_taken = frame[2]
+            i = frame[2]
+            ways_taken = frame[1]
             if i >= len(ways_taken):
                 stack.pop()
                 state = frame[0]
                 del on_path[state]
-                totals = frame[4]
+                totals = frame[3]
                 value = (tuple(map(max, *totals)) if len(totals) > 1 else totals[0]) if totals else zero
                 memo[state] = value
-                order.append(state)
+                if order is not None:
+                    order.append(state)
                 if not stack:
                     root = value
                     break
-                vec = frame[5]
-                stack[-1][4].append(value if vec is None else tuple(map(add, value, vec)))
+                vec = frame[4]
+                stack[-1][3].append(value if vec is None else tuple(map(add, value, vec)))
                 continue
-            frame[3] = i + 1
+            frame[2] = i + 1
             _, kind, target, (kept, added), vec, edge, way = ways_taken[i]
             if kind == "end":
                 endings[target] = endings.get(target, 0) + 1
-                frame[4].append(zero if vec is None else vec)
+                frame[3].append(zero if vec is None else vec)
             elif kind == "problem":
                 step = edge.step
                 raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
@@ -219,9 +221,9 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
                 if known is None:
                     if state in on_path:
                         _loop(stack, on_path[state], edge, path_steps())
-                    nxt, step, ticks = state, edge.step, edge.ticks
+                    nxt = state
                     continue
-                frame[4].append(known if vec is None else tuple(map(add, known, vec)))
+                frame[3].append(known if vec is None else tuple(map(add, known, vec)))
     except _Counterexample as cx:
         return Found({}, endings, len(memo), advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)
@@ -236,8 +238,8 @@ def _loop(stack: list[list[Any]], depth: int, edge: Edge, steps: list[Step]) -> 
     """The way back to a state on the current path: a run that can loop forever."""
     step = edge.step
     steps = steps + ([step] if step else [])
-    before = len([f for f in stack[1:depth + 1] if f[6] is not None])
-    ticks = sum(f[7] for f in stack[depth + 1:]) + edge.ticks
+    before = len([f for f in stack[1:depth + 1] if f[5].step is not None])
+    ticks = sum(f[5].ticks for f in stack[depth + 1:]) + edge.ticks
     raise _Counterexample(
         "loop: the tree returns to an earlier state with the same choices: it can loop forever",
         steps[:before], steps[before:], cycle_ticks=ticks)

@@ -42,15 +42,15 @@ class RunEdges(abc.Mapping[Any, list[Edge]]):
     __slots__ = ("built", "ways")
 
     def __init__(self) -> None:
-        # state -> (its ways: (needs, kind, target, (kept, added), cost vector, edge, way) rows,
-        # the state's number: the next state's is `number & kept + added`)
-        self.ways: dict[Any, tuple[list[tuple[Any, ...]], int]] = {}
+        # state (a number) -> its ways: (needs, kind, target, (kept, added), cost vector, edge,
+        # way) rows; the next state's number is `state & kept + added`
+        self.ways: dict[Any, list[tuple[Any, ...]]] = {}
         self.built: dict[Any, list[Edge]] = {}
 
     def __getitem__(self, state: Any) -> list[Edge]:
         got = self.built.get(state)
         if got is None:
-            rows, number = self.ways[state]
+            rows = self.ways[state]
             got = []
             for row in rows:
                 edge = row[5]
@@ -58,7 +58,7 @@ class RunEdges(abc.Mapping[Any, list[Edge]]):
                     got.append(edge)
                     continue
                 kept, added = row[3]
-                target = (number & kept) + added
+                target = (state & kept) + added
                 got.append(_make_edge(Edge, (edge.step, target, False, edge.resources, edge.ticks,
                                              edge.ask, edge.bumps, edge.costs)))
             self.built[state] = got
