@@ -31,6 +31,7 @@ import numpy as np
 
 from bt_grasp.errors import UserError
 from bt_grasp.verifier.probability.rates import Rates, node_types
+from bt_grasp.verifier.symbolic.graph import RunEdges
 
 __all__ = ["Chances", "TimeMatters", "chances"]
 
@@ -115,26 +116,35 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
     lengths = _Lengths(rates, types)
     probs: dict[Any, list[float] | None] = {}
     rewards: dict[Any, list[list[tuple[int, float]]]] = {}
+    targets: dict[Any, list[Any]] = {}
     open_q: set[str] = set()
     dists: dict[tuple[str, tuple[str, ...]], Any] = {}
     # edges of one way through the model share its costs (one dict): their rewards, once
     seen: dict[tuple[int, Any, int, Any], list[tuple[int, float]]] = {}
+    # the states of a point that take the same ways share their probabilities and rewards
+    shared: dict[int, tuple[list[float] | None, list[list[tuple[int, float]]]]] = {}
     for st in order:
-        edges = graph.edges[st]
-        probs[st] = _probabilities(edges, rates, types, open_q, classes, dists)
-        mine = []
-        for e in edges:
-            key = (id(e.costs), e.target if e.end else None, e.ticks, e.bumps)
-            got = seen.get(key)
-            if got is None:
-                got = seen[key] = _reward(e, cols, lengths)
-            mine.append(got)
-        rewards[st] = mine
+        group, targets[st] = _ways(graph.edges, st)
+        got_group = shared.get(id(group))
+        if got_group is None:
+            edges = _way_edges(graph.edges, group)
+            chance = _probabilities(edges, rates, types, open_q, classes, dists)
+            mine = []
+            for e in edges:
+                key = (id(e.costs), e.target if e.end else None, e.ticks, e.bumps)
+                got = seen.get(key)
+                if got is None:
+                    got = seen[key] = _reward(e, cols, lengths)
+                mine.append(got)
+            got_group = shared[id(group)] = (chance, mine)
+        probs[st], rewards[st] = got_group
     if not open_q and solve:
-        low = high = _solve(order, graph, probs, rewards, len(cols))
+        low = high = _solve(order, targets, probs, rewards, len(cols))
         method = "sparse"
     else:
-        low, high = _bounds(_topological(graph, root), graph, probs, rewards, len(cols), root)
+        finished = getattr(graph, "order", None)  # the search's: each state after those it leads to
+        topo = finished[::-1] if finished and len(finished) == len(targets) else _topological(targets, root)
+        low, high = _bounds(topo, targets, probs, rewards, len(cols), root)
         method = "interval"
 
     def pair(name: str) -> tuple[float, float]:
@@ -208,18 +218,32 @@ def _probabilities(edges: list[Any], rates: Rates, types: dict[str, str], open_q
     return dists[key]  # type: ignore[no-any-return]
 
 
-def _topological(graph: Any, root: Any) -> list[Any]:
+def _ways(edges: Any, state: Any) -> tuple[Any, list[Any]]:
+    """A state's ways: what its probabilities and rewards depend on (states of a point that
+    take the same ways share it: RunEdges), and the next state of each (None: an ending)."""
+    if isinstance(edges, RunEdges):
+        return edges.ways[state], edges.targets(state)
+    mine = edges[state]
+    return mine, [None if e.end else e.target for e in mine]
+
+
+def _way_edges(edges: Any, group: Any) -> list[Any]:
+    """An edge per way of `group` (_ways) as far as its probabilities and rewards read it:
+    its question and answer, costs, ticks and ending."""
+    return [row[5] for row in group] if isinstance(edges, RunEdges) else group
+
+
+def _topological(targets: dict[Any, list[Any]], root: Any) -> list[Any]:
     """States reachable from the root, each after every state with an edge into it."""
     out: list[Any] = []
     seen = {root}
-    edges = graph.edges
-    stack: list[tuple[Any, Any]] = [(root, iter(edges[root]))]
+    stack: list[tuple[Any, Any]] = [(root, iter(targets[root]))]
     while stack:
         state, it = stack[-1]
-        for e in it:
-            if not e.end and e.target not in seen:
-                seen.add(e.target)
-                stack.append((e.target, iter(edges[e.target])))
+        for t in it:
+            if t is not None and t not in seen:
+                seen.add(t)
+                stack.append((t, iter(targets[t])))
                 break
         else:
             stack.pop()
@@ -245,7 +269,7 @@ def _reward(edge: Any, cols: dict[str, int], lengths: _Lengths) -> list[tuple[in
     return out
 
 
-def _solve(order: list[Any], graph: Any, probs: dict[Any, Any],
+def _solve(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
            rewards: dict[Any, list[list[tuple[int, float]]]], m: int) -> np.ndarray:
     """x = Q x + b over the transient states, by a sparse LU solve; the root's row."""
     from scipy.sparse import coo_matrix, csc_matrix, identity
@@ -256,16 +280,16 @@ def _solve(order: list[Any], graph: Any, probs: dict[Any, Any],
     rows, cs, vals = [], [], []
     brows, bcols, bvals = [], [], []
     for i, st in enumerate(order):
-        for edge, p, reward in zip(graph.edges[st], probs[st], rewards[st], strict=True):
+        for target, p, reward in zip(targets[st], probs[st], rewards[st], strict=True):
             if p == 0:
                 continue
             for j, v in reward:
                 brows.append(i)
                 bcols.append(j)
                 bvals.append(p * v)
-            if not edge.end:
+            if target is not None:
                 rows.append(i)
-                cs.append(index[edge.target])
+                cs.append(index[target])
                 vals.append(p)
     q = csc_matrix((vals, (rows, cs)), shape=(n, n))
     b = coo_matrix((bvals, (brows, bcols)), shape=(n, m)).toarray()
@@ -273,7 +297,7 @@ def _solve(order: list[Any], graph: Any, probs: dict[Any, Any],
     return np.asarray(x[0], dtype=float)
 
 
-def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
+def _bounds(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
             rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
             root: Any) -> tuple[np.ndarray, np.ndarray]:
     """Each quantity's min and max over every way of answering the open questions: backwards
@@ -286,28 +310,41 @@ def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
     src: list[int] = []
     tgt: list[int] = []
     prob: list[float] = []
-    rr: list[int] = []
-    rc: list[int] = []
-    rv: list[float] = []
+    # an edge's rewards as a row of a table of the distinct ones (states share their lists)
+    row_of: dict[int, int] = {}
+    table: list[list[tuple[int, float]]] = []
+    rows_of: dict[int, list[int]] = {}
+    rew: list[int] = []
     for st in reversed(order):
         i = index[st]
-        p = probs[st]
+        chance = probs[st]
+        tix = [n if t is None else index[t] for t in targets[st]]
         deepest = 0
-        for k, (edge, adds) in enumerate(zip(graph.edges[st], rewards[st], strict=True)):
-            t = n if edge.end else index[edge.target]
+        for t in tix:
             if t < n and level[t] >= deepest:
                 deepest = level[t] + 1
-            for j, v in adds:
-                rr.append(len(src))
-                rc.append(j)
-                rv.append(v)
-            src.append(i)
-            tgt.append(t)
-            prob.append(math.nan if p is None else p[k])
         level[i] = deepest
-    src_a, tgt_a, prob_a = np.asarray(src), np.asarray(tgt), np.asarray(prob)
-    costs = np.zeros((len(src), m))
-    np.add.at(costs, (np.asarray(rr, dtype=np.int64), np.asarray(rc, dtype=np.int64)), rv)
+        adds = rewards[st]
+        ids = rows_of.get(id(adds))
+        if ids is None:
+            ids = []
+            for one in adds:
+                row = row_of.get(id(one))
+                if row is None:
+                    row = row_of[id(one)] = len(table)
+                    table.append(one)
+                ids.append(row)
+            rows_of[id(adds)] = ids
+        rew.extend(ids)
+        src.extend([i] * len(tix))
+        tgt.extend(tix)
+        prob.extend([math.nan] * len(tix) if chance is None else chance)
+    src_a, tgt_a, prob_a = np.asarray(src), np.asarray(tgt), np.asarray(prob, dtype=float)
+    per_row = np.zeros((len(table), m))
+    for row, one in enumerate(table):
+        for j, v in one:
+            per_row[row, j] += v
+    costs = per_row[np.asarray(rew, dtype=np.int64)] if rew else np.zeros((0, m))
     lv = np.asarray(level)[src_a]
     perm = np.argsort(lv * (n + 1) + src_a, kind="stable")
     src_a, tgt_a, prob_a, costs, lv = src_a[perm], tgt_a[perm], prob_a[perm], costs[perm], lv[perm]

@@ -171,8 +171,7 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
     nxt: int | None = first
     vec = edge = None
     root: tuple[int, ...] | None = None
-    # the states in the order finished, for the tick bound of a graph that holds time
-    order = None if timeless else runs.order
+    order = runs.order
     try:
         while True:
             if nxt is not None:  # enter the state `nxt`, first met
@@ -199,8 +198,7 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
                 totals = frame[3]
                 value = (tuple(map(max, *totals)) if len(totals) > 1 else totals[0]) if totals else zero
                 memo[state] = value
-                if order is not None:
-                    order.append(state)
+                order.append(state)
                 if not stack:
                     root = value
                     break

@@ -64,6 +64,10 @@ class RunEdges(abc.Mapping[Any, list[Edge]]):
             self.built[state] = got
         return got
 
+    def targets(self, state: Any) -> list[Any]:
+        """The next state of each of the state's ways (None: an ending), without its edges."""
+        return [None if row[1] == "end" else (state & row[3][0]) + row[3][1] for row in self.ways[state]]
+
     def __contains__(self, state: object) -> bool:
         return state in self.ways
 
