@@ -160,68 +160,62 @@ def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozense
         at[key] = (low | bits, ways, frozenset(open_.points[key].res or {}), open_.idle.get(key))
     # the ways taken, per state's bits that choose them (its point, its compared counters)
     taken_by: dict[int, list[tuple[Any, ...]]] = {}
-    # a frame: [state, ways, next, the worst futures through the ways taken so far, cost vector
-    # of the way into it, its edge]
+    # a frame: [state, an iterator over its ways (where the walk is in them), the worst futures
+    # through the ways taken so far, cost vector of the way into it, its edge]
     stack: list[list[Any]] = []
 
     def path_steps() -> list[Step]:
-        return [f[5].step for f in stack[1:] if f[5].step is not None]
+        return [f[4].step for f in stack[1:] if f[4].step is not None]
+
+    def enter(state: int, vec: Any, edge: Any) -> None:
+        if state & guard:
+            raise _Overflow
+        bits, ways, held, idle = at[state & low]
+        on_path[state] = len(stack)
+        if idle is not None:  # what it holds only matters to the tick bound where it could idle
+            runs.res[state] = held
+            runs.idle[state] = idle
+        taken = taken_by.get(state & bits)
+        if taken is None:
+            taken = taken_by[state & bits] = _taken(ways, state, fmask)
+        state_ways[state] = taken
+        stack.append([state, iter(taken), [], vec, edge])
 
     first = code.state(*first_point)
-    nxt: int | None = first
-    vec = edge = None
+    enter(first, None, None)
     root: tuple[int, ...] | None = None
     order = runs.order
     try:
         while True:
-            if nxt is not None:  # enter the state `nxt`, first met
-                if nxt & guard:
-                    raise _Overflow
-                bits, ways, held, idle = at[nxt & low]
-                on_path[nxt] = len(stack)
-                if idle is not None:  # what it holds only matters to the tick bound where it could idle
-                    runs.res[nxt] = held
-                    runs.idle[nxt] = idle
-                taken = taken_by.get(nxt & bits)
-                if taken is None:
-                    taken = taken_by[nxt & bits] = _taken(ways, nxt, fmask)
-                state_ways[nxt] = taken
-                stack.append([nxt, taken, 0, [], vec, edge])
-                nxt = None
             frame = stack[-1]
-            i = frame[2]
-            ways_taken = frame[1]
-            if i >= len(ways_taken):
+            here, ways_left, totals = frame[0], frame[1], frame[2]
+            for _, kind, target, (kept, added), vec, edge, way in ways_left:  # resumes where it left
+                if kind == "end":
+                    endings[target] = endings.get(target, 0) + 1
+                    totals.append(zero if vec is None else vec)
+                    continue
+                if kind == "problem":
+                    step = edge.step
+                    raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
+                state = (here & kept) + added
+                known = memo.get(state)
+                if known is None:  # first met: walk it
+                    if state in on_path:
+                        _loop(stack, on_path[state], edge, path_steps())
+                    enter(state, vec, edge)
+                    break
+                totals.append(known if vec is None else tuple(map(add, known, vec)))
+            else:  # every way taken: the state's worst futures
                 stack.pop()
-                state = frame[0]
-                del on_path[state]
-                totals = frame[3]
+                del on_path[here]
                 value = (tuple(map(max, *totals)) if len(totals) > 1 else totals[0]) if totals else zero
-                memo[state] = value
-                order.append(state)
+                memo[here] = value
+                order.append(here)
                 if not stack:
                     root = value
                     break
-                vec = frame[4]
-                stack[-1][3].append(value if vec is None else tuple(map(add, value, vec)))
-                continue
-            frame[2] = i + 1
-            _, kind, target, (kept, added), vec, edge, way = ways_taken[i]
-            if kind == "end":
-                endings[target] = endings.get(target, 0) + 1
-                frame[3].append(zero if vec is None else vec)
-            elif kind == "problem":
-                step = edge.step
-                raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
-            else:
-                state = (frame[0] & kept) + added
-                known = memo.get(state)
-                if known is None:
-                    if state in on_path:
-                        _loop(stack, on_path[state], edge, path_steps())
-                    nxt = state
-                    continue
-                frame[3].append(known if vec is None else tuple(map(add, known, vec)))
+                vec = frame[3]
+                stack[-1][2].append(value if vec is None else tuple(map(add, value, vec)))
     except _Counterexample as cx:
         return Found({}, endings, len(memo), advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)
@@ -236,8 +230,8 @@ def _loop(stack: list[list[Any]], depth: int, edge: Edge, steps: list[Step]) -> 
     """The way back to a state on the current path: a run that can loop forever."""
     step = edge.step
     steps = steps + ([step] if step else [])
-    before = len([f for f in stack[1:depth + 1] if f[5].step is not None])
-    ticks = sum(f[5].ticks for f in stack[depth + 1:]) + edge.ticks
+    before = len([f for f in stack[1:depth + 1] if f[4].step is not None])
+    ticks = sum(f[4].ticks for f in stack[depth + 1:]) + edge.ticks
     raise _Counterexample(
         "loop: the tree returns to an earlier state with the same choices: it can loop forever",
         steps[:before], steps[before:], cycle_ticks=ticks)
