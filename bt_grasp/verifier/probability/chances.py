@@ -272,58 +272,49 @@ def _reward(edge: Any, cols: dict[str, int], lengths: _Lengths) -> list[tuple[in
 def _solve(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
            rewards: dict[Any, list[list[tuple[int, float]]]], m: int) -> np.ndarray:
     """x = Q x + b over the transient states, by a sparse LU solve; the root's row."""
-    from scipy.sparse import coo_matrix, csc_matrix, identity
+    from scipy.sparse import csc_matrix, identity
     from scipy.sparse.linalg import splu
 
-    index = {st: i for i, st in enumerate(order)}
     n = len(order)
-    rows, cs, vals = [], [], []
-    brows, bcols, bvals = [], [], []
-    for i, st in enumerate(order):
-        for target, p, reward in zip(targets[st], probs[st], rewards[st], strict=True):
-            if p == 0:
-                continue
-            for j, v in reward:
-                brows.append(i)
-                bcols.append(j)
-                bvals.append(p * v)
-            if target is not None:
-                rows.append(i)
-                cs.append(index[target])
-                vals.append(p)
-    q = csc_matrix((vals, (rows, cs)), shape=(n, n))
-    b = coo_matrix((bvals, (brows, bcols)), shape=(n, m)).toarray()
+    src, tgt, prob, rew, table = _edge_arrays(order, targets, probs, rewards, m)
+    taken = prob != 0
+    stays = taken & (tgt < n)
+    q = csc_matrix((prob[stays], (src[stays], tgt[stays])), shape=(n, n))
+    # b: each state's expected reward of its next step, the edges added in order (as the
+    # entries of a coordinate matrix would be)
+    b = np.zeros((n, m))
+    np.add.at(b, src[taken], prob[taken, None] * table[rew[taken]])
     x = splu((identity(n, format="csc") - q).tocsc()).solve(b)
     return np.asarray(x[0], dtype=float)
 
 
-def _bounds(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
-            rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
-            root: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Each quantity's min and max over every way of answering the open questions: backwards
-    over the acyclic graph, a rated state averaging its successors, an open one taking the
-    least (most) of them, quantity by quantity. States are taken a level at a time (a level:
-    the longest way on to an ending), each level in a few array operations."""
+def _edge_arrays(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
+                 rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
+                 level: list[int] | None = None) -> tuple[np.ndarray, ...]:
+    """Every edge as arrays, state by state in `order` and each state's edges in their order:
+    its state's number, the next state's (len(order): an ending), its probability (nan: an
+    open question), and its rewards as a row of a table of the distinct ones (states share
+    their lists), with the table. `level`, when given, gets each state's longest way on to an
+    ending (`order` is then topological)."""
     n = len(order)
     index = {st: i for i, st in enumerate(order)}
-    level = [0] * n
     src: list[int] = []
     tgt: list[int] = []
     prob: list[float] = []
-    # an edge's rewards as a row of a table of the distinct ones (states share their lists)
     row_of: dict[int, int] = {}
     table: list[list[tuple[int, float]]] = []
     rows_of: dict[int, list[int]] = {}
     rew: list[int] = []
-    for st in reversed(order):
+    for st in (order if level is None else reversed(order)):
         i = index[st]
         chance = probs[st]
         tix = [n if t is None else index[t] for t in targets[st]]
-        deepest = 0
-        for t in tix:
-            if t < n and level[t] >= deepest:
-                deepest = level[t] + 1
-        level[i] = deepest
+        if level is not None:
+            deepest = 0
+            for t in tix:
+                if t < n and level[t] >= deepest:
+                    deepest = level[t] + 1
+            level[i] = deepest
         adds = rewards[st]
         ids = rows_of.get(id(adds))
         if ids is None:
@@ -339,12 +330,25 @@ def _bounds(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, An
         src.extend([i] * len(tix))
         tgt.extend(tix)
         prob.extend([math.nan] * len(tix) if chance is None else chance)
-    src_a, tgt_a, prob_a = np.asarray(src), np.asarray(tgt), np.asarray(prob, dtype=float)
     per_row = np.zeros((len(table), m))
     for row, one in enumerate(table):
         for j, v in one:
             per_row[row, j] += v
-    costs = per_row[np.asarray(rew, dtype=np.int64)] if rew else np.zeros((0, m))
+    return (np.asarray(src, dtype=np.int64), np.asarray(tgt, dtype=np.int64),
+            np.asarray(prob, dtype=float), np.asarray(rew, dtype=np.int64), per_row)
+
+
+def _bounds(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
+            rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
+            root: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each quantity's min and max over every way of answering the open questions: backwards
+    over the acyclic graph, a rated state averaging its successors, an open one taking the
+    least (most) of them, quantity by quantity. States are taken a level at a time (a level:
+    the longest way on to an ending), each level in a few array operations."""
+    n = len(order)
+    level = [0] * n
+    src_a, tgt_a, prob_a, rew, table = _edge_arrays(order, targets, probs, rewards, m, level)
+    costs = table[rew]
     lv = np.asarray(level)[src_a]
     perm = np.argsort(lv * (n + 1) + src_a, kind="stable")
     src_a, tgt_a, prob_a, costs, lv = src_a[perm], tgt_a[perm], prob_a[perm], costs[perm], lv[perm]
@@ -364,4 +368,5 @@ def _bounds(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, An
         opened = np.isnan(p[starts])[:, None]
         low[states] = np.where(opened, np.minimum.reduceat(lo, starts), np.add.reduceat(w * lo, starts))
         high[states] = np.where(opened, np.maximum.reduceat(hi, starts), np.add.reduceat(w * hi, starts))
-    return low[index[root]], high[index[root]]
+    at_root = order.index(root)
+    return low[at_root], high[at_root]
