@@ -2,7 +2,8 @@
 
 The walk goes depth first from the initial point with the episode's actual counters: at a way
 that needs counter comparisons only the answers the counters give are taken, the counters move
-by what the way grew them, and a state is (point, counters). Per state it keeps the worst future
+by what the way grew them, and a state is (point, counters), packed in one int (_Code). Per
+state it keeps the worst future
 of every cost as one tuple of numbers (one slot per cost name): a state's is the slot-wise
 maximum over its ways of the way's costs plus the next state's, so that folding a way is two
 C-level maps rather than a loop over a dictionary. A run reaching a state's worst value is not
@@ -10,7 +11,9 @@ carried along; it is read afterwards, forward from the initial state, taking at 
 first way that attains the value (the run the depth-first fold would have kept).
 
 The states are also listed in the order they were finished (each after every state it leads
-to), which the tick bound (symbolic/tick_bound.py) walks instead of ordering the graph again.
+to), which the tick bound (symbolic/tick_bound.py) and `--rates` walk instead of ordering the
+graph again. Where the graph holds no time (no call spans a way, no state can idle), the ticks
+are one more cost slot, and the tick bound reads the walk's value (Graph.worst).
 """
 
 from __future__ import annotations
