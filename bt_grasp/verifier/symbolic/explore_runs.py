@@ -3,10 +3,9 @@
 The walk goes depth first from the initial point with the episode's actual counters: at a way
 that needs counter comparisons only the answers the counters give are taken, the counters move
 by what the way grew them, and a state is (point, counters), packed in one int (_Code). Per
-state it keeps the worst future
-of every cost as one tuple of numbers (one slot per cost name): a state's is the slot-wise
-maximum over its ways of the way's costs plus the next state's, so that folding a way is two
-C-level maps rather than a loop over a dictionary. A run reaching a state's worst value is not
+state it keeps the worst future of every cost as one tuple of numbers (one slot per cost name):
+a state's is the slot-wise maximum over its ways of the way's costs plus the next state's, so
+that folding a way is two C-level maps rather than a loop over a dictionary. A run reaching a state's worst value is not
 carried along; it is read afterwards, forward from the initial state, taking at each state the
 first way that attains the value (the run the depth-first fold would have kept).
 
