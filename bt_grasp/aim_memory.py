@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 # The same visible target: located within this of where a wrong hold's target lay (as the
 # locate leaf's track follows a renamed target within 4 cm). A push moves it farther.
@@ -54,6 +53,8 @@ def target_centre(located: Any) -> np.ndarray | None:
 def grasp_shape(pose: Any) -> tuple[float, str]:
     """(yaw of the closing direction in degrees mod 180, approach family) from the pose's
     orientation: its frame's x axis closes, its z axis approaches."""
+    from scipy.spatial.transform import Rotation  # half a second to import: only grasps that ran need it
+
     R = Rotation.from_quat(np.asarray(pose.orientation, float)).as_matrix()
     yaw = float(np.degrees(np.arctan2(R[1, 0], R[0, 0])) % 180.0)
     down = float(np.degrees(np.arccos(np.clip(-R[2, 2], -1.0, 1.0))))
