@@ -15,7 +15,8 @@ Specification pinned here:
   an idle tick that costs one call; its exact bounds and witnesses are the reference search's,
   which tries every length of every call (short calls), for the check before or after the
   task, two checks, a check under a timeout, one whose outcome the task reads, and one under a
-  reactive guard.
+  reactive guard; a check that repeats forever once its task has ended is a loop whose
+  counterexample replays on the Runner.
 """
 
 from __future__ import annotations
@@ -118,3 +119,17 @@ def test_the_search_alone_agrees_with_the_reference_search(case, cap, monkeypatc
     assert sym.bounds == ref.bounds
     assert set(sym.endings) == set(ref.endings)
     assert sym.unreached == []  # every bound reached by a witness replayed on the Runner
+
+
+def test_a_check_repeated_after_its_task_ended_is_a_replayed_loop(monkeypatch):
+    """success_on_all waits for the check, which repeats forever: a loop, whose counterexample
+    replays on the Runner with the check's calls ending at their first poll, as searched."""
+    check = "{force_success: {child: {repeat: {child: lift}}}}"
+    body = "{parallel: {policy: success_on_all, children: [" + check + ", " + TASK + "]}}"
+    text = ("tree: forever\nbudgets: {actions: 6}\nroot:\n  selector:\n    children:\n"
+            "      - sequence: {children: [" + body + ", {finalize: {reason: done}}]}\n"
+            "      - wait_clarify: {reason: failed}\n")
+    _search_alone(monkeypatch)
+    result = core.verify_tree(load_tree_text(text, "<forever>"), engine="symbolic")
+    assert not result.proven and result.counterexample is not None
+    assert result.problem.startswith("loop"), result.problem  # not an internal error

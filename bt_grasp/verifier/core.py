@@ -137,7 +137,7 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     if found.incomplete:
         return result
     if found.problem is not None:
-        auto = {f"{machine.m.name[i]}#running": ENDS_NOW for i in machine.longest}
+        auto = {f"{machine.m.name[i]}#running": ENDS_NOW for i in (*machine.longest, *machine.checks)}
         counterexample(setup, found, result, auto)
         return result
     assert found.graph is not None
@@ -234,7 +234,8 @@ def _cap_reached(setup: Setup, machine: ModelMachine, ticks: TickBound, result: 
 
     model = ticker_for(setup.spec, setup.registry, setup.limits, setup.initial, set())
     replay = iter(ticks.steps)
-    model.run(lambda node, alphabet: next(replay)[1], halt=False)
+    ends = {f"{machine.m.name[i]}#running" for i in machine.checks}  # the search's own answers
+    model.run(lambda node, alphabet: ENDS_NOW if node in ends else next(replay)[1], halt=False)
     running = model.running_calls()
     m = model.m
     where = ""
