@@ -312,11 +312,12 @@ def _path_at(text: str, line: int) -> str:
 # -- verifying and running -----------------------------------------------------------------------
 
 def verify(tree: Tree | TreeSpec | dict[str, Any] | str | Path, max_runs: int = 200_000,
-           time_limit: float | None = None) -> Any:
-    """The verifier's result (bt_grasp.verifier.VerifyResult): `proven`, `bounds`, witnesses."""
+           time_limit: float | None = None, clock: str = "logical") -> Any:
+    """The verifier's result (bt_grasp.verifier.VerifyResult): `proven`, `bounds`, witnesses.
+    `clock`: what a timeout's deadline reads, as `bt-grasp verify --clock` (docs/verify.md)."""
     from bt_grasp.verifier.core import verify_tree
 
-    return verify_tree(as_spec(tree), max_runs=max_runs, time_limit=time_limit)
+    return verify_tree(as_spec(tree), max_runs=max_runs, time_limit=time_limit, clock=clock)
 
 
 def run(tree: Tree | TreeSpec | dict[str, Any] | str | Path, *, robot: str | RobotProfile | None = None,

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from bt_grasp.drivers.base import ThreadBound
+from bt_grasp.drivers.capabilities import ThreadBound
 
 T = TypeVar("T")
 

@@ -59,7 +59,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         rates = load_rates(args.rates, getattr(spec, "registry", None))
     exact = args.exact or args.rates is not None  # the rates are solved on the exact run graph
     res = verify_tree(spec, max_runs=args.max_runs, time_limit=args.time_limit,
-                      engine=args.engine, replay_all=args.replay_all, upper=not exact)
+                      engine=args.engine, replay_all=args.replay_all, upper=not exact,
+                      clock=args.clock)
     chance = None
     if rates is not None:
         from bt_grasp.verifier.probability.report import rate_tree
@@ -159,6 +160,10 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("auto", "symbolic", "reference"), default="auto",
                    help="symbolic (the tree's model, time left symbolic), reference (the compiled "
                         "tree itself, tick by tick where time is observed), or auto")
+    p.add_argument("--clock", choices=("logical", "wall"), default="logical",
+                   help="the clock a timeout's deadline is read on: logical (default, as `bt-grasp "
+                        "run` keeps on a simulated robot: a tick lasts 0.05 s unless a call takes "
+                        "time) or wall (a tick may run late: every timing); the same without a timeout")
     p.add_argument("--exact", action="store_true",
                    help="search on for the exact worst case where the tree's structure already "
                         "proves it decides (else its upper bounds answer after a short search)")

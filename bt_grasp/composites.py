@@ -28,6 +28,7 @@ from bt_grasp.py_trees_controls import (
     QuietDecorator,
     Selector,
     Sequence,
+    finish_tick,
 )
 from bt_grasp.resumable import Resumable
 
@@ -75,10 +76,16 @@ def _time_left(deadline: float, now: float) -> float:
     return round(deadline - now, 9)
 
 
-def _finish(node: Behaviour, new_status: Status) -> None:
-    if new_status != Status.RUNNING:
-        node.stop(new_status)
-    node.status = new_status
+def _tick_within(node: py_trees.decorators.Decorator, scopes: list[Any], entry: Any) -> Iterator[Behaviour]:
+    """Tick the decorator's child with `entry` on a context stack (the deadlines, the action
+    scopes) that the leaves below read, popped even when the tick is abandoned; then finish."""
+    scopes.append(entry)
+    try:
+        yield from node.decorated.tick()
+    finally:
+        scopes.pop()
+    finish_tick(node, node.update())
+    yield node
 
 
 class BudgetedRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
@@ -104,12 +111,12 @@ class BudgetedRetry(Resumable, QuietDecorator, py_trees.decorators.Decorator):
         if self.decorated.status != Status.RUNNING:
             if self.used >= self.attempts or self.ctx.decision is not None:
                 self.feedback_message = f"attempts spent ({self.used}/{self.attempts})"
-                _finish(self, Status.FAILURE)
+                finish_tick(self, Status.FAILURE)
                 yield self
                 return
             self.ctx.ledger.retry_starts[self.scope] = self.used + 1
         yield from self.decorated.tick()
-        _finish(self, self.update())
+        finish_tick(self, self.update())
         yield self
 
     def update(self) -> Status:
@@ -161,10 +168,11 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     tick lasts at least one tick period, so after `tick_allowance` tick entries the deadline has
     certainly passed, and before that it may already have (a slow call, a long tick). The oracle
     is asked `<id>#deadline` at every check the deadline is not certain at, except the one that
-    starts the timeout; a run of the real clock is one of the answers.
+    starts the timeout; a run of the real clock is one of the answers. With
+    `ctx.logical_deadlines` it is certain at the latest tick a logical clock allows (`limit`).
     """
 
-    RESET = ("deadline", "ticks_run", "checking")
+    RESET = ("deadline", "ticks_run", "checking", "limit")
 
     def __init__(self, name: str, child: Behaviour, seconds: float, ctx: RunContext) -> None:
         super().__init__(name=name, child=child)
@@ -175,10 +183,23 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
         # which check asks the oracle ("entry", "after" the child; "" otherwise): the two
         # questions look alike but have different futures, so a state must tell them apart
         self.checking = ""
+        self.limit = 0  # tick entries after its start by which the deadline has passed (_limit)
 
     def initialise(self) -> None:
         self.deadline = self.ctx.clock.now + self.seconds
         self.ticks_run = 0
+        self.limit = self._limit()
+
+    def _limit(self) -> int:
+        """Tick entries after the start by which the deadline has passed, under an oracle. On a
+        logical clock a tick lasts exactly its period unless a call takes time: started before
+        any call of its tick, the timeout starts at the tick's start, and the deadline has passed
+        `ceil(seconds / period)` entries later. Otherwise (a wall clock, or a call before it in
+        its tick that may have taken up to a period) one entry more: `tick_allowance`."""
+        ctx, period = self.ctx, self.ctx.clock.tick_period
+        if ctx.logical_deadlines and ctx.world_tick != ctx.tick and period > 0:
+            return max(1, math.ceil(round(self.seconds / period, 9)))
+        return self.tick_allowance
 
     @property
     def tick_allowance(self) -> int:
@@ -189,21 +210,22 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     def _canonical(self, reset: tuple[Any, ...], now: float) -> tuple[Any, ...]:
         """Only the time left matters, not when the episode started (rounded: float noise);
         under an oracle only the ticks run count."""
-        if self.ctx.oracle is not None:
-            return (reset[1], reset[2])
+        if self.ctx.oracle is not None and not self.ctx.deadlines_by_clock:
+            return (reset[1], reset[2], reset[3])
         return (_time_left(reset[0], now),)
 
     def _due(self, starting: bool = False, check: str = "after") -> bool:
         """The deadline has come. On a clock: judged on the time left rounded as in `_canonical`,
         so that the summed tick periods' float noise never moves it by a tick (60 ticks of 0.05 s
-        reach a 3 s deadline). Under an oracle: certain after `tick_allowance` entries, never at
-        the start (unless `seconds` is 0), else the oracle's answer."""
+        reach a 3 s deadline). Under an oracle: certain after `limit` entries, never at the
+        start (unless `seconds` is 0), else the oracle's answer; with `ctx.deadlines_by_clock`
+        (a verifier replay on a clock) the clock's."""
         ctx = self.ctx
-        if ctx.oracle is None or self.seconds <= 0:
+        if ctx.oracle is None or ctx.deadlines_by_clock or self.seconds <= 0:
             return _time_left(self.deadline, ctx.clock.now) <= 0
         if starting:
             return False
-        if self.ticks_run >= self.tick_allowance:
+        if self.ticks_run >= self.limit:
             return True
         self.checking = check
         try:
@@ -219,16 +241,10 @@ class LogicalTimeout(Resumable, QuietDecorator, py_trees.decorators.Decorator):
             self.ticks_run += 1
         if self._due(starting, "entry"):
             self._halt_child()
-            _finish(self, Status.FAILURE)
+            finish_tick(self, Status.FAILURE)
             yield self
             return
-        self.ctx.deadlines.append(self.deadline)
-        try:
-            yield from self.decorated.tick()
-        finally:
-            self.ctx.deadlines.pop()
-        _finish(self, self.update())
-        yield self
+        yield from _tick_within(self, self.ctx.deadlines, self.deadline)
 
     def _halt_child(self) -> None:
         """Halt a running child as "timeout" and say TIMEOUT; the caller fails."""
@@ -258,13 +274,7 @@ class ActionBudget(Resumable, QuietDecorator, py_trees.decorators.Decorator):
     def tick(self) -> Iterator[Behaviour]:
         if self.status != Status.RUNNING:
             self.initialise()
-        self.ctx.action_scopes.append((self.scope, self.limit))
-        try:
-            yield from self.decorated.tick()
-        finally:
-            self.ctx.action_scopes.pop()
-        _finish(self, self.update())
-        yield self
+        yield from _tick_within(self, self.ctx.action_scopes, (self.scope, self.limit))
 
     def update(self) -> Status:
         return self.decorated.status
@@ -304,12 +314,12 @@ class Switch(Resumable, py_trees.composites.Composite):
         if self.chosen is None:
             self.feedback_message = f"no case for {self.key}={self.ctx.blackboard.get(self.key)!r}"
             self.current_child = None
-            _finish(self, Status.FAILURE)
+            finish_tick(self, Status.FAILURE)
             yield self
             return
         self.current_child = self.chosen
         yield from self.chosen.tick()
-        _finish(self, self.chosen.status)
+        finish_tick(self, self.chosen.status)
         yield self
 
     def stop(self, new_status: Status = Status.INVALID) -> None:

@@ -145,7 +145,7 @@ class RunContext:
     registry: Registry
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     # The world, or None when the verifier's oracle chooses outcomes instead. Optional
-    # capabilities are tested with isinstance against the protocols of drivers/base.py.
+    # capabilities are tested with isinstance against the protocols of drivers/capabilities.py.
     driver: Driver | None = None
     perceiver: Perceiver | None = None
     profile: Any = None
@@ -169,6 +169,15 @@ class RunContext:
     faults: int = 0  # calls that faulted this run: the runner stops the driver at the end if any
     halt_reason: str = "halted"  # what a leaf preempted now records (a timeout says "timeout")
     explore_running: bool = False  # verifier: the oracle may keep a multi-tick call running
+    # verifier (`verify --clock logical`): under an oracle a deadline is certain at the latest
+    # tick a logical clock allows (LogicalTimeout.limit), and `world_tick` is the tick in which a
+    # leaf last called the world (a call that may take time: a timeout started after it in that
+    # tick may start late in it)
+    logical_deadlines: bool = False
+    world_tick: int = -1
+    # verifier replays: under an oracle a timeout still reads the clock (a run on a clock, not
+    # the oracle's answers)
+    deadlines_by_clock: bool = False
     # runs driver and perceiver calls under a wall-clock limit (bt_grasp.call_limit)
     limiter: CallLimiter = field(default_factory=CallLimiter)
     _trial: int = 0

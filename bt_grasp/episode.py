@@ -20,7 +20,7 @@ from bt_grasp.blackboard import Blackboard
 from bt_grasp.call_limit import SETUP_LIMIT_S, call_limit, limiter_for
 from bt_grasp.context import EpisodeClock, LogicalClock, RunContext, WallClock
 from bt_grasp.default_registry import default_registry
-from bt_grasp.drivers.base import RealTime, TaskSource, TimeSource
+from bt_grasp.drivers.capabilities import RealTime, TaskSource, TimeSource
 from bt_grasp.errors import BackendUnavailable, UserError
 from bt_grasp.goal_text import goal_object
 from bt_grasp.observers import RunObserver

@@ -17,6 +17,22 @@ from py_trees.common import Status
 from bt_grasp.resumable import Resumable
 
 
+def finish_tick(node: Behaviour, new_status: Status) -> None:
+    """The end of py_trees' tick: a node no longer running stops (halting what it must), then
+    takes its new status."""
+    if new_status != Status.RUNNING:
+        node.stop(new_status)
+    node.status = new_status
+
+
+def _end_childless(node: py_trees.composites.Composite, status: Status) -> Iterator[Behaviour]:
+    """A composite without children ends in the tick it starts, as py_trees' own does (a
+    sequence or parallel succeeds, a selector fails)."""
+    node.current_child = None
+    node.stop(status)
+    yield node
+
+
 class _Looping(Resumable):
     """Sequence and selector alike: a loop over the children whose position is `self.index`."""
 
@@ -50,9 +66,7 @@ class Sequence(_Looping, py_trees.composites.Sequence):
             self.index = 0
             self.current_child = kids[0] if kids else None
         if not kids:
-            self.current_child = None
-            self.stop(Status.SUCCESS)
-            yield self
+            yield from _end_childless(self, Status.SUCCESS)
             return
         while self.index < len(kids):
             child = kids[self.index]
@@ -92,9 +106,7 @@ class Selector(_Looping, py_trees.composites.Selector):
             self.current_child = kids[0] if kids else None
             self.initialise()
         if not kids:
-            self.current_child = None
-            self.stop(Status.FAILURE)
-            yield self
+            yield from _end_childless(self, Status.FAILURE)
             return
         if self.memory:
             assert self.current_child is not None
@@ -150,9 +162,7 @@ class Parallel(Resumable, py_trees.composites.Parallel):
             self.current_child = None
             self.initialise()
         if not kids:
-            self.current_child = None
-            self.stop(Status.SUCCESS)
-            yield self
+            yield from _end_childless(self, Status.SUCCESS)
             return
         self.index = 0
         while self.index < len(kids):
@@ -160,10 +170,7 @@ class Parallel(Resumable, py_trees.composites.Parallel):
             if not (self.policy.synchronise and child.status == Status.SUCCESS):
                 yield from child.tick()
             self.index += 1
-        new_status = self._verdict()
-        if new_status != Status.RUNNING:
-            self.stop(new_status)
-        self.status = new_status
+        finish_tick(self, self._verdict())
         yield self
 
     def _verdict(self) -> Status:
@@ -198,10 +205,7 @@ class QuietDecorator(py_trees.decorators.Decorator):
         if self.status != Status.RUNNING:
             self.initialise()
         yield from self.decorated.tick()
-        new_status = self.update()
-        if new_status != Status.RUNNING:
-            self.stop(new_status)
-        self.status = new_status
+        finish_tick(self, self.update())
         yield self
 
     def stop(self, new_status: Status) -> None:

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from bt_grasp.errors import UserError
 
 if TYPE_CHECKING:
-    from bt_grasp.drivers.base import Observation, UserChannel
+    from bt_grasp.aim_memory import AimedGrasp
+    from bt_grasp.drivers.base import Observation
+    from bt_grasp.drivers.capabilities import UserChannel
     from bt_grasp.watchdog.telemetry import Telemetry
     from bt_grasp.watchdog.thresholds import WatchdogThresholds
     from bt_grasp.watchdog.verdict import Verdict
@@ -88,3 +90,6 @@ class RunMemory:
     marks: dict[str, dict[int, Any]] = field(default_factory=dict)  # mobile: kind -> id -> mark
     shown: tuple[Any, Any] | None = None  # mobile: (observation, scene) of the last object overlay
     view: int = 0  # mobile: increments whenever the base moves (marks drawn before are stale)
+    last_grasp: AimedGrasp | None = None  # the grasp last started on a located target
+    # grasps that held a neighbour, known from the perceptual semantic check only (aim_memory.py)
+    wrong_holds: list[AimedGrasp] = field(default_factory=list)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bt_grasp.drivers.base import MeshTextures
+from bt_grasp.drivers.capabilities import MeshTextures
 from bt_grasp.plugins import PERCEIVERS, load
 from bt_grasp.plugins import make_driver as make_driver  # the one driver factory, re-exported
 from bt_grasp.plugins import make_perceiver as make_perceiver  # the one perceiver factory, re-exported

@@ -229,23 +229,24 @@ def enumerate_runs(spec: Any, cap: int, lengths: Callable[[int], int] | None = N
 
 # -- invariants ------------------------------------------------------------------------------------
 
+def _scope_limits(spec: Any, node_type: str, param: str,
+                  pick: Callable[[list[int]], int]) -> dict[str, int]:
+    """Scope -> `pick` of the integer `param` over the `node_type` nodes sharing that scope."""
+    values: dict[str, list[int]] = {}
+    for node in spec.root.walk():
+        if node.type == node_type:
+            values.setdefault(str(node.params.get("scope") or node.id), []).append(int(node.params[param]))
+    return {scope: pick(limits) for scope, limits in values.items()}
+
+
 def retry_limits(spec: Any) -> dict[str, int]:
     """Retry scope -> the most starts any retry of that scope allows."""
-    out: dict[str, int] = {}
-    for node in spec.root.walk():
-        if node.type == "retry":
-            scope = str(node.params.get("scope") or node.id)
-            out[scope] = max(out.get(scope, 0), int(node.params["attempts"]))
-    return out
+    return _scope_limits(spec, "retry", "attempts", max)
 
 
 def budget_limits(spec: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for node in spec.root.walk():
-        if node.type == "budget":
-            scope = str(node.params.get("scope") or node.id)
-            out[scope] = min(out.get(scope, 1 << 30), int(node.params["actions"]))
-    return out
+    """Budget scope -> the fewest actions any budget of that scope allows (the tightest binds)."""
+    return _scope_limits(spec, "budget", "actions", min)
 
 
 def assert_decided_within(res: EpisodeResult, ledger: TrackingLedger, spec: Any,

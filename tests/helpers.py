@@ -53,6 +53,19 @@ def retrying_context(grasps: list[str]) -> RunContext:
     return ctx
 
 
+def arm_world(image_size: int = 256):
+    """The PyBullet UR5e with simulator-annotation perception and the profile's services: the
+    world the MCP and termination tests drive (the caller closes it)."""
+    from bt_grasp.drivers.pybullet_arm import PyBulletArm
+    from bt_grasp.perception.backends import make_perceiver
+    from bt_grasp.profile import load_profile
+    from bt_grasp.world import World, make_services
+
+    profile = load_profile("ur5e_robotiq")
+    return World(profile, PyBulletArm(profile, image_size=image_size), make_perceiver("sim"),
+                 make_services(profile))
+
+
 def tree(text: str, file: str = "<test>.yaml"):
     from bt_grasp.spec.loader import load_tree_text
 

@@ -9,7 +9,8 @@ pytest.importorskip("pybullet")
 pytest.importorskip("airo_models")
 
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
-from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth  # noqa: E402
+from bt_grasp.drivers.base import Driver, Fault, GraspPose  # noqa: E402
+from bt_grasp.drivers.capabilities import FaultInjectable, GroundTruth  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402

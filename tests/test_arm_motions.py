@@ -11,7 +11,8 @@ pytest.importorskip("airo_models")
 
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
 from bt_grasp.drivers.base import Fault, GraspPose  # noqa: E402
-from bt_grasp.drivers.motion import Streaming, run_to_end  # noqa: E402
+from bt_grasp.drivers.capabilities import Streaming  # noqa: E402
+from bt_grasp.drivers.motion import run_to_end  # noqa: E402
 from bt_grasp.drivers.pybullet_arm import scene  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.driver import DOWN, PyBulletArm  # noqa: E402
 from bt_grasp.drivers.pybullet_arm.gripper import STROKE_M  # noqa: E402

@@ -14,8 +14,9 @@ import numpy as np
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.context import RunContext
 from bt_grasp.default_registry import default_registry
-from bt_grasp.drivers import base, motion
-from bt_grasp.drivers.base import Execution, Head
+from bt_grasp.drivers import base, capabilities, motion
+from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.capabilities import Head
 from bt_grasp.nodes.mobile_motions import Close, Open
 from bt_grasp.nodes.mobile_survey import WalkAround
 from bt_grasp.perception.types import SceneGraph
@@ -31,7 +32,7 @@ NODE_MODULES = sorted(p for p in [*(ROOT / "bt_grasp" / "nodes").glob("*.py"), *
 def declared() -> set[str]:
     """Every method and attribute some driver protocol declares."""
     names: set[str] = set()
-    for mod in (base, motion):
+    for mod in (base, capabilities, motion):
         for obj in vars(mod).values():
             if isinstance(obj, type) and getattr(obj, "_is_protocol", False) and obj.__module__ == mod.__name__:
                 names |= {n for n in vars(obj) if not n.startswith("_")} | set(typing.get_type_hints(obj))

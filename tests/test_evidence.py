@@ -89,6 +89,7 @@ PICK = frame({TARGET: 0.03})
     (frame({}, clock=1), "ok"),  # gone from its place
     (frame({TARGET: 0.03}, clock=1), "mismatch"),  # still lying there
     (frame({TARGET: 0.034}, clock=1), "unknown"),  # too small a change to tell
+    (frame({TARGET: 0.03, (20, 24, 20, 30): 0.05}, clock=1), "unknown"),  # tilted in the grip: median still
 ])
 def test_the_semantic_check_reads_the_surface_where_the_target_was(after, verdict):
     assert TargetStillThere().check(ctx_with(Driver(after), PICK))[0] == verdict

@@ -64,6 +64,14 @@ class FakeMobileRobot:
         return run_to_end(self.start("gaze_at", point=point, timeout=timeout))
 
 
+def _red_then_blue(after_reports: int, delay_s: float, clock) -> SimulatedUser:
+    """A user asking for the red can who asks for the blue can instead `delay_s` seconds (on
+    `clock`) after the robot's `after_reports`-th report."""
+    return SimulatedUser("Bring me the red can", frozenset({"small red can"}),
+                         Revision(after_reports, "Bring me the blue can", frozenset({"small blue can"}),
+                                  delay_s=delay_s),
+                         clock=clock)
+
 GUARDED_DRIVE = """
     tree: guarded_drive
     budgets: {max_ticks: 1000}
@@ -96,9 +104,7 @@ def _run(robot: FakeMobileRobot, trace: str, goal: str = "red can"):
 
 def test_a_revision_while_driving_halts_the_drive_at_the_tick_it_is_heard(tmp_path) -> None:
     robot = FakeMobileRobot(periods=40)  # a 2 s drive; the user speaks 0.5 s into it
-    robot.user = user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
-                                      Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=0.5),
-                                      clock=lambda: robot.t)
+    robot.user = user = _red_then_blue(after_reports=0, delay_s=0.5, clock=lambda: robot.t)
     trace = tmp_path / "t.jsonl"
     result, ctx = _run(robot, str(trace))
     assert result.decision == Decision.FINALIZE and result.reason == "arrived for the revised request"
@@ -132,9 +138,7 @@ def test_without_a_revision_the_guard_lets_the_drive_run_to_its_end(tmp_path) ->
 
 def test_the_user_speaks_its_revision_after_the_delay_on_its_clock_and_once() -> None:
     now = [10.0]
-    user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
-                         Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=2.0),
-                         clock=lambda: now[0])
+    user = _red_then_blue(after_reports=0, delay_s=2.0, clock=lambda: now[0])
     assert user.poll() is None  # the delay counts from the start (the user was created at 10.0)
     now[0] = 11.9
     assert user.poll() is None and user.goal == "Bring me the red can"
@@ -145,9 +149,7 @@ def test_the_user_speaks_its_revision_after_the_delay_on_its_clock_and_once() ->
 
 def test_the_user_revises_on_time_even_when_nobody_listens() -> None:
     now = [0.0]
-    user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
-                         Revision(0, "Bring me the blue can", frozenset({"small blue can"}), delay_s=3.0),
-                         clock=lambda: now[0])
+    user = _red_then_blue(after_reports=0, delay_s=3.0, clock=lambda: now[0])
     now[0] = 7.5
     user.speak_if_due()  # what a harness asks at the end of a run of a tree without `listen`
     assert user.goal == "Bring me the blue can" and user.revised_at == pytest.approx(3.0)
@@ -155,9 +157,7 @@ def test_the_user_revises_on_time_even_when_nobody_listens() -> None:
 
 def test_a_delayed_revision_after_a_report_counts_from_that_report() -> None:
     now = [0.0]
-    user = SimulatedUser("Bring me the red can", frozenset({"small red can"}),
-                         Revision(1, "Bring me the blue can", frozenset({"small blue can"}), delay_s=1.0),
-                         clock=lambda: now[0])
+    user = _red_then_blue(after_reports=1, delay_s=1.0, clock=lambda: now[0])
     now[0] = 5.0
     assert user.poll() is None
     user.report_seen([])

@@ -144,22 +144,14 @@ def test_on_a_wall_clock_a_tick_waits_out_its_period_and_timeouts_use_wall_time(
 
 def test_an_episode_on_a_real_time_driver_runs_on_that_drivers_clock():
     from bt_grasp.episode import episode_clock
-
-    class Clock:
-        def __init__(self) -> None:
-            self.t = 7.0
-
-        def now(self) -> float:
-            return self.t
-
-        def sleep(self, dt: float) -> None:
-            self.t += dt
+    from bt_grasp.testing.fake_arm import SimulatedTime
 
     class RealRobot:
         realtime = True
 
         def __init__(self) -> None:
-            self.clock = Clock()
+            self.clock = SimulatedTime()
+            self.clock.t = 7.0  # the driver's own time does not start at the episode's 0
 
     robot = RealRobot()
     clock = episode_clock(robot)

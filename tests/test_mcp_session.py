@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import arm_world
 
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.drivers.base import Execution
@@ -20,7 +21,7 @@ from bt_grasp.outcomes import LABELS, ExecStatus
 from bt_grasp.profile import load_profile
 from bt_grasp.spec.loader import load_tree_text
 from bt_grasp.watchdog.telemetry import Telemetry
-from bt_grasp.world import World, make_services
+from bt_grasp.world import World
 
 ARM_TOOLS = {"survey_scene", "locate_object", "grasp", "push", "place", "lift", "open_gripper",
              "verify_tree", "run_tree",
@@ -29,11 +30,7 @@ ARM_TOOLS = {"survey_scene", "locate_object", "grasp", "push", "place", "lift", 
 
 @pytest.fixture(scope="module")
 def world():
-    from bt_grasp.drivers.pybullet_arm import PyBulletArm
-    from bt_grasp.perception.backends import make_perceiver
-
-    profile = load_profile("ur5e_robotiq")
-    w = World(profile, PyBulletArm(profile, image_size=256), make_perceiver("sim"), make_services(profile))
+    w = arm_world(image_size=256)
     yield w
     w.close()
 

@@ -13,12 +13,11 @@ from types import SimpleNamespace
 
 import anyio
 import pytest
+from helpers import arm_world
 
 from bt_grasp.context import EpisodeLimits
 from bt_grasp.mcp_server.server import build_server
 from bt_grasp.mcp_server.session import ToolSession
-from bt_grasp.profile import load_profile
-from bt_grasp.world import World, make_services
 
 mcp = pytest.importorskip("mcp", reason="MCP SDK not installed (pip install 'bt_grasp[mcp]')")
 
@@ -43,11 +42,7 @@ BAD = "tree: bad\nroot:\n  sequence:\n    children:\n      - grasp: {id: g, fors
 
 @pytest.fixture(scope="module")
 def world():
-    from bt_grasp.drivers.pybullet_arm import PyBulletArm
-    from bt_grasp.perception.backends import make_perceiver
-
-    profile = load_profile("ur5e_robotiq")
-    w = World(profile, PyBulletArm(profile, image_size=128), make_perceiver("sim"), make_services(profile))
+    w = arm_world(image_size=128)
     yield w
     w.close()
 

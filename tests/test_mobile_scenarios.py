@@ -58,11 +58,23 @@ def test_nav_drawer_and_unknown_receptacle(world) -> None:
     assert d.nav_to("fridge").fault.startswith("infeasible")
 
 
-def test_stale_marker_is_routable_outcome(world, tmp_path: Path) -> None:
+def _run_tree(world, tmp_path: Path, text: str, layout: list[Placement]):
+    """Run tree `text` asking for the red can with `layout` on the tables; the result and the
+    trace's text. The scenario layout is restored afterwards, for the other tests."""
     from bt_grasp.episode import run_episode
 
-    tree = tmp_path / "stale.yaml"
-    tree.write_text("""tree: stale
+    tree, trace = tmp_path / "tree.yaml", tmp_path / "trace.jsonl"
+    tree.write_text(text)
+    world.driver.world.layout = layout
+    try:
+        res = run_episode(str(tree), world=world, goal="Bring me the red can", trace=str(trace))
+    finally:
+        world.driver.world.layout = None
+    return res, trace.read_text()
+
+
+def test_stale_marker_is_routable_outcome(world, tmp_path: Path) -> None:
+    res, _ = _run_tree(world, tmp_path, """tree: stale
 root:
   sequence:
     children:
@@ -74,11 +86,7 @@ root:
             - pick: {id: p, marker: "{objects.best}"}
             - label_is: {key: "{pick.outcome}", label: stale_marker}
       - wait_clarify: {reason: "marker went stale as expected"}
-""")
-    world.driver.world.layout = [Placement("small red can", "large table", (0.0, -0.62))]
-    trace = tmp_path / "t.jsonl"
-    res = run_episode(str(tree), world=world, goal="Bring me the red can", trace=str(trace))
-    world.driver.world.layout = None
+""", [Placement("small red can", "large table", (0.0, -0.62))])
     assert res.reason == "marker went stale as expected"
     assert res.actions == 1 and any(e.metadata.get("outcome") == "stale_marker" for e in res.events)
 
@@ -105,7 +113,7 @@ def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
     user revises while the robot drives to the first table; the revised object is delivered.
     A streaming robot halts the drive in the tick the guard hears the user; a robot whose motions
     block hears it at the first guard after the drive."""
-    from bt_grasp.drivers.motion import Streaming
+    from bt_grasp.drivers.capabilities import Streaming
 
     trace = tmp_path / "rev.jsonl"
     t = run_trial(world, "goal_revision", "agentic", seed=0, trace=str(trace))
@@ -127,10 +135,7 @@ def test_goal_revision_shows_in_the_trace(world, tmp_path: Path) -> None:
 
 
 def test_walk_around_and_drawer_through_the_tree(world, tmp_path: Path) -> None:
-    from bt_grasp.episode import run_episode
-
-    tree = tmp_path / "drawer.yaml"
-    tree.write_text("""tree: drawer
+    res, text = _run_tree(world, tmp_path, """tree: drawer
 root:
   sequence:
     children:
@@ -141,14 +146,8 @@ root:
       - open: {id: o, marker: "{receptacles.best}"}
       - close: {id: c, marker: "{receptacles.best}"}
       - finish: {reason: "drawer opened and closed"}
-""")
-    world.driver.world.layout = [Placement("small red can", "large table", (0.0, -0.62)),
-                                 Placement("blue cube", "large table", (0.12, -0.72))]
-    trace = tmp_path / "d.jsonl"
-    res = run_episode(str(tree), world=world, goal="Bring me the red can", trace=str(trace))
-    world.driver.world.layout = None
+""", [Placement("small red can", "large table", (0.0, -0.62)), Placement("blue cube", "large table", (0.12, -0.72))])
     assert res.decision.value == "FINALIZE", res.reason
-    text = trace.read_text()
     assert "0: a small red can" in text or "0: a blue cube" in text
     assert [e.metadata.get("handle") for e in res.events if e.node in ("o", "c")] == ["cabinet drawer"] * 2
 

@@ -19,11 +19,9 @@ pytest.importorskip("mujoco")
 pytest.importorskip("airo_models")
 
 from bt_grasp.bench.objects import ObjectSpec  # noqa: E402
-from bt_grasp.drivers.base import (  # noqa: E402
-    Driver,
-    Fault,
+from bt_grasp.drivers.base import Driver, Fault, GraspPose  # noqa: E402
+from bt_grasp.drivers.capabilities import (  # noqa: E402
     FaultInjectable,
-    GraspPose,
     GroundTruth,
     SimLabelling,
     Streaming,

@@ -91,7 +91,7 @@ def installed(tmp_path_factory):
         pytest.skip("not a git checkout")
     for name in files.stdout.splitlines():
         if (ROOT / name).is_file() and (name.split("/")[0] in ("bt_grasp", "trees", "robots")
-                                        or name in ("pyproject.toml", "README.md")):
+                                        or name in ("pyproject.toml", "README.md", "LICENSE")):
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, src / name)
     site = base / "site"

@@ -80,20 +80,22 @@ def test_a_tie_with_a_candidate_seen_in_part_sends_both_to_the_basket_then_the_d
     assert called.index("uncover/drop_candidate") < called.index("grasp") < called.index("deliver/confirm")
 
 
+def _uncovered_tie(answers: dict[str, list[str]]):
+    """A run where two candidates tie and none is under a cover; `answers` script the rest.
+    Returns the result and the nodes asked, in order."""
+    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"], **answers},
+                            fallback="done")
+    return run_oracle(_clutter(), oracle), _called(oracle)
+
+
 def test_a_tie_between_candidates_in_full_view_is_a_question_nothing_is_moved():
-    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"],
-                             "uncover/locate_candidate": ["ambiguous"]}, fallback="done")
-    res = run_oracle(_clutter(), oracle)
-    called = _called(oracle)
+    res, called = _uncovered_tie({"uncover/locate_candidate": ["ambiguous"]})
     assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
     assert res.actions == 0 and "uncover/grasp_candidate" not in called and "grasp" not in called
 
 
 def test_a_tie_where_nothing_can_be_taken_is_a_question_not_a_guess():
-    oracle = ScriptedOracle({"locate": ["ambiguous"], "uncover/locate_cover": ["not_found"],
-                             "uncover/grasp_candidate": ["infeasible"]}, fallback="done")
-    res = run_oracle(_clutter(), oracle)
-    called = _called(oracle)
+    res, called = _uncovered_tie({"uncover/grasp_candidate": ["infeasible"]})
     assert res.decision.value == "WAIT_CLARIFY" and res.reason.startswith("ambiguous:")
     assert "uncover/open_before_asking" in called and "grasp" not in called
 

@@ -13,7 +13,7 @@ from dataclasses import FrozenInstanceError
 import pytest
 from helpers import ROOT
 
-from bt_grasp.drivers import base
+from bt_grasp.drivers import capabilities
 from bt_grasp.errors import UserError
 from bt_grasp.services import SERVICE_NAMES, Services, services_with
 
@@ -83,11 +83,12 @@ def test_a_missing_planner_says_which_one():
 
 
 def _capabilities() -> list[type]:
-    """The optional driver capabilities: runtime-checkable protocols of drivers/base.py other
-    than the Driver itself, a Motion and a driver's clock."""
-    return [v for v in vars(base).values()
+    """The optional driver capabilities: runtime-checkable protocols of drivers/capabilities.py
+    other than a Motion and a driver's clock (what Streaming and RealTime hand out)."""
+    return [v for v in vars(capabilities).values()
             if inspect.isclass(v) and getattr(v, "_is_runtime_protocol", False)
-            and v.__module__ == base.__name__ and v not in (base.Driver, base.Motion, base.TimeSource)]
+            and v.__module__ == capabilities.__name__
+            and v not in (capabilities.Motion, capabilities.TimeSource)]
 
 
 def _defines(cls: type, name: str) -> bool:

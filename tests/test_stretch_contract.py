@@ -69,35 +69,27 @@ _PROBE = textwrap.dedent("""
             m: [[p.name, str(p.kind), repr(p.default)] for p in inspect.signature(getattr(C, m)).parameters.values()]
             for m in methods if hasattr(C, m)}
         out["signatures"][path]["__missing__"] = [m for m in methods if not hasattr(C, m)]
-    def keys(d):
-        return sorted(d)
-    try:
+    def gripper():
         import stretch_body.stretch_gripper as sg
         g = sg.StretchGripper()
-        out["status"]["gripper"] = keys(g.status)
-        out["status"]["gripper.gripper_conversion"] = keys(g.status["gripper_conversion"])
         out["pct_max_open"] = g.pct_max_open
-    except Exception as e:
-        out["errors"].append("gripper: %r" % e)
-    try:
+        return {"gripper": g.status, "gripper.gripper_conversion": g.status["gripper_conversion"]}
+    def lift():
         import stretch_body.lift as lift
         L = lift.Lift()
-        out["status"]["lift"] = keys(L.status)
-        out["status"]["lift.motor"] = keys(L.motor.status)
-    except Exception as e:
-        out["errors"].append("lift: %r" % e)
-    try:
+        return {"lift": L.status, "lift.motor": L.motor.status}
+    def base():
         import stretch_body.base as base
         B = base.Base()
-        out["status"]["base"] = keys(B.status)
-        out["status"]["base.left_wheel"] = keys(B.left_wheel.status)
-    except Exception as e:
-        out["errors"].append("base: %r" % e)
-    try:
+        return {"base": B.status, "base.left_wheel": B.left_wheel.status}
+    def head():
         import stretch_body.head as head
-        out["status"]["head.head_pan"] = keys(head.Head().get_joint("head_pan").status)  # = status["head_pan"] once started
-    except Exception as e:
-        out["errors"].append("head: %r" % e)
+        return {"head.head_pan": head.Head().get_joint("head_pan").status}  # = status["head_pan"] once started
+    for part, read in (("gripper", gripper), ("lift", lift), ("base", base), ("head", head)):
+        try:  # one part failing to import or start still lets the others report
+            out["status"].update({name: sorted(status) for name, status in read().items()})
+        except Exception as e:
+            out["errors"].append("%s: %r" % (part, e))
     print("JSON" + json.dumps(out))
 """)
 

@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
 
 from bt_grasp.drivers.base import Fault, GraspPose  # noqa: E402
-from bt_grasp.drivers.motion import HALTED, TIMEOUT, Motion, Streaming, start_motion  # noqa: E402
+from bt_grasp.drivers.capabilities import Motion, Streaming  # noqa: E402
+from bt_grasp.drivers.motion import HALTED, TIMEOUT, start_motion  # noqa: E402
 from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
 from bt_grasp.profile import load_profile  # noqa: E402
 from bt_grasp.watchdog.telemetry import Phase  # noqa: E402

@@ -9,7 +9,8 @@ import pytest
 
 pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
 
-from bt_grasp.drivers.base import GraspChecker, GraspPose, Head  # noqa: E402
+from bt_grasp.drivers.base import GraspPose  # noqa: E402
+from bt_grasp.drivers.capabilities import GraspChecker, Head  # noqa: E402
 
 SEED = 3
 UP = np.array([0.0, 0.0, 0.0, 1.0])

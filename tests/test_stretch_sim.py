@@ -12,7 +12,8 @@ import pytest
 
 pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
 
-from bt_grasp.drivers.base import Driver, Fault, FaultInjectable, GraspPose, GroundTruth, MobileBase  # noqa: E402
+from bt_grasp.drivers.base import Driver, Fault, GraspPose  # noqa: E402
+from bt_grasp.drivers.capabilities import FaultInjectable, GroundTruth, MobileBase  # noqa: E402
 from bt_grasp.drivers.stretch.camera import head_camera_pose  # noqa: E402
 from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver  # noqa: E402
 from bt_grasp.services import Services  # noqa: E402

@@ -37,6 +37,7 @@ from bt_strategies import (
     shipped,
     wrap,
 )
+from helpers import arm_world
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -96,14 +97,6 @@ PERSISTABLE = {"remove_target_on_close", "grasp_offset", "friction", "mass", "bl
 
 # -- worlds ----------------------------------------------------------------------------------------
 
-def _arm_world() -> World:
-    from bt_grasp.drivers.pybullet_arm import PyBulletArm
-    from bt_grasp.perception.backends import make_perceiver
-
-    profile = load_profile("ur5e_robotiq")
-    return World(profile, PyBulletArm(profile, image_size=256), make_perceiver("sim"), make_services(profile))
-
-
 def _stretch_world() -> World:
     pytest.importorskip("stretch_urdf", reason="hello-robot-stretch-urdf not installed")
     from bt_grasp.drivers.stretch.sim.factory import make_sim_stretch_driver
@@ -115,7 +108,7 @@ def _stretch_world() -> World:
 
 @pytest.fixture(scope="module", params=["pybullet_arm", "stretch_sim"])
 def world(request: pytest.FixtureRequest) -> Iterator[World]:
-    w = _arm_world() if request.param == "pybullet_arm" else _stretch_world()
+    w = arm_world() if request.param == "pybullet_arm" else _stretch_world()
     yield w
     w.close()
 

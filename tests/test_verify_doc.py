@@ -1,4 +1,4 @@
-"""docs/verify.md cannot rot: every `$ bt-grasp ...` console block's output is the real output
+"""docs/verify.md and docs/verify-clock.md cannot rot: every `$ bt-grasp ...` console block's output is the real output
 (a block's `...` line skips lines; the parts around it appear in order, each line exact)."""
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from helpers import ROOT
 from bt_grasp.cli import main
 
 DOC = ROOT / "docs" / "verify.md"
+PAGES = (DOC, ROOT / "docs" / "verify-clock.md")
 
 
-def console_blocks() -> list[tuple[list[str], list[str]]]:
-    blocks = re.findall(r"^```console\n(.*?)^```$", DOC.read_text(), flags=re.DOTALL | re.MULTILINE)
+def console_blocks(pages=PAGES) -> list[tuple[list[str], list[str]]]:
+    blocks = [b for page in pages
+              for b in re.findall(r"^```console\n(.*?)^```$", page.read_text(), flags=re.DOTALL | re.MULTILINE)]
     out = []
     for block in blocks:
         first, *rest = block.rstrip("\n").split("\n")
@@ -53,6 +55,6 @@ def test_console_block_is_the_real_output(args: list[str], shown: list[str], cap
 
 
 def test_the_page_has_its_examples() -> None:
-    blocks = console_blocks()
+    blocks = console_blocks((DOC,))
     assert len(blocks) >= 4
     assert any("--rates" in a for a, _ in blocks)

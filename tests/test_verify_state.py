@@ -278,6 +278,19 @@ def test_an_unknown_witness_name_or_a_non_positive_limit_is_bad_input(capsys):
     assert stop.value.code == 2 and "must be greater than 0" in capsys.readouterr().err
 
 
+def _verify_unmerged(spec, **kwargs):
+    """The verdict with no state merged into one a spare budget covers: what merging must match."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
+        return verify_tree(spec, **kwargs)
+
+
+def _assert_same_verdict(merged, exact) -> None:
+    """Both proven, with the same bounds and the same endings."""
+    assert merged.proven and exact.proven
+    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+
+
 # After `probe`, a run has taken 0 actions (lift done) or up to 2 (both pushes); then up to two
 # grasps. The action count differs, the rest of the state is the same.
 SPARE = """
@@ -328,9 +341,7 @@ def test_a_state_whose_future_would_pass_the_budget_is_not_merged_with_one_that_
 def test_merging_action_counts_the_budget_covers_changes_no_verdict_and_no_bound(text):
     spec = load_text(text)
     merged = verify_tree(spec, max_runs=20_000)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
-        exact = verify_tree(spec, max_runs=20_000)
+    exact = _verify_unmerged(spec, max_runs=20_000)
     if merged.complete and exact.complete:
         assert (merged.proven, merged.bounds, merged.problem) == (exact.proven, exact.bounds, exact.problem)
         assert merged.states <= exact.states
@@ -395,11 +406,8 @@ RETRY_COUNTS = """
 def test_states_that_differ_only_in_retry_starts_the_attempts_cover_are_explored_once():
     spec = tree(RETRY_COUNTS)
     merged = verify_tree(spec)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
-        exact = verify_tree(spec)
-    assert merged.proven and exact.proven
-    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+    exact = _verify_unmerged(spec)
+    _assert_same_verdict(merged, exact)
     assert merged.states < exact.states
     _witnesses_reach_their_bounds(spec, merged)
 
@@ -436,11 +444,8 @@ def test_states_that_differ_only_in_a_perception_streak_the_limit_covers_are_exp
     # 2: the survey path reaches the limit at `s2` and that run ends there
     spec = tree(STREAK.format(streak=streak))
     merged = verify_tree(spec)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
-        exact = verify_tree(spec)
-    assert merged.proven and exact.proven
-    assert merged.bounds == exact.bounds and set(merged.endings) == set(exact.endings)
+    exact = _verify_unmerged(spec)
+    _assert_same_verdict(merged, exact)
     assert (merged.states < exact.states) == (streak >= 3)
     assert any("perception loop" in e for e in merged.endings) == (streak == 2)
     _witnesses_reach_their_bounds(spec, merged)
@@ -477,10 +482,7 @@ def test_a_retry_count_no_retry_reads_again_is_shared_even_when_spent():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(search_mod._Spare, "get", spy)
         merged = verify_tree(spec)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_mod._Spare, "get", lambda self, key: None)
-        exact = verify_tree(spec)
+    exact = _verify_unmerged(spec)
     assert "mid" in hits  # the spent count met the state explored with 2 starts
-    assert merged.proven and exact.proven and merged.bounds == exact.bounds
-    assert set(merged.endings) == set(exact.endings)
+    _assert_same_verdict(merged, exact)
     _witnesses_reach_their_bounds(spec, merged)

@@ -67,3 +67,30 @@ def test_both_searches_agree_with_calls_that_span_ticks(text, cap):
     spec = load_text(text)
     spec.registry = blocking_registry(cap=cap)
     _agree(spec)
+
+
+LONG_STREAK = """
+tree: long_streak
+budgets: {actions: 3, perception_streak: 400, max_ticks: 5000}
+root:
+  selector:
+    children:
+      - sequence:
+          children:
+            - repeat:
+                times: 300
+                child: {force_success: {child: survey_scene}}
+            - retry: {attempts: 2, child: grasp}
+            - finalize: {reason: done}
+      - wait_clarify: {reason: failed}
+"""
+
+
+def test_a_counter_past_two_hundred_is_counted_exactly():
+    """A counter compared with a large limit (a perception streak of 300 calls, limit 400)
+    grows past the width the search first gives each counter: it is counted exactly all the
+    same, with the reference search's bounds and witnesses that reach them."""
+    spec = load_text(LONG_STREAK)
+    sym = verify_tree(spec, engine="symbolic", replay_all=True)
+    assert sym.proven and sym.bounds["perception"] == 300
+    _agree(spec)

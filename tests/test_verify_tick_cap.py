@@ -99,29 +99,8 @@ def test_verify_proves_the_repeat_over_retry_with_its_exact_tick_count():
     assert result.complete and "ticks" not in result.unreached
 
 
-def test_a_tree_with_a_timeout_says_its_bounds_cover_wall_clock_timings():
-    """Each uncertain deadline check is answered both ways: the output and the JSON say so."""
-    spec = tree("""
-tree: deadline
-budgets: {actions: 10}
-root:
-  selector:
-    children:
-      - sequence:
-          children:
-            - timeout:
-                seconds: 0.12
-                child: {retry: {attempts: 10, child: {sequence: {children: [grasp, evaluate_grasp]}}}}
-            - finalize: {reason: held}
-      - wait_clarify: {reason: late}
-""")
-    result = verify_tree(spec)
-    assert result.wall_clock and result.to_json()["wall_clock"] is True
-    assert not verify_tree(tree(REPEAT_OVER_RETRY)).wall_clock
-
-
-
 def _deadlines(inner: str) -> str:
+    """A tree whose attempt `inner` runs under a 0.5 s timeout."""
     return f"""
 tree: deadlines
 budgets: {{actions: 12}}
@@ -139,6 +118,13 @@ root:
 
 
 ATTEMPTS = "{retry: {attempts: 6, child: {sequence: {children: [grasp, evaluate_grasp]}}}}"
+
+
+def test_a_tree_with_a_timeout_says_its_bounds_cover_wall_clock_timings():
+    """Each uncertain deadline check is answered both ways: the output and the JSON say so."""
+    result = verify_tree(tree(_deadlines(ATTEMPTS)))
+    assert result.wall_clock and result.to_json()["wall_clock"] is True
+    assert not verify_tree(tree(REPEAT_OVER_RETRY)).wall_clock
 
 
 def test_with_several_timeouts_the_output_says_a_witness_may_mix_clocks():

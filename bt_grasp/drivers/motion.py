@@ -6,7 +6,7 @@ simulators step their physics; a real robot is asked for its status) and returns
 once the motion has ended. `cancel()` stops it safely at once (a parent preempted it, a deadline
 passed) and returns what was done so far, with `fault` saying why it stopped.
 
-A driver that can run primitives incrementally implements `Streaming.start` (drivers/base.py).
+A driver that can run primitives incrementally implements `Streaming.start` (drivers/capabilities.py).
 Any other driver (a blocking robot API, a user's own driver) still works: `BlockingMotion` makes
 its blocking call on the first poll, so the leaf finishes within one tick, as a py_trees leaf
 that blocks would.
@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
-from bt_grasp.drivers.base import HALTED, TIMEOUT, Driver, Execution, Motion, Streaming
+from bt_grasp.drivers.base import HALTED, TIMEOUT, Driver, Execution
+from bt_grasp.drivers.capabilities import Motion, Streaming
 from bt_grasp.watchdog.telemetry import Telemetry
 
 # Primitive name -> the blocking Driver method that runs it to the end (same keyword arguments).
@@ -28,8 +29,8 @@ PRIMITIVE_METHODS: dict[str, str] = {
 }
 
 # HALTED: Execution.fault of a motion its tree preempted; TIMEOUT: of one stopped at its deadline.
-# Motion and Streaming (the contracts) live in drivers/base.py with the other driver protocols;
-# they are re-exported here for the code that imports them from this module.
+# Motion and Streaming (the contracts) live in drivers/capabilities.py with the other optional
+# driver protocols; they are re-exported here for the code that imports them from this module.
 __all__ = ["HALTED", "PRIMITIVE_METHODS", "TIMEOUT", "BlockingMotion", "Motion", "MotionHalted",
            "SteppedMotion", "Streaming", "run_to_end", "start_motion"]
 

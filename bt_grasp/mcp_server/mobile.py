@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bt_grasp.drivers.base import Execution, MobileBase
+from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.capabilities import MobileBase
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.primitives import _exec_meta, _outcome_of
 from bt_grasp.registry import NodeType, Port, Registry

@@ -34,7 +34,7 @@ from typing import Any
 from bt_grasp.blackboard import Blackboard
 from bt_grasp.call_limit import SETUP_LIMIT_S, limiter_for
 from bt_grasp.context import EpisodeLimits, Ledger, LogicalClock, RunContext
-from bt_grasp.drivers.base import MobileBase, TaskSource
+from bt_grasp.drivers.capabilities import MobileBase, TaskSource
 from bt_grasp.json_encoding import jsonable
 from bt_grasp.mcp_server.inputs import InvalidInput, text_arg
 from bt_grasp.mcp_server.tool_trees import CALL_OK, CALL_REASONS, tool_registry, tool_tree_text

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bt_grasp.drivers.motion import Streaming
+from bt_grasp.drivers.capabilities import Streaming
 from bt_grasp.drivers.stretch.sim.household import HouseholdWorld
 
 

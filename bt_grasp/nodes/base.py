@@ -28,7 +28,8 @@ from bt_grasp.blackboard import ref_key
 from bt_grasp.call_limit import NotResponding
 from bt_grasp.context import RunContext
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import HALTED, TIMEOUT, Motion
+from bt_grasp.drivers.capabilities import Motion
+from bt_grasp.drivers.motion import HALTED, TIMEOUT
 from bt_grasp.errors import one_line
 from bt_grasp.outcomes import Decision, ExecStatus, Label, LeafCall
 from bt_grasp.registry import NodeType
@@ -202,6 +203,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         """The verifier's stand-in for start/poll: go on running (within max_ticks) or end now."""
         ctx, oracle = self.ctx, self.ctx.oracle
         assert oracle is not None  # only called when _oracle_decides
+        ctx.world_tick = ctx.tick  # a call that may take time (LogicalTimeout.limit)
         if self.ticks_running + 1 < self.max_ticks and ctx.explore_running and \
                 oracle.choose(f"{self.node_id}#running", (ENDS_NOW, STILL_RUNNING)) == STILL_RUNNING:
             self.ticks_running += 1
@@ -278,6 +280,7 @@ class Leaf(Resumable, py_trees.behaviour.Behaviour):
         makes of the telemetry so far (None: not judged).
         """
         ctx = self.ctx
+        ctx.world_tick = ctx.tick  # stopping a call may take time (LogicalTimeout.limit)
         writes: dict[str, Any] = {f"{self.node_id}.halted": reason}
         meta: dict[str, Any] = {"outcome": "halted", "halted": reason, "ticks": self.ticks_running}
         execution: Execution | None = None

@@ -46,6 +46,12 @@ def key_port(name: str, default: str, doc: str) -> Port:
     return Port(name, "key", default=default, doc=doc)
 
 
+def ablation_port(name: str, when_false: str) -> Port:
+    """A switch an ablation study turns off: true (the default) runs the leaf as designed,
+    false does `when_false` instead."""
+    return Port(name, "bool", default=True, doc=f"false = ablation: {when_false}")
+
+
 # -- blackboard entries the leaves touch besides their port values -------------------------------
 # Each becomes a port of its own in the BT.CPP export (see registry.KeyUse), so a C++ node written
 # against the declared ports reads and writes exactly the entries the bt_grasp leaf does.
@@ -80,3 +86,15 @@ def leaf_type(name: str, kind: Any, ports: dict[str, Port] | None = None, *,
     if kind != "terminal":
         keys = (*keys, ERROR, *((TRIAL,) if kind == "primitive" else ()))
     return NodeType(name, kind, ports or {}, keys=keys, max_ticks=max_ticks, **fields)
+
+
+def finding_type(name: str, ports: dict[str, Port], result: tuple[str, str], doc: str,
+                 keys: tuple[KeyUse, ...]) -> NodeType:
+    """A perception leaf that looks for something: `ports`, then the `result` key port (default
+    key, doc) and its outcome `<key>.outcome`, found | not_found."""
+    key, result_doc = result
+    return leaf_type(name, "perception", {
+        **ports,
+        "result": key_port("result", key, result_doc),
+        "outcome": key_port("outcome", f"{key}.outcome", "found | not_found"),
+    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome", doc=doc, keys=keys)

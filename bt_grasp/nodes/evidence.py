@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Receptacles
+from bt_grasp.aim_memory import note_wrong_hold
+from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
@@ -43,6 +44,8 @@ class CheckHeld(Leaf):
 
         before = self.out_key("before")
         verdict, reason = TargetStillThere(before, f"{before}.query", f"{before}.frame").check(self.ctx)
+        if verdict == "mismatch":  # seen, not told: the target still lies there
+            note_wrong_hold(self.ctx.memory)
         return self.result(verdict, {f"{self.node_id}.reason": reason}, PERCEPTION_SECONDS)
 
 

@@ -2,9 +2,9 @@
 show_receptacles, gaze_at, pick, place_on, open, close, ask, listen, finish.
 
 They talk to the world only through ctx.driver, ctx.perceiver and ctx.services, like every other
-leaf, and use of the driver only what bt_grasp/drivers/base.py declares (Driver, MobileBase, Head,
-Articulated, AtReceptacle, UserChannel, ReceptacleAnnotator): a driver lacking a protocol gets the
-leaf's documented fallback, never an AttributeError.
+leaf, and use of the driver only what bt_grasp/drivers/base.py and bt_grasp/drivers/capabilities.py
+declare (Driver, MobileBase, Head, Articulated, AtReceptacle, UserChannel, ReceptacleAnnotator): a
+driver lacking a protocol gets the leaf's documented fallback, never an AttributeError.
 
 The leaves are in mobile_survey.py (show_object_by_category, walk_around, show_receptacles),
 mobile_motions.py (nav_to, gaze_at, pick, place_on, open, close) and mobile_dialogue.py (ask,

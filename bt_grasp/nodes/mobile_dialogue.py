@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bt_grasp.drivers.base import UserChannel
+from bt_grasp.drivers.capabilities import UserChannel
 from bt_grasp.mobile.som import Mark
 from bt_grasp.mobile.user import TerminalUser
 from bt_grasp.nodes.base import Leaf, LeafResult

@@ -3,7 +3,8 @@ A started motion is returned as Pending: it runs across ticks and a reactive par
 
 from __future__ import annotations
 
-from bt_grasp.drivers.base import Articulated, Execution, MobileBase
+from bt_grasp.drivers.base import Execution
+from bt_grasp.drivers.capabilities import Articulated, MobileBase
 from bt_grasp.drivers.motion import start_motion
 from bt_grasp.mobile.som import Mark
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
@@ -13,15 +14,15 @@ from bt_grasp.nodes.declare import (
     NAV_OUT,
     PICK_OUT,
     REASON,
+    ablation_port,
     key_port,
     leaf_type,
     sub_entries,
 )
 from bt_grasp.nodes.mobile_marks import _lookup, _view
 from bt_grasp.nodes.primitives import _exec_meta, check_grasp
-from bt_grasp.nodes.watchdog import WatchedMotion
+from bt_grasp.nodes.watchdog import WatchedGrasp
 from bt_grasp.registry import KeyUse, NodeType, Port
-from bt_grasp.watchdog.live import LiveWatchdog
 
 
 def _motion_outcome(ex: Execution) -> str:
@@ -84,21 +85,18 @@ class GazeAt(Leaf):
                                                       event_meta={**ex.info, "target": mark.name}))
 
 
-class Pick(Leaf):
+class Pick(WatchedGrasp):
     """Grasp the marked object (first feasible planned grasp) and classify it with the Watchdog."""
 
     NODE_TYPE = leaf_type("pick", "primitive", {
         "marker": Port("marker", "any", required=True, doc=OBJECT_MARKER),
-        "watchdog": Port("watchdog", "bool", default=True,
-                         doc="false = ablation: trust a completed motion (outcome SUCCESS)"),
+        "watchdog": ablation_port("watchdog", "trust a completed motion (outcome SUCCESS)"),
         "execution": key_port("execution", "pick.execution", "where the Execution is written"),
         "outcome": key_port("outcome", "pick.outcome", "Watchdog label | infeasible | stale_marker | fault"),
     }, outcomes=PICK_OUT, counts_as_action=True, outcome_port="outcome",
         doc="Grasp a marked object and judge it with the Watchdog.",
         keys=(*sub_entries("outcome", "target"), REASON, *LABEL_SO_FAR), max_ticks=1200)
     SUCCESS_OUTCOMES = frozenset({"SUCCESS"})
-    MAX_CANDIDATES = 8
-    live: WatchedMotion | None = None  # the running grasp under its streaming Watchdog
 
     def execute(self) -> LeafResult | Pending:
         ctx = self.ctx
@@ -116,8 +114,7 @@ class Pick(Leaf):
             motion = start_motion(ctx.driver, "grasp", pose=pose, width=pose.width, force=20.0,
                                   timeout=ctx.remaining_time())
             if self.port("watchdog"):  # the label so far while it runs ({id}.label_so_far)
-                self.live = motion = WatchedMotion(motion, LiveWatchdog(ctx.services.thresholds),
-                                                   self.node_id, ctx.blackboard.set)
+                motion = self.watched(motion)
             def finish(ex: Execution, mark: Mark = mark) -> LeafResult:
                 return self.finish(ex, mark)
 
@@ -142,10 +139,6 @@ class Pick(Leaf):
             meta["watchdog"] = {"label": None, "ablated": True}
         return self.result(label, {exec_key: ex, f"{self.out_key('outcome')}.target": mark.name},
                            ex.duration, meta)
-
-    def halt_label(self, execution: Execution | None) -> str | None:
-        """A preempted pick is labelled with what its Watchdog had decided (None: nothing yet)."""
-        return self.live.label if self.live is not None else None
 
 
 class PlaceOn(Leaf):

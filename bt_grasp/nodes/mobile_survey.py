@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import AtReceptacle, Head, ReceptacleAnnotator
+from bt_grasp.drivers.capabilities import AtReceptacle, Head, ReceptacleAnnotator
 from bt_grasp.mobile.som import MATCH_MIN, LexicalMatcher, Mark, marks_dir, overlay
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.declare import PERCEPTION_OUT, SHOW_OUT, key_port, leaf_type, sub_entries
+from bt_grasp.nodes.declare import SHOW_OUT, ablation_port, finding_type, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.mobile_dialogue import _user
 from bt_grasp.nodes.mobile_marks import _png_name, _seen, _view, inventory_text
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS
@@ -47,8 +47,7 @@ class ShowObjectByCategory(Leaf):
 
     NODE_TYPE = leaf_type("show_object_by_category", "perception", {
         "category": Port("category", "str", required=True, doc='what to look for, e.g. "{goal.object}"'),
-        "condition": Port("condition", "bool", default=True,
-                          doc="false = ablation: ignore the category, mark every object, best = first"),
+        "condition": ablation_port("condition", "ignore the category, mark every object, best = first"),
         "result": key_port("result", "objects", "where marks, best marker and inventory are written"),
         "outcome": key_port("outcome", "objects.outcome", "one | many | none"),
     }, outcomes=SHOW_OUT, perception=True, outcome_port="outcome",
@@ -92,11 +91,9 @@ class WalkAround(Leaf):
 
     A driver without a Head observes `views` times from where it looks (no panning)."""
 
-    NODE_TYPE = leaf_type("walk_around", "perception", {
+    NODE_TYPE = finding_type("walk_around", {
         "views": Port("views", "int", default=3, minimum=1, maximum=5, doc="head pan viewpoints"),
-        "result": key_port("result", "inventory", "where the inventory text is written"),
-        "outcome": key_port("outcome", "inventory.outcome", "found | not_found"),
-    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+    }, ("inventory", "where the inventory text is written"),
         doc='Inventory of the current receptacle from several viewpoints ("0: a mug, 1: a remote").',
         keys=sub_entries("result", "count"))
     SUCCESS_OUTCOMES = frozenset({"found"})
@@ -143,11 +140,9 @@ class WalkAround(Leaf):
 class ShowReceptacles(Leaf):
     """Mark the receptacles in view; `target` picks receptacles.best by text similarity."""
 
-    NODE_TYPE = leaf_type("show_receptacles", "perception", {
+    NODE_TYPE = finding_type("show_receptacles", {
         "target": Port("target", "str", default="", doc="receptacle wanted (its marker becomes receptacles.best)"),
-        "result": key_port("result", "receptacles", "where receptacle marks are written"),
-        "outcome": key_port("outcome", "receptacles.outcome", "found | not_found"),
-    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+    }, ("receptacles", "where receptacle marks are written"),
         doc="Numbered Set-of-Mark overlay of the receptacles in view.",
         keys=sub_entries("result", "marks", "best", "image"))
     SUCCESS_OUTCOMES = frozenset({"found"})

@@ -11,7 +11,7 @@ from typing import Any
 
 from bt_grasp.mobile.target import check, select
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.declare import CHECK_OUT, SELECT_OUT, key_port, leaf_type, sub_entries
+from bt_grasp.nodes.declare import CHECK_OUT, SELECT_OUT, ablation_port, key_port, leaf_type, sub_entries
 from bt_grasp.nodes.mobile_marks import _lookup, _marks, _view
 from bt_grasp.registry import Port
 
@@ -31,8 +31,7 @@ class SelectTarget(Leaf):
 
     NODE_TYPE = leaf_type("select_target", "perception", {
         "text": Port("text", "str", required=True, doc='the request, qualifiers included, e.g. "{goal.object}"'),
-        "condition": Port("condition", "bool", default=True,
-                          doc="false = ablation: take marker 0 without grounding the request"),
+        "condition": ablation_port("condition", "take marker 0 without grounding the request"),
         "result": key_port("result", "objects", "where best (marker), reason and alternatives are written"),
         "outcome": key_port("outcome", "select.outcome", "one | ambiguous | none"),
     }, outcomes=SELECT_OUT, outcome_port="outcome",

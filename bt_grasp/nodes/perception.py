@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Receptacles
+from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import (
     LOCATE_OUT,
     LOCATED,
-    PERCEPTION_OUT,
+    finding_type,
     key_port,
     leaf_type,
     locate_outcomes,
@@ -61,12 +61,9 @@ def observe_and_survey(leaf: Leaf):
 
 
 class SurveyScene(Leaf):
-    NODE_TYPE = leaf_type("survey_scene", "perception", {
-        "result": key_port("result", "scene", "where the scene graph is written"),
-        "outcome": key_port("outcome", "scene.outcome", "found | not_found"),
-    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
-        doc="Perceive the scene: objects with names and a scene graph of relations.",
-        keys=sub_entries("result", "count"))
+    NODE_TYPE = finding_type("survey_scene", {}, ("scene", "where the scene graph is written"),
+                             doc="Perceive the scene: objects with names and a scene graph of relations.",
+                             keys=sub_entries("result", "count"))
     SUCCESS_OUTCOMES = frozenset({"found"})
 
     def execute(self) -> LeafResult:

@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Driver, Execution, GraspChecker, GraspPose
-from bt_grasp.drivers.motion import Motion, start_motion
+from bt_grasp.aim_memory import WRONG_HOLDS_BEFORE_PUSH, aimed_grasp, like, wrong_holds_on
+from bt_grasp.drivers.base import Driver, Execution, GraspPose
+from bt_grasp.drivers.capabilities import GraspChecker
+from bt_grasp.drivers.motion import start_motion
 from bt_grasp.nodes.base import Leaf, LeafResult, Pending
 from bt_grasp.nodes.declare import (
     CARRY_OUT,
@@ -22,9 +24,8 @@ from bt_grasp.nodes.declare import (
     key_port,
     leaf_type,
 )
-from bt_grasp.nodes.watchdog import WatchedMotion
-from bt_grasp.registry import Port
-from bt_grasp.watchdog.live import LiveWatchdog
+from bt_grasp.nodes.watchdog import WatchedGrasp
+from bt_grasp.registry import NodeType, Port
 
 
 def _outcome_of(execution: Execution) -> str:
@@ -60,8 +61,10 @@ def check_grasp(driver: Driver, pose: GraspPose, waypoint: Any) -> tuple[bool, s
 PUSH_DIRECTIONS = ("left", "right", "up", "down")
 
 
-class Grasp(Leaf):
-    """Plan ranked 6-DoF grasps on the located object, run the first feasible one."""
+class Grasp(WatchedGrasp):
+    """Plan ranked 6-DoF grasps on the located object, run the first feasible one. What the run
+    learned from wrong holds on this target (bt_grasp/aim_memory.py) shapes the plan: grasps like
+    one that held a neighbour are skipped, and after two such holds the answer is `infeasible`."""
 
     NODE_TYPE = leaf_type("grasp", "primitive", {
         "target": Port("target", "str", default="{target}", doc="located object to grasp"),
@@ -69,11 +72,10 @@ class Grasp(Leaf):
         "execution": key_port("execution", "grasp.execution", "where the Execution is written"),
         "outcome": key_port("outcome", "grasp.outcome", "done | infeasible | fault"),
     }, outcomes=GRASP_OUT, counts_as_action=True, outcome_port="outcome",
-        doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift).",
+        doc="Plan a grasp on the located object and execute it (approach, close, settle, micro-lift); "
+            "grasps like one that held a neighbour of it are skipped, after two such holds: infeasible.",
         keys=(REASON, *LABEL_SO_FAR), max_ticks=600)
     SUCCESS_OUTCOMES = frozenset({"done"})
-    MAX_CANDIDATES = 8
-    live: WatchedMotion | None = None  # the running attempt under its streaming Watchdog
 
     def execute(self) -> LeafResult | Pending:
         ctx = self.ctx
@@ -84,7 +86,14 @@ class Grasp(Leaf):
             return self.result("infeasible", {exec_key: None},
                                event_meta={"reason": "no located target to grasp"})
         obs = ctx.memory.last_observation or ctx.observe()
-        candidates = ctx.services.plan_grasps(obs, located)
+        role = self.out_key("target")
+        missed = wrong_holds_on(ctx.memory.wrong_holds, role, located)
+        if len(missed) >= WRONG_HOLDS_BEFORE_PUSH:  # grasping it again would take another neighbour
+            reason = f"{len(missed)} grasps on {located.name} held a neighbour: free it first"
+            return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
+                               event_meta={"reason": reason, "target": located.name})
+        planned = ctx.services.plan_grasps(obs, located)
+        candidates = [p for p in planned if not any(like(p, w) for w in missed)]
         reasons = []
         for pose in candidates[: self.MAX_CANDIDATES]:
             ok, reason = check_grasp(ctx.need_driver(), pose, np.concatenate([pose.position, pose.orientation]))
@@ -93,27 +102,21 @@ class Grasp(Leaf):
                 continue
             motion = self.watched(start_motion(ctx.driver, "grasp", pose=pose, width=pose.width,
                                                force=float(self.port("force")), timeout=ctx.remaining_time()))
+            ctx.memory.last_grasp = aimed_grasp(role, located, pose)
             about = {"target": located.name, "width": round(float(pose.width), 4), "candidates": len(candidates),
                      "pose": [round(float(x), 4) for x in np.concatenate([pose.position, pose.orientation])]}
+            if missed:  # re-planned after a wrong hold: how many candidates were like a failed grasp
+                about["unlike_wrong_holds"] = {"wrong_holds": len(missed), "dropped": len(planned) - len(candidates)}
 
             def finish(execution: Execution, about: dict[str, Any] = about) -> LeafResult:
                 return self.result(_outcome_of(execution), {exec_key: execution}, execution.duration,
                                    {**_exec_meta(execution), **about})
 
             return Pending(motion, finish, halt_writes=lambda execution: {exec_key: execution})
-        reason = "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}"
+        reason = ("every grasp candidate is like one that held a neighbour" if planned and not candidates
+                  else "no grasp candidates" if not candidates else f"all candidates infeasible: {reasons[0]}")
         return self.result("infeasible", {exec_key: None, f"{self.node_id}.reason": reason},
                            event_meta={"reason": reason, "target": located.name})
-
-    def watched(self, motion: Motion) -> WatchedMotion:
-        """The grasp motion under a streaming Watchdog: `{id}.label_so_far` while it runs."""
-        live = LiveWatchdog(self.ctx.services.thresholds)
-        self.live = WatchedMotion(motion, live, self.node_id, self.ctx.blackboard.set)
-        return self.live
-
-    def halt_label(self, execution: Execution | None) -> str | None:
-        """A preempted grasp is labelled with what its Watchdog had decided (None: nothing yet)."""
-        return self.live.label if self.live is not None else None
 
 
 class Push(Leaf):
@@ -223,14 +226,20 @@ class _CarryMotion(_Motion):
         return self.result(outcome, writes, duration=execution.duration, event_meta=meta)
 
 
-class Lift(_CarryMotion):
-    NODE_TYPE = leaf_type("lift", "primitive", {
-        "height": Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
+def carry_type(name: str, setting: Port, doc: str, max_ticks: int) -> NodeType:
+    """A carrying motion's type: its one `setting`, check_hold, and the outcome key (`dropped`
+    only with check_hold)."""
+    return leaf_type(name, "primitive", {
+        setting.name: setting,
         "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
-        "outcome": key_port("outcome", "lift.outcome", "done | dropped | infeasible | fault"),
-    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome",
-        doc="Raise the end effector.",
-        keys=(REASON,), max_ticks=300)
+        "outcome": key_port("outcome", f"{name}.outcome", "done | dropped | infeasible | fault"),
+    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome", doc=doc,
+        keys=(REASON,), max_ticks=max_ticks)
+
+
+class Lift(_CarryMotion):
+    NODE_TYPE = carry_type("lift", Port("height", "float", default=0.15, minimum=0.0, doc="metres to rise"),
+                           "Raise the end effector.", max_ticks=300)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "lift", dz=float(self.port("height")),
@@ -238,13 +247,8 @@ class Lift(_CarryMotion):
 
 
 class Place(_CarryMotion):
-    NODE_TYPE = leaf_type("place", "primitive", {
-        "target": Port("target", "str", default="basket", doc="where to put the held object"),
-        "check_hold": Port("check_hold", "bool", default=False, doc=CHECK_HOLD_DOC),
-        "outcome": key_port("outcome", "place.outcome", "done | dropped | infeasible | fault"),
-    }, outcomes=CARRY_OUT, outcomes_for=carry_outcomes, outcome_port="outcome",
-        doc="Carry the held object to a receptacle and release it.",
-        keys=(REASON,), max_ticks=600)
+    NODE_TYPE = carry_type("place", Port("target", "str", default="basket", doc="where to put the held object"),
+                           "Carry the held object to a receptacle and release it.", max_ticks=600)
 
     def start(self) -> Any:
         return start_motion(self.ctx.driver, "place", target=str(self.port("target")),

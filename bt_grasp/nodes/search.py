@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bt_grasp.drivers.base import Receptacles
+from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
-from bt_grasp.nodes.declare import LOCATED, PERCEPTION_OUT, REASON, key_port, leaf_type, sub_entries
+from bt_grasp.nodes.declare import LOCATED, REASON, finding_type, sub_entries
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
 from bt_grasp.perception.types import SceneGraph, SceneObject
 from bt_grasp.registry import Port
@@ -47,14 +47,12 @@ class PickHider(Leaf):
     """found: an object to take away (written like a located target); not_found: nothing visible
     outside the receptacle could be moved."""
 
-    NODE_TYPE = leaf_type("pick_hider", "perception", {
+    NODE_TYPE = finding_type("pick_hider", {
         "target": Port("target", "str", required=True, doc='the text of the object searched for, e.g. "{goal.object}"'),
         "place": Port("place", "str", default="basket", doc="receptacle whose region (driver.place_region) is skipped"),
         "max_objects": Port("max_objects", "int", default=3, minimum=1,
                             doc="best-ranked objects whose grasps are planned; the first graspable one is chosen"),
-        "result": key_port("result", "hider", "where the chosen object is written (like locate_object)"),
-        "outcome": key_port("outcome", "hider.outcome", "found | not_found"),
-    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome",
+    }, ("hider", "where the chosen object is written (like locate_object)"),
         doc="Search: the graspable object most likely to hide the target (large, piled, of its colour).",
         keys=(*sub_entries("result", *LOCATED), REASON))
     SUCCESS_OUTCOMES = frozenset({"found"})

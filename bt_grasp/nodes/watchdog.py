@@ -1,5 +1,6 @@
 """The Watchdog in the tree: evaluate_grasp (the label of the last grasp, written where trees
-route) and WatchedMotion (the label so far of a grasp still running, for reactive conditions)."""
+route), WatchedMotion (the label so far of a grasp still running, for reactive conditions) and
+WatchedGrasp (the grasp leaves that run one)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 from py_trees.common import Status
 
+from bt_grasp.aim_memory import note_wrong_hold
 from bt_grasp.drivers.base import Execution
-from bt_grasp.drivers.motion import HALTED, Motion
+from bt_grasp.drivers.capabilities import Motion
+from bt_grasp.drivers.motion import HALTED
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import key_port, leaf_type, sub_entries
 from bt_grasp.outcomes import LABELS, ExecStatus, Label
@@ -64,6 +67,10 @@ class EvaluateGrasp(Leaf):
             else:
                 answer, reason = verifier(self.ctx)
                 semantic = as_verdict(answer)
+                if semantic == "mismatch" and getattr(verifier, "perceptual", False):
+                    # learned from the robot's own re-perception only: a verifier that reads the
+                    # simulator's ground truth (a test oracle) routes the tree but teaches nothing
+                    note_wrong_hold(self.ctx.memory)
             verdict.evidence["semantic_reason"] = reason
         return self._finish(label, float(verdict.confidence), dict(verdict.evidence), semantic)
 
@@ -161,3 +168,21 @@ class WatchedMotion:
             self._shown = shown
             self._publish(self.key, shown[0])
             self._publish(f"{self.key}.confidence", shown[1])
+
+
+class WatchedGrasp(Leaf):
+    """A grasp leaf (grasp, pick) whose running motion a streaming Watchdog reads: `live` is the
+    current attempt, and a preempted attempt is labelled with what its Watchdog had decided."""
+
+    MAX_CANDIDATES = 8  # planned grasps checked for feasibility before the leaf gives up
+    live: WatchedMotion | None = None  # the running attempt under its streaming Watchdog
+
+    def watched(self, motion: Motion) -> WatchedMotion:
+        """The grasp motion under a streaming Watchdog: `{id}.label_so_far` while it runs."""
+        live = LiveWatchdog(self.ctx.services.thresholds)
+        self.live = WatchedMotion(motion, live, self.node_id, self.ctx.blackboard.set)
+        return self.live
+
+    def halt_label(self, execution: Execution | None) -> str | None:
+        """A preempted grasp is labelled with what its Watchdog had decided (None: nothing yet)."""
+        return self.live.label if self.live is not None else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bt_grasp.drivers.base import ReportsTcp
+from bt_grasp.drivers.capabilities import ReportsTcp
 from bt_grasp.observe import foxglove_messages as fm
 from bt_grasp.observe.foxglove_channels import FoxglovePublisher
 from bt_grasp.observe.foxglove_tree import tree_xml

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import ReportsTcp
+from bt_grasp.drivers.capabilities import ReportsTcp
 from bt_grasp.errors import UserError
 from bt_grasp.json_encoding import encode_record
 from bt_grasp.observe.extras import need

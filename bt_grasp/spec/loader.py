@@ -76,6 +76,10 @@ def read_tree_file(path: Path, display: str, pos: Pos | None = None) -> str:
 
 
 class _Loader:
+    """Reads a tree file and the files it includes. It is the ParseContext of node parsing:
+    counts, errors and the registry span the whole tree; `base_dir` is the folder of the file
+    being parsed, against which its includes resolve."""
+
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self._copied = False
@@ -87,6 +91,7 @@ class _Loader:
         self.expansions = 0  # include nodes expanded
         self.roots: list[Path] = []  # folders includes may be read from
         self.errors: list[UserError] = []  # node errors of the whole tree so far (parse.record)
+        self.base_dir = Path()  # set by load_doc to the folder of the file it parses
 
     # -- one file --------------------------------------------------------------------------
     def load_doc(self, text: str, display: str, base_dir: Path, given: dict[str, ParamValue],
@@ -100,11 +105,14 @@ class _Loader:
         declared = declared_params(data.get("params"), data.val_pos.get("params", data.pos))
         params = bind_params(declared, given, given_key_pos, where or Pos(display, 1, 1))
         root_raw, root_pos = substitute(data["root"], data.val_pos["root"], params)
+        outer, self.base_dir = self.base_dir, base_dir
         try:
-            root = parse_node(root_raw, root_pos, _FileCtx(self, base_dir))
+            root = parse_node(root_raw, root_pos, self)
         except UserError as exc:  # the root itself: recorded with what its sub-nodes gave
-            record(_FileCtx(self, base_dir), exc)
+            record(self, exc)
             raise one_or_all(self.errors) from None
+        finally:
+            self.base_dir = outer  # the including file goes on parsing after its include node
         if self.errors:
             raise one_or_all(self.errors)
         own = list(file_nodes(root))
@@ -163,7 +171,7 @@ class _Loader:
                 self.user_nodes.append(ref)
 
     # -- includes ----------------------------------------------------------------------------
-    def include(self, type_name: str, fields: PosDict, pos: Pos, base_dir: Path) -> NodeSpec:
+    def include(self, type_name: str, fields: PosDict, pos: Pos) -> NodeSpec:
         for key in fields:
             if key not in INCLUDE_KEYS:
                 raise fail(f"unknown field '{key}' for {type_name}{did_you_mean(str(key), INCLUDE_KEYS)}"
@@ -173,7 +181,7 @@ class _Loader:
         self.expansions += 1
         if self.expansions > MAX_INCLUDES:
             raise UserErrors([fail(f"more than {MAX_INCLUDES} includes in one tree", pos)], final=True)
-        path, display = resolve_include(fields["file"], fields.val_pos["file"], base_dir, self.stack,
+        path, display = resolve_include(fields["file"], fields.val_pos["file"], self.base_dir, self.stack,
                                         self.roots)
         raw_params = fields.get("params")
         given: dict[str, ParamValue] = {}
@@ -226,41 +234,6 @@ def _file_folder(display: str) -> Path | None:
     text that is no file."""
     path = Path(display)
     return path.resolve().parent if path.is_file() else None
-
-
-class _FileCtx:
-    """ParseContext for one file: the registry, and includes relative to that file."""
-
-    def __init__(self, loader: _Loader, base_dir: Path) -> None:
-        self.loader = loader
-        self.base_dir = base_dir
-
-    @property
-    def registry(self) -> Registry:
-        return self.loader.registry
-
-    @property
-    def depth(self) -> int:
-        return self.loader.depth
-
-    @depth.setter
-    def depth(self, value: int) -> None:
-        self.loader.depth = value
-
-    @property
-    def errors(self) -> list[UserError]:
-        return self.loader.errors
-
-    @property
-    def nodes(self) -> int:
-        return self.loader.nodes
-
-    @nodes.setter
-    def nodes(self, value: int) -> None:
-        self.loader.nodes = value
-
-    def include(self, type_name: str, fields: PosDict, pos: Pos) -> NodeSpec:
-        return self.loader.include(type_name, fields, pos, self.base_dir)
 
 
 def parse_budgets(raw: Any, pos: Pos) -> Budgets:

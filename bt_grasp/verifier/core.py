@@ -20,6 +20,7 @@ from bt_grasp.default_registry import default_registry
 from bt_grasp.nodes.base import ENDS_NOW
 from bt_grasp.oracles import ScriptedOracle, scripts_of
 from bt_grasp.registry import Registry
+from bt_grasp.verifier.clocks import on_logical_clock
 from bt_grasp.verifier.compiled.reference import verify_reference
 from bt_grasp.verifier.compiled.search import ANY, unroll
 from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, counterexample
@@ -43,7 +44,8 @@ REPLAY_TICKS = 2000
 
 def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200_000,
                 goal: dict[str, Any] | None = None, time_limit: float | None = None,
-                engine: str = "auto", replay_all: bool = False, upper: bool = True) -> VerifyResult:
+                engine: str = "auto", replay_all: bool = False, upper: bool = True,
+                clock: str = "wall") -> VerifyResult:
     """Explore every run of `spec` (a TreeSpec) against the choice oracle.
 
     `max_runs` caps the partial runs executed and `time_limit` the seconds spent; reaching either
@@ -54,6 +56,9 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     proves that every run decides but the search has not found every bound within UPPER_WORK
     more work (a count of the search's steps, never a clock: the answer is the same on any
     machine however busy), answer with the summary's upper bounds (`unreached`); False: search on.
+    `clock`: what a timeout's deadline checks read (verifier/clocks.py): "wall", every timing a
+    wall clock allows; "logical" (`bt-grasp verify`'s default), the simulated run's clock, with
+    the wall clock's bounds beside where they differ.
     """
     # The search holds every state it met until it ends and makes little cyclic garbage, so
     # the cycle collector's full passes only re-scan live states (a quarter of the CPU on the
@@ -61,7 +66,12 @@ def verify_tree(spec: Any, registry: Registry | None = None, max_runs: int = 200
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _verify_tree(spec, registry, max_runs, goal, time_limit, engine, replay_all, upper)
+        result = _verify_tree(spec, registry, max_runs, goal, time_limit, engine, replay_all, upper)
+        if clock == "logical" and result.timeouts:
+            setup = Setup(spec, registry or getattr(spec, "registry", None) or default_registry(),
+                          goal, clock="logical")
+            result = _completed(on_logical_clock(setup, result, max_runs, time_limit), spec, setup)
+        return result
     finally:
         if collecting:
             gc.enable()
@@ -90,10 +100,15 @@ def _verify_tree(spec: Any, registry: Registry | None, max_runs: int, goal: dict
         result.problem = (f"exploration limit ({max_runs} partial runs"
                           f"{'' if time_limit is None else f' or {time_limit} s'}) reached before "
                           "every run was checked: incomplete, not proven")
+    return _completed(result, spec, setup)
+
+
+def _completed(result: VerifyResult, spec: Any, setup: Setup) -> VerifyResult:
+    """The fields every result carries, whichever search answered."""
     result.tick_cap = {"value": setup.cap.value, "source": setup.cap.source}
     result.tick_cap_text = setup.cap.describe()
     result.timeouts = sum(node.type == "timeout" for node in spec.root.walk())
-    result.wall_clock = result.timeouts > 0
+    result.wall_clock = result.timeouts > 0 and result.clock == "wall"
     result.node_paths = _paths(spec)
     if getattr(spec, "properties", None) and not result.properties:
         result.properties = unchecked(spec.properties, _why_unchecked(result))

@@ -26,19 +26,26 @@ _MAX_REPLAY = 1_000_000  # a long loop is replayed for at most this many choices
 
 class Setup:
     """One tree to verify: its registry, the budgets in force (the tick cap with where it came
-    from) and the goal on the blackboard at the start."""
+    from), the goal on the blackboard at the start, and the clock its timeouts read: "wall" (the
+    oracle answers each deadline check a wall clock leaves open) or "logical" (the Runner's
+    logical clock decides, as in a simulated run)."""
 
-    def __init__(self, spec: Any, registry: Registry, goal: dict[str, Any] | None) -> None:
-        self.spec, self.registry = spec, registry
+    def __init__(self, spec: Any, registry: Registry, goal: dict[str, Any] | None,
+                 clock: str = "wall") -> None:
+        self.spec, self.registry, self.clock = spec, registry, clock
         self.cap: TickCap = tick_cap(spec, registry)
         self.limits = episode_limits(spec, registry)
         goal = goal if goal is not None else dict(getattr(spec, "goal", {}) or {})
         self.initial = {f"goal.{k}": v for k, v in goal.items()} or {"goal.object": "target object"}
 
     def replay(self, oracle: Any) -> EpisodeResult:
-        ctx = RunContext(registry=self.registry, limits=self.limits, oracle=oracle,
-                         blackboard=Blackboard(dict(self.initial)), explore_running=True)
-        return Runner(self.spec, ctx).run()
+        return Runner(self.spec, self.context(oracle)).run()
+
+    def context(self, oracle: Any) -> RunContext:
+        """A run's context under `oracle`, its timeouts reading this setup's clock."""
+        return RunContext(registry=self.registry, limits=self.limits, oracle=oracle,
+                          blackboard=Blackboard(dict(self.initial)), explore_running=True,
+                          logical_deadlines=self.clock == "logical")
 
     def result(self, *, proven: bool, runs_explored: int, **fields: Any) -> VerifyResult:
         """This tree's VerifyResult, whichever engine answers: the structure's findings (the
@@ -163,8 +170,7 @@ class _Watched(Runner):
         from bt_grasp.verifier.compiled.state import RunState
         from bt_grasp.verifier.static import keys_read
 
-        ctx = RunContext(registry=setup.registry, limits=setup.limits, oracle=oracle,
-                         blackboard=Blackboard(dict(setup.initial)), explore_running=True)
+        ctx = setup.context(oracle)
         super().__init__(setup.spec, ctx)
         self.oracle = oracle
         self.state = RunState(self.root, ctx, keys_read(setup.spec, setup.registry))

@@ -12,7 +12,13 @@ _UNBOUNDED = ("unbounded: an unbounded repeat, a BT.CPP retry of -1, or a reacti
 _STATIC = "static bound: from the tree's structure and literal budgets alone, without the search"
 _WALL_CLOCK = ("timeouts: a deadline may pass at any check a wall clock allows (a tick may last "
                "longer than its 0.05 s), and the search answers each check both ways: the bounds "
-               "and witnesses cover wall-clock timings; on the logical clock a run may reach less")
+               "and witnesses cover wall-clock timings (`--clock logical`: the figures of a "
+               "simulated run's clock, where a run may reach less)")
+_LOGICAL_CLOCK = ("timeouts: on the logical clock (a tick lasts 0.05 s unless a call in it takes time) a "
+                  "deadline may pass early (a call that takes long) and has passed by the last tick "
+                  "entry the clock allows (ceil(seconds / 0.05) after a start before any call of its "
+                  "tick, one more after one); each witness is replayed on a logical clock deciding the "
+                  "deadlines; `--clock wall` covers every timing a wall clock allows")
 # Each timeout's checks are answered on their own, so with two that can run at once a witness
 # may pass the later deadline while the earlier one is "not yet": no one clock does that.
 _TIMEOUTS_APART = ("several timeouts: each one's checks are answered on their own, so a witness may "
@@ -53,6 +59,12 @@ class VerifyResult:
     # the tree has a timeout: its deadline checks are answered as a wall clock may (see render)
     wall_clock: bool = False
     timeouts: int = 0  # how many timeout nodes the tree has (several: see _TIMEOUTS_APART)
+    # the clock the timeouts read ("logical": the Runner's, as in a simulated run; "wall": every
+    # timing a wall clock allows, see verifier/clocks.py), the wall clock's bounds beside the
+    # logical clock's, and what else to know of the clock (a search that did not finish)
+    clock: str = "wall"
+    wall_bounds: dict[str, int] = field(default_factory=dict)
+    clock_note: str = ""
     # the tree's properties, each HOLDS / VIOLATED (with a replayed witness) / NOT CHECKED
     properties: list[Any] = field(default_factory=list)
     # the exact search's run graph and its initial state (None when another way answered)
@@ -72,7 +84,8 @@ class VerifyResult:
                 "endings": self.endings, "complete": self.complete, "states": self.states,
                 "witnesses": self.witnesses, "tick_cap": self.tick_cap, "method": self.method,
                 "longest_run_ticks": self.longest, "unreached": self.unreached,
-                "wall_clock": self.wall_clock,
+                "wall_clock": self.wall_clock, "clock": self.clock,
+                "wall_clock_bounds": self.wall_bounds, "clock_note": self.clock_note,
                 "properties": [p.to_json() for p in self.properties]}
 
     def step_path(self, node: str) -> str:
@@ -94,7 +107,11 @@ def _table(res: VerifyResult) -> list[str]:
             notes.add(_UNBOUNDED)
         else:
             static = str(res.static_bounds[key])
-        rows.append((key, f"<= {value}" if key in res.unreached else str(value), static))
+        shown = f"<= {value}" if key in res.unreached else str(value)
+        wall = res.wall_bounds.get(key, value)
+        if wall != value:
+            shown += f" ({wall} on a wall clock)"
+        rows.append((key, shown, static))
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     lines = [f"  {a:<{w0}}  {b:>{w1}}  {c}" for a, b, c in rows]
@@ -157,12 +174,19 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
                f"to the next), {res.states} distinct states{how}"]
     if res.tick_cap_text:
         out.append(res.tick_cap_text)
-    if res.wall_clock and res.bounds:
+    if res.clock == "logical" and res.timeouts:
+        out.append(_LOGICAL_CLOCK + ("" if res.wall_bounds == res.bounds or not res.wall_bounds else
+                                     "; where a wall clock allows more, the table says so"))
+    elif res.wall_clock and res.bounds:
         out.append(_WALL_CLOCK)
         if res.timeouts > 1:
             out.append(_TIMEOUTS_APART)
+    if res.clock_note:
+        out.append(f"clock: {res.clock_note}")
     if res.bounds:
-        out.append("worst case over every run (each reached by a witness run; "
+        reached = "a witness run" + (" whose deadline checks are answered as a wall clock may"
+                                     if res.wall_clock else "")
+        out.append(f"worst case over every run (each reached by {reached}; "
                    "`--witness KEY` prints it):" if not res.unreached else
                    "worst case over every run (<=: an upper bound; the others reached by a witness "
                    "run, `--witness KEY` prints it):")

@@ -1,6 +1,6 @@
 """The label a recorded attempt really earned, read from the simulator (never from the classifier).
 
-Engine-neutral: the simulator facts come from the driver's SimLabelling surface (drivers/base.py);
+Engine-neutral: the simulator facts come from the driver's SimLabelling surface (drivers/capabilities.py);
 only the recorder and tests use it.
 
 Ground truth, decided in this order from simulator facts (see `ground_truth`):

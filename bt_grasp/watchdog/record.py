@@ -5,7 +5,7 @@ This is labelling infrastructure, not policy:
   from perception, because we want the outcome to be decided by the induced fault;
 - the ground-truth label comes from the simulator's state (contacts, poses, masses, friction)
   observed during and after the attempt -- never from the classifier. Those facts come through
-  the driver's SimLabelling surface (drivers/base.py), so one recorder serves every simulated
+  the driver's SimLabelling surface (drivers/capabilities.py), so one recorder serves every simulated
   arm (PyBullet, MuJoCo).
 
 What each attempt induces is planned in bt_grasp.watchdog.induce, its noise added by
@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from bt_grasp.drivers.base import Fault, GraspPose, SimLabelling
+from bt_grasp.drivers.base import Fault, GraspPose
+from bt_grasp.drivers.capabilities import SimLabelling
 from bt_grasp.errors import UserError
 from bt_grasp.outcomes import Label
 from bt_grasp.watchdog.dataset import INDEX, Trace, save_trace

@@ -5,7 +5,8 @@ lift) and looks at the place where the target was located: the surface under the
 mask, in a fresh depth frame of the same camera. Three answers, because "I could not see" must
 never read as "yes":
 - ok: that surface rose (the held target was raised) or fell to what lay beneath (it left);
-- mismatch: that surface has not moved: the target still lies there, the fingers hold another object;
+- mismatch: that surface has not moved (at its median and over most of it): the target still lies
+  there, the fingers hold another object;
 - unknown: no evidence (the target was never located, no depth there, or a change too small to
   tell).
 Without the frame the target was located in, the text is located again and compared instead.
@@ -21,6 +22,7 @@ import numpy as np
 
 RAISED_M = 0.006  # the micro-lift raises a held target by 10-20 mm
 STILL_M = 0.003  # a surface that moved less than this has not moved
+STILL_SHARE = 0.8  # "still lies there" needs this share of its surface unmoved
 SAME_PLACE_M = 0.03
 MIN_PIXELS = 10
 
@@ -34,9 +36,9 @@ def centre(points: Any) -> np.ndarray | None:
     return np.median(pts, axis=0) if len(pts) else None
 
 
-def surface_change(before_obs: Any, after_obs: Any, mask: np.ndarray) -> float | None:
-    """Median height change (metres, base z) of the surface seen through `mask` between two
-    frames of the same camera; None when too few pixels have depth in both."""
+def surface_heights(before_obs: Any, after_obs: Any, mask: np.ndarray) -> np.ndarray | None:
+    """Height changes (metres, base z) of the surface seen through `mask` between two frames of
+    the same camera, one per pixel with depth in both; None when too few have it."""
     from bt_grasp.perception.geometry import frame_pointmap
 
     m = np.asarray(mask, bool)
@@ -47,11 +49,21 @@ def surface_change(before_obs: Any, after_obs: Any, mask: np.ndarray) -> float |
     ok = np.isfinite(z0) & np.isfinite(z1)
     if int(ok.sum()) < MIN_PIXELS:
         return None
-    return float(np.median(z1[ok] - z0[ok]))
+    return z1[ok] - z0[ok]
+
+
+def surface_change(before_obs: Any, after_obs: Any, mask: np.ndarray) -> float | None:
+    """Median height change (metres, base z) of the surface seen through `mask` between two
+    frames of the same camera; None when too few pixels have depth in both."""
+    dz = surface_heights(before_obs, after_obs, mask)
+    return None if dz is None else float(np.median(dz))
 
 
 class TargetStillThere:
-    """Has the target located before the grasp left its place?"""
+    """Has the target located before the grasp left its place? Answered from the robot's own
+    frames only (`perceptual`): its mismatches may teach the grasp planner (aim_memory.py)."""
+
+    perceptual = True
 
     def __init__(self, target_key: str = "target", text_key: str = "target.query",
                  frame_key: str = "target.frame") -> None:
@@ -67,13 +79,19 @@ class TargetStillThere:
         obs = ctx.driver.observe()
         frame = ctx.blackboard.get(self.frame_key)
         if frame is not None and getattr(before, "mask", None) is not None:
-            dz = surface_change(frame, obs, before.mask)
-            if dz is None:
+            heights = surface_heights(frame, obs, before.mask)
+            if heights is None:
                 return "unknown", "no depth where the target was"
+            dz = float(np.median(heights))
             if dz >= RAISED_M:
                 return "ok", f"the target's surface rose {dz * 1000:.0f} mm: it is held"
             if dz <= -RAISED_M:
                 return "ok", f"the target's surface fell {-dz * 1000:.0f} mm: it left its place"
+            still = float(np.mean(np.abs(heights) < STILL_M))
+            if abs(dz) < STILL_M and still < STILL_SHARE:
+                # a held target that tilts or slides in the grip leaves its median where it was
+                return "unknown", (f"the target's surface moved {dz * 1000:.1f} mm at the median, but "
+                                   f"only {still:.0%} of it is still: it was disturbed")
             if abs(dz) < STILL_M:
                 return "mismatch", (f"the target's surface moved {dz * 1000:.1f} mm: it still lies "
                                     "there, the gripper holds another object")

@@ -1,4 +1,4 @@
-"""The SimLabelling surface (drivers/base.py) on MuJoCo, with pybullet_arm/labelling.py's meanings,
+"""The SimLabelling surface (drivers/capabilities.py) on MuJoCo, with pybullet_arm/labelling.py's meanings,
 so `watchdog record` labels attempts on both engines by the same rules.
 
 A finger is its pad geom; the friction at the pads is their explicit contact pairs' (the product

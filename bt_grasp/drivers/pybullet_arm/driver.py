@@ -1,8 +1,8 @@
 """PyBulletArm: a UR5e with an 85 mm parallel gripper over a cluttered table, headless by default.
 
-Implements the Driver, GroundTruth, SimLabelling and FaultInjectable protocols of
-bt_grasp.drivers.base and Streaming of bt_grasp.drivers.motion (primitives run across ticks, one
-control period per poll: motions.py). The class is assembled from one module per job: world_setup.py
+Implements the Driver protocol of bt_grasp.drivers.base and the GroundTruth, SimLabelling,
+FaultInjectable and Streaming capabilities of bt_grasp.drivers.capabilities (primitives run across
+ticks, one control period per poll: motions.py). The class is assembled from one module per job: world_setup.py
 (building, scenes, camera), control.py (joint/finger commands, the per-step runtime), routes.py
 (guarded moves, departs, transits), checks.py (feasibility), primitives.py, motions.py,
 ground_truth.py (for scoring only) and labelling.py (for labelling recorded telemetry only).

@@ -28,7 +28,7 @@ class FaultBook:
 
 
 class InjectsFaults:
-    """FaultInjectable (drivers/base.py) for a driver keeping its pending faults in `faults`."""
+    """FaultInjectable (drivers/capabilities.py) for a driver keeping its pending faults in `faults`."""
 
     faults: FaultBook
 

@@ -1,4 +1,4 @@
-"""The SimLabelling surface (drivers/base.py) on PyBullet: contacts, forces and masses as Bullet
+"""The SimLabelling surface (drivers/capabilities.py) on PyBullet: contacts, forces and masses as Bullet
 has them, read by `watchdog record` to label attempts; never used to decide anything in a run
 (set_body_mass also serves the injected `mass` fault)."""
 

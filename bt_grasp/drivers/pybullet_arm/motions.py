@@ -31,7 +31,8 @@ from typing import Any
 import pybullet as pb
 
 from bt_grasp.drivers.base import Execution, Fault
-from bt_grasp.drivers.motion import HALTED, Motion, MotionHalted, SteppedMotion
+from bt_grasp.drivers.capabilities import Motion
+from bt_grasp.drivers.motion import HALTED, MotionHalted, SteppedMotion
 from bt_grasp.drivers.pybullet_arm import scene
 from bt_grasp.drivers.pybullet_arm.contact import CONTACT
 from bt_grasp.drivers.pybullet_arm.control import Planned, Steps, _Abort

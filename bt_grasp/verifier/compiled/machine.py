@@ -66,10 +66,10 @@ class Machine(ReplayState):
     extremes = True  # False: every call is explored tick by tick, observed or not (tests compare)
 
     def __init__(self, spec: Any, registry: Registry, limits: EpisodeLimits, initial: dict[str, Any],
-                 read_keys: set[str]) -> None:
+                 read_keys: set[str], logical_deadlines: bool = False) -> None:
         self.limits = limits
         self.ctx = RunContext(registry=registry, limits=limits, blackboard=Blackboard(dict(initial)),
-                              explore_running=True)
+                              explore_running=True, logical_deadlines=logical_deadlines)
         self.root = compile_tree(spec, self.ctx)
         self.ctx.oracle = self
         self.state = RunState(self.root, self.ctx, read_keys)
@@ -106,6 +106,8 @@ class Machine(ReplayState):
             if self.timed:
                 clock = self.ctx.clock
                 key += (round(max(0.0, self.tick_start + clock.tick_period - clock.now), 9),)
+                if self.ctx.logical_deadlines:  # a timeout started later in this tick: its limit
+                    key += (self.ctx.world_tick == self.ctx.tick,)
             stop = self.stop_at
             if stop is None or stop(key) or key in self.dive_keys or len(self.dive) >= _MAX_DIVE:
                 raise AtChoice(node_id, alphabet, key)

@@ -200,6 +200,7 @@ class RunState:
         ctx.events = []
         ctx.deadlines = []
         ctx.action_scopes = []
+        ctx.world_tick = -1  # snapshots are tick boundaries: no call yet in the coming tick
 
     def costs(self) -> dict[str, int]:
         """What the report bounds: actions, ticks, perception calls, calls per primitive; and,

@@ -31,6 +31,7 @@ import numpy as np
 
 from bt_grasp.errors import UserError
 from bt_grasp.verifier.probability.rates import Rates, node_types
+from bt_grasp.verifier.symbolic.graph import RunEdges
 
 __all__ = ["Chances", "TimeMatters", "chances"]
 
@@ -115,26 +116,35 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
     lengths = _Lengths(rates, types)
     probs: dict[Any, list[float] | None] = {}
     rewards: dict[Any, list[list[tuple[int, float]]]] = {}
+    targets: dict[Any, list[Any]] = {}
     open_q: set[str] = set()
     dists: dict[tuple[str, tuple[str, ...]], Any] = {}
     # edges of one way through the model share its costs (one dict): their rewards, once
     seen: dict[tuple[int, Any, int, Any], list[tuple[int, float]]] = {}
+    # the states of a point that take the same ways share their probabilities and rewards
+    shared: dict[int, tuple[list[float] | None, list[list[tuple[int, float]]]]] = {}
     for st in order:
-        edges = graph.edges[st]
-        probs[st] = _probabilities(edges, rates, types, open_q, classes, dists)
-        mine = []
-        for e in edges:
-            key = (id(e.costs), e.target if e.end else None, e.ticks, e.bumps)
-            got = seen.get(key)
-            if got is None:
-                got = seen[key] = _reward(e, cols, lengths)
-            mine.append(got)
-        rewards[st] = mine
+        group, targets[st] = _ways(graph.edges, st)
+        got_group = shared.get(id(group))
+        if got_group is None:
+            edges = _way_edges(graph.edges, group)
+            chance = _probabilities(edges, rates, types, open_q, classes, dists)
+            mine = []
+            for e in edges:
+                key = (id(e.costs), e.target if e.end else None, e.ticks, e.bumps)
+                got = seen.get(key)
+                if got is None:
+                    got = seen[key] = _reward(e, cols, lengths)
+                mine.append(got)
+            got_group = shared[id(group)] = (chance, mine)
+        probs[st], rewards[st] = got_group
     if not open_q and solve:
-        low = high = _solve(order, graph, probs, rewards, len(cols))
+        low = high = _solve(order, targets, probs, rewards, len(cols))
         method = "sparse"
     else:
-        low, high = _bounds(_topological(graph, root), graph, probs, rewards, len(cols), root)
+        finished = getattr(graph, "order", None)  # the search's: each state after those it leads to
+        topo = finished[::-1] if finished and len(finished) == len(targets) else _topological(targets, root)
+        low, high = _bounds(topo, targets, probs, rewards, len(cols), root)
         method = "interval"
 
     def pair(name: str) -> tuple[float, float]:
@@ -208,18 +218,32 @@ def _probabilities(edges: list[Any], rates: Rates, types: dict[str, str], open_q
     return dists[key]  # type: ignore[no-any-return]
 
 
-def _topological(graph: Any, root: Any) -> list[Any]:
+def _ways(edges: Any, state: Any) -> tuple[Any, list[Any]]:
+    """A state's ways: what its probabilities and rewards depend on (states of a point that
+    take the same ways share it: RunEdges), and the next state of each (None: an ending)."""
+    if isinstance(edges, RunEdges):
+        return edges.ways[state], edges.targets(state)
+    mine = edges[state]
+    return mine, [None if e.end else e.target for e in mine]
+
+
+def _way_edges(edges: Any, group: Any) -> list[Any]:
+    """An edge per way of `group` (_ways) as far as its probabilities and rewards read it:
+    its question and answer, costs, ticks and ending."""
+    return [row[5] for row in group] if isinstance(edges, RunEdges) else group
+
+
+def _topological(targets: dict[Any, list[Any]], root: Any) -> list[Any]:
     """States reachable from the root, each after every state with an edge into it."""
     out: list[Any] = []
     seen = {root}
-    edges = graph.edges
-    stack: list[tuple[Any, Any]] = [(root, iter(edges[root]))]
+    stack: list[tuple[Any, Any]] = [(root, iter(targets[root]))]
     while stack:
         state, it = stack[-1]
-        for e in it:
-            if not e.end and e.target not in seen:
-                seen.add(e.target)
-                stack.append((e.target, iter(edges[e.target])))
+        for t in it:
+            if t is not None and t not in seen:
+                seen.add(t)
+                stack.append((t, iter(targets[t])))
                 break
         else:
             stack.pop()
@@ -245,35 +269,76 @@ def _reward(edge: Any, cols: dict[str, int], lengths: _Lengths) -> list[tuple[in
     return out
 
 
-def _solve(order: list[Any], graph: Any, probs: dict[Any, Any],
+def _solve(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
            rewards: dict[Any, list[list[tuple[int, float]]]], m: int) -> np.ndarray:
     """x = Q x + b over the transient states, by a sparse LU solve; the root's row."""
-    from scipy.sparse import coo_matrix, csc_matrix, identity
+    from scipy.sparse import csc_matrix, identity
     from scipy.sparse.linalg import splu
 
-    index = {st: i for i, st in enumerate(order)}
     n = len(order)
-    rows, cs, vals = [], [], []
-    brows, bcols, bvals = [], [], []
-    for i, st in enumerate(order):
-        for edge, p, reward in zip(graph.edges[st], probs[st], rewards[st], strict=True):
-            if p == 0:
-                continue
-            for j, v in reward:
-                brows.append(i)
-                bcols.append(j)
-                bvals.append(p * v)
-            if not edge.end:
-                rows.append(i)
-                cs.append(index[edge.target])
-                vals.append(p)
-    q = csc_matrix((vals, (rows, cs)), shape=(n, n))
-    b = coo_matrix((bvals, (brows, bcols)), shape=(n, m)).toarray()
+    src, tgt, prob, rew, table = _edge_arrays(order, targets, probs, rewards, m)
+    taken = prob != 0
+    stays = taken & (tgt < n)
+    q = csc_matrix((prob[stays], (src[stays], tgt[stays])), shape=(n, n))
+    # b: each state's expected reward of its next step, the edges added in order (as the
+    # entries of a coordinate matrix would be)
+    b = np.zeros((n, m))
+    np.add.at(b, src[taken], prob[taken, None] * table[rew[taken]])
     x = splu((identity(n, format="csc") - q).tocsc()).solve(b)
     return np.asarray(x[0], dtype=float)
 
 
-def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
+def _edge_arrays(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
+                 rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
+                 level: list[int] | None = None) -> tuple[np.ndarray, ...]:
+    """Every edge as arrays, state by state in `order` and each state's edges in their order:
+    its state's number, the next state's (len(order): an ending), its probability (nan: an
+    open question), and its rewards as a row of a table of the distinct ones (states share
+    their lists), with the table. `level`, when given, gets each state's longest way on to an
+    ending (`order` is then topological)."""
+    n = len(order)
+    index = {st: i for i, st in enumerate(order)}
+    src: list[int] = []
+    tgt: list[int] = []
+    prob: list[float] = []
+    row_of: dict[int, int] = {}
+    table: list[list[tuple[int, float]]] = []
+    rows_of: dict[int, list[int]] = {}
+    rew: list[int] = []
+    for st in (order if level is None else reversed(order)):
+        i = index[st]
+        chance = probs[st]
+        tix = [n if t is None else index[t] for t in targets[st]]
+        if level is not None:
+            deepest = 0
+            for t in tix:
+                if t < n and level[t] >= deepest:
+                    deepest = level[t] + 1
+            level[i] = deepest
+        adds = rewards[st]
+        ids = rows_of.get(id(adds))
+        if ids is None:
+            ids = []
+            for one in adds:
+                row = row_of.get(id(one))
+                if row is None:
+                    row = row_of[id(one)] = len(table)
+                    table.append(one)
+                ids.append(row)
+            rows_of[id(adds)] = ids
+        rew.extend(ids)
+        src.extend([i] * len(tix))
+        tgt.extend(tix)
+        prob.extend([math.nan] * len(tix) if chance is None else chance)
+    per_row = np.zeros((len(table), m))
+    for row, one in enumerate(table):
+        for j, v in one:
+            per_row[row, j] += v
+    return (np.asarray(src, dtype=np.int64), np.asarray(tgt, dtype=np.int64),
+            np.asarray(prob, dtype=float), np.asarray(rew, dtype=np.int64), per_row)
+
+
+def _bounds(order: list[Any], targets: dict[Any, list[Any]], probs: dict[Any, Any],
             rewards: dict[Any, list[list[tuple[int, float]]]], m: int,
             root: Any) -> tuple[np.ndarray, np.ndarray]:
     """Each quantity's min and max over every way of answering the open questions: backwards
@@ -281,33 +346,9 @@ def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
     least (most) of them, quantity by quantity. States are taken a level at a time (a level:
     the longest way on to an ending), each level in a few array operations."""
     n = len(order)
-    index = {st: i for i, st in enumerate(order)}
     level = [0] * n
-    src: list[int] = []
-    tgt: list[int] = []
-    prob: list[float] = []
-    rr: list[int] = []
-    rc: list[int] = []
-    rv: list[float] = []
-    for st in reversed(order):
-        i = index[st]
-        p = probs[st]
-        deepest = 0
-        for k, (edge, adds) in enumerate(zip(graph.edges[st], rewards[st], strict=True)):
-            t = n if edge.end else index[edge.target]
-            if t < n and level[t] >= deepest:
-                deepest = level[t] + 1
-            for j, v in adds:
-                rr.append(len(src))
-                rc.append(j)
-                rv.append(v)
-            src.append(i)
-            tgt.append(t)
-            prob.append(math.nan if p is None else p[k])
-        level[i] = deepest
-    src_a, tgt_a, prob_a = np.asarray(src), np.asarray(tgt), np.asarray(prob)
-    costs = np.zeros((len(src), m))
-    np.add.at(costs, (np.asarray(rr, dtype=np.int64), np.asarray(rc, dtype=np.int64)), rv)
+    src_a, tgt_a, prob_a, rew, table = _edge_arrays(order, targets, probs, rewards, m, level)
+    costs = table[rew]
     lv = np.asarray(level)[src_a]
     perm = np.argsort(lv * (n + 1) + src_a, kind="stable")
     src_a, tgt_a, prob_a, costs, lv = src_a[perm], tgt_a[perm], prob_a[perm], costs[perm], lv[perm]
@@ -327,4 +368,5 @@ def _bounds(order: list[Any], graph: Any, probs: dict[Any, Any],
         opened = np.isnan(p[starts])[:, None]
         low[states] = np.where(opened, np.minimum.reduceat(lo, starts), np.add.reduceat(w * lo, starts))
         high[states] = np.where(opened, np.maximum.reduceat(hi, starts), np.add.reduceat(w * hi, starts))
-    return low[index[root]], high[index[root]]
+    at_root = order.index(root)
+    return low[at_root], high[at_root]

@@ -59,7 +59,7 @@ class _Open:
         every run of the tree is one of its paths (a comparison's both answers are in it), and
         some of its paths are no run (an answer the counters would not give). So what holds on
         every path of it holds on every run, at a fraction of the run graph's states."""
-        out = Graph(idle=dict(self.idle))
+        out: dict[int, list[Edge]] = {}
         for number, raw in self.edges.items():
             edges = []
             for step, ref, _, child in raw:
@@ -67,8 +67,8 @@ class _Open:
                     continue  # no run: the second pass reports a reachable one
                 own = None if step is None or CMP in step[0] else step
                 edges.append(Edge(own, ref, child.kind == "end", {}, 0, None))
-            out.edges[number] = edges
-        return out
+            out[number] = edges
+        return Graph(edges=out, idle=dict(self.idle))
 
 
 def _open_pass(machine: ExploredMachine, chunk: int) -> Iterator[_Open | None]:

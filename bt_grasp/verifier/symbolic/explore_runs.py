@@ -2,72 +2,111 @@
 
 The walk goes depth first from the initial point with the episode's actual counters: at a way
 that needs counter comparisons only the answers the counters give are taken, the counters move
-by what the way grew them, and a state is (point, counters). Per state it keeps the worst future
-of every cost as one tuple of numbers (one slot per cost name): a state's is the slot-wise
-maximum over its ways of the way's costs plus the next state's, so that folding a way is two
-C-level maps rather than a loop over a dictionary. A run reaching a state's worst value is not
+by what the way grew them, and a state is (point, counters), packed in one int (_Code). Per
+state it keeps the worst future of every cost as one tuple of numbers (one slot per cost name):
+a state's is the slot-wise maximum over its ways of the way's costs plus the next state's, so
+that folding a way is two C-level maps rather than a loop over a dictionary. A run reaching a state's worst value is not
 carried along; it is read afterwards, forward from the initial state, taking at each state the
 first way that attains the value (the run the depth-first fold would have kept).
 
 The states are also listed in the order they were finished (each after every state it leads
-to), which the tick bound (symbolic/tick_bound.py) walks instead of ordering the graph again.
+to), which the tick bound (symbolic/tick_bound.py) and `--rates` walk instead of ordering the
+graph again. Where the graph holds no time (no call spans a way, no state can idle), the ticks
+are one more cost slot, and the tick bound reads the walk's value (Graph.worst).
 """
 
 from __future__ import annotations
 
-from operator import add, mul
+from operator import add
 from typing import Any, NamedTuple
 
 from bt_grasp.verifier.compiled.search import ANY, Found, Step, Summary, _Counterexample
-from bt_grasp.verifier.symbolic.graph import Edge, Graph
+from bt_grasp.verifier.symbolic.graph import Edge, Graph, RunEdges
 
 __all__ = ["walk_runs"]
-
-_make_edge = tuple.__new__  # a NamedTuple built from a tuple, without its keyword handling
-
 
 class _Ways(NamedTuple):
     """A point's ways, and the comparisons of counters with thresholds they need: which ways a
     state of the point takes depends only on those comparisons' answers (its signature)."""
 
     compared: tuple[tuple[int, int], ...]  # (counter, threshold)
+    fields: tuple[tuple[int, int], ...]  # the same as (the counter's shift in a state, threshold)
     rows: list[tuple[Any, ...]]
     taken: dict[tuple[bool, ...], list[tuple[Any, ...]]]  # per signature, the ways it takes
 
 
+class _Overflow(Exception):
+    """A counter outgrew its field of a state's number: the walk starts again with wider ones."""
+
+
+class _Code:
+    """A state as one int: its point in the low bits, then each counter in a field of `width`
+    bits. Hashing and comparing an int costs a fraction of a (point, counters) tuple, and a way
+    moves the counters by two operations: `state & kept + added` (a field the way keeps, or
+    one it clears: a counter no comparison ahead reads, a restarted streak). A field's top bit
+    stays clear (a state with it set is an _Overflow), so adding less than a quarter of a
+    field never carries into the next one."""
+
+    def __init__(self, points: int, counters: int, width: int) -> None:
+        self.low = max(points, 1).bit_length()
+        self.width = width
+        self.fmask = (1 << width) - 1
+        self.shift = [self.low + i * width for i in range(counters)]
+        self.guard = sum(1 << (s + width - 1) for s in self.shift)
+
+    def state(self, point: int, counters: tuple[int, ...]) -> int:
+        if any(not 0 <= c < 1 << (self.width - 1) for c in counters):
+            raise _Overflow
+        return point | sum(c << s for c, s in zip(counters, self.shift, strict=True))
+
+    def move(self, target: int, moves: tuple[tuple[bool, int], ...], live: frozenset[int]) -> tuple[int, int]:
+        """(kept, added) of a way into `target`: counters grow by their amount or (absolute)
+        become it; a counter no comparison ahead of the target reads becomes 0."""
+        kept, added = 0, target
+        for i, (absolute, amount) in enumerate(moves):
+            if i not in live:
+                continue
+            if not 0 <= amount < 1 << (self.width - 2):
+                raise _Overflow  # (counters only grow: a negative amount is a restarted streak's)
+            if not absolute:
+                kept |= self.fmask << self.shift[i]
+            added += amount << self.shift[i]
+        return kept, added
+
+
 def _prepared(macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
-              names: list[str]) -> dict[Any, _Ways]:
+              names: list[str], timeless: bool, code: _Code) -> dict[Any, _Ways]:
     """Per point, its ways as tuples: (needs, kind, target, the moves of the counters into the
-    target as (kept, added): 1 where a counter keeps its value, and what is added to it, cost
-    vector or None, edge, way)."""
+    target as (kept, added) on the state's number (_Code.move), cost vector or None, edge,
+    way). `timeless`: the cost vector's last slot is the way's ticks."""
     pos = {name: i for i, name in enumerate(names)}
+    width = len(names) + timeless
     out: dict[Any, _Ways] = {}
     for key, ways in macros.items():
         rows = []
         for way in ways:
             vec = None
-            if way.costs:
-                slots = [0] * len(names)
+            ticks = way.edge.ticks if timeless else 0
+            if way.costs or ticks:
+                slots = [0] * width
                 for name, value in way.costs.items():
                     slots[pos[name]] += value
+                if timeless:
+                    slots[-1] = ticks
                 vec = tuple(slots)
-            # the next state's counters: counter * kept + added, slot by slot (a counter no
-            # comparison ahead reads is 0; a restarted streak becomes its new value)
-            kept: tuple[int, ...] = ()
-            added: tuple[int, ...] = ()
+            move = (0, 0)
             if way.kind in ("choice", "tick"):
-                live = relevant[way.target]
-                kept = tuple(int(i in live and not absolute) for i, (absolute, _) in enumerate(way.moves))
-                added = tuple(amount if i in live else 0 for i, (_, amount) in enumerate(way.moves))
-            rows.append((way.needs, way.kind, way.target, (kept, added), vec, way.edge, way))
+                move = code.move(way.target, way.moves, relevant[way.target])
+            rows.append((way.needs, way.kind, way.target, move, vec, way.edge, way))
         compared = tuple(sorted({(c, threshold) for way in ways for c, threshold, _ in way.needs}))
-        out[key] = _Ways(compared, rows, {})
+        fields = tuple((code.shift[c], threshold) for c, threshold in compared)
+        out[key] = _Ways(compared, fields, rows, {})
     return out
 
 
-def _taken(ways: _Ways, counters: tuple[int, ...]) -> list[tuple[Any, ...]]:
-    """The ways a state with these counters takes (worked out once per signature)."""
-    signature = tuple([counters[c] >= threshold for c, threshold in ways.compared])
+def _taken(ways: _Ways, state: int, fmask: int) -> list[tuple[Any, ...]]:
+    """The ways a state takes (worked out once per signature)."""
+    signature = tuple([(state >> shift) & fmask >= threshold for shift, threshold in ways.fields])
     taken = ways.taken.get(signature)
     if taken is None:
         answer = dict(zip(ways.compared, signature, strict=True))
@@ -77,92 +116,114 @@ def _taken(ways: _Ways, counters: tuple[int, ...]) -> list[tuple[Any, ...]]:
     return taken
 
 
+def _holds_no_time(open_: Any, macros: dict[Any, list[Any]]) -> bool:
+    """No state can idle and no way carries a call or timeout's ticks left to the next state:
+    the most ticks from a state is then one more cost, the longest sum of the ways' ticks."""
+    return not open_.idle and not any(way.edge.resources or way.edge.ask is not None
+                                      for ways in macros.values() for way in ways)
+
+
 def walk_runs(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
               first: tuple[Any, tuple[int, ...]], endings: dict[str, int], advances: int) -> Found:
-    """The second pass from the state `first` (see the module docstring)."""
+    """The second pass from the state `first`, a point and its counters (see the module
+    docstring); the run graph's states are numbers (_Code)."""
+    before = dict(endings)
+    width = 8
+    while True:
+        try:
+            return _walk(open_, macros, relevant, first, endings, advances,
+                         _Code(max(open_.points), len(first[1]), width))
+        except _Overflow:
+            endings.clear()
+            endings.update(before)
+            width *= 2
+
+
+def _walk(open_: Any, macros: dict[Any, list[Any]], relevant: dict[Any, frozenset[int]],
+          first_point: tuple[Any, tuple[int, ...]], endings: dict[str, int], advances: int,
+          code: _Code) -> Found:
     names = sorted({name for ways in macros.values() for way in ways for name in way.costs})
-    ways_of = _prepared(macros, relevant, names)
-    zero = (0,) * len(names)
-    runs = Graph()
-    memo: dict[Any, tuple[int, ...]] = {}
-    on_path: dict[Any, int] = {}
-    # per point: the resources it holds, and how it could idle (None: it cannot)
-    held_at = {key: (frozenset(open_.points[key].res or {}), open_.idle.get(key)) for key in ways_of}
-    # a frame: [state, counters, ways, next, worst futures (None: none yet), cost vector,
-    # answer and ticks of the way into it, its edges]
+    timeless = _holds_no_time(open_, macros)
+    ways_of = _prepared(macros, relevant, names, timeless, code)
+    zero = (0,) * (len(names) + timeless)
+    fmask, guard, low = code.fmask, code.guard, (1 << code.low) - 1
+    edges_of = RunEdges()
+    runs = Graph(edges=edges_of)
+    state_ways = edges_of.ways
+    memo: dict[int, tuple[int, ...]] = {}
+    on_path: dict[int, int] = {}
+    # per point: the bits of a state its ways depend on (the point, the counters compared), its
+    # ways, the resources it holds, and how it could idle (None: it cannot)
+    at: dict[int, tuple[int, _Ways, frozenset[int], Any]] = {}
+    for key, ways in ways_of.items():
+        bits = key
+        for c, _ in ways.compared:
+            bits |= fmask << code.shift[c]
+        at[key] = (low | bits, ways, frozenset(open_.points[key].res or {}), open_.idle.get(key))
+    # the ways taken, per state's bits that choose them (its point, its compared counters)
+    taken_by: dict[int, list[tuple[Any, ...]]] = {}
+    # a frame: [state, an iterator over its ways (where the walk is in them), the worst futures
+    # through the ways taken so far, cost vector of the way into it, its edge]
     stack: list[list[Any]] = []
 
     def path_steps() -> list[Step]:
-        return [f[6] for f in stack[1:] if f[6] is not None]
+        return [f[4].step for f in stack[1:] if f[4].step is not None]
 
-    def push(state: tuple[Any, tuple[int, ...]], vec: Any, step: Step | None, ticks: int) -> None:
-        key = state[0]
+    def enter(state: int, vec: Any, edge: Any) -> None:
+        if state & guard:
+            raise _Overflow
+        bits, ways, held, idle = at[state & low]
         on_path[state] = len(stack)
-        held, idle = held_at[key]
         if idle is not None:  # what it holds only matters to the tick bound where it could idle
             runs.res[state] = held
             runs.idle[state] = idle
-        edges: list[Edge] = []
-        runs.edges[state] = edges
-        stack.append([state, state[1], _taken(ways_of[key], state[1]), 0, None, vec, step, ticks,
-                      edges])
+        taken = taken_by.get(state & bits)
+        if taken is None:
+            taken = taken_by[state & bits] = _taken(ways, state, fmask)
+        state_ways[state] = taken
+        stack.append([state, iter(taken), [], vec, edge])
 
-    push(first, None, None, 0)
+    first = code.state(*first_point)
+    enter(first, None, None)
     root: tuple[int, ...] | None = None
     order = runs.order
     try:
-        while stack:
+        while True:
             frame = stack[-1]
-            i = frame[3]
-            ways = frame[2]
-            if i >= len(ways):
-                stack.pop()
-                state = frame[0]
-                del on_path[state]
-                value = frame[4] if frame[4] is not None else zero
-                memo[state] = value
-                order.append(state)
-                if stack:
-                    vec = frame[5]
-                    total = value if vec is None else tuple(map(add, value, vec))
-                    parent = stack[-1]
-                    best = parent[4]
-                    parent[4] = total if best is None else tuple(map(max, best, total))
-                else:
-                    root = value
-                continue
-            frame[3] = i + 1
-            _, kind, target, keep, vec, edge, way = ways[i]
-            if kind == "end":
-                endings[target] = endings.get(target, 0) + 1
-                frame[8].append(edge)
-                total = zero if vec is None else vec
-            elif kind == "problem":
-                step = edge.step
-                raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
-            else:
-                kept, added = keep
-                nxt = (target, tuple(map(add, map(mul, frame[1], kept), added)))
-                frame[8].append(_make_edge(Edge, (edge.step, nxt, False, edge.resources, edge.ticks,
-                                                  edge.ask, edge.bumps, edge.costs)))
-                known = memo.get(nxt)
-                if known is None:
-                    if nxt in on_path:
-                        _loop(stack, on_path[nxt], edge, path_steps())
-                    push(nxt, vec, edge.step, edge.ticks)
+            here, ways_left, totals = frame[0], frame[1], frame[2]
+            for _, kind, target, (kept, added), vec, edge, way in ways_left:  # resumes where it left
+                if kind == "end":
+                    endings[target] = endings.get(target, 0) + 1
+                    totals.append(zero if vec is None else vec)
                     continue
-                best = frame[4]
-                if best is None:
-                    frame[4] = known if vec is None else tuple(map(add, known, vec))
-                else:
-                    frame[4] = tuple(map(max, best, known if vec is None else map(add, known, vec)))
-                continue
-            best = frame[4]
-            frame[4] = total if best is None else tuple(map(max, best, total))
+                if kind == "problem":
+                    step = edge.step
+                    raise _Counterexample(target, path_steps() + ([step] if step else []), path=way.path)
+                state = (here & kept) + added
+                known = memo.get(state)
+                if known is None:  # first met: walk it
+                    if state in on_path:
+                        _loop(stack, on_path[state], edge, path_steps())
+                    enter(state, vec, edge)
+                    break
+                totals.append(known if vec is None else tuple(map(add, known, vec)))
+            else:  # every way taken: the state's worst futures
+                stack.pop()
+                del on_path[here]
+                value = (tuple(map(max, *totals)) if len(totals) > 1 else totals[0]) if totals else zero
+                memo[here] = value
+                order.append(here)
+                if not stack:
+                    root = value
+                    break
+                vec = frame[3]
+                stack[-1][2].append(value if vec is None else tuple(map(add, value, vec)))
     except _Counterexample as cx:
         return Found({}, endings, len(memo), advances, cx.problem, cx.prefix, cx.cycle,
                      cx.cycle_ticks, cx.path)
     assert root is not None
+    if timeless and all(taken for taken in taken_by.values()):  # (a state with no way on has no tick bound)
+        runs.worst, runs.ticks_slot = memo, len(names)
     summary = _summary(runs, memo, first, names, root)
     return Found(summary, endings, len(memo), advances, graph=runs, root=first)
 
@@ -171,8 +232,8 @@ def _loop(stack: list[list[Any]], depth: int, edge: Edge, steps: list[Step]) -> 
     """The way back to a state on the current path: a run that can loop forever."""
     step = edge.step
     steps = steps + ([step] if step else [])
-    before = len([f for f in stack[1:depth + 1] if f[6] is not None])
-    ticks = sum(f[7] for f in stack[depth + 1:]) + edge.ticks
+    before = len([f for f in stack[1:depth + 1] if f[4].step is not None])
+    ticks = sum(f[4].ticks for f in stack[depth + 1:]) + edge.ticks
     raise _Counterexample(
         "loop: the tree returns to an earlier state with the same choices: it can loop forever",
         steps[:before], steps[before:], cycle_ticks=ticks)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections import abc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -27,6 +29,55 @@ class Edge(NamedTuple):
     costs: dict[str, int] | None = None  # what the edge adds to the run's costs (verifier/probability/rates.py)
 
 
+_make_edge = tuple.__new__  # a NamedTuple built from a tuple, without its keyword handling
+
+
+class RunEdges(abc.Mapping[Any, list[Edge]]):
+    """The run graph's edges, each state's list built when it is first read. The search
+    (explore_runs.py) keeps per state only the ways it takes (shared by every state of its point
+    answering the counter comparisons alike) and its counters: an Edge per way and state would
+    cost more than the rest of the search, and the verdict and bounds read only a run's edges
+    (`verify --rates` reads them all). A state is a number (explore_runs._Code)."""
+
+    __slots__ = ("built", "ways")
+
+    def __init__(self) -> None:
+        # state (a number) -> its ways: (needs, kind, target, (kept, added), cost vector, edge,
+        # way) rows; the next state's number is `state & kept + added`
+        self.ways: dict[Any, list[tuple[Any, ...]]] = {}
+        self.built: dict[Any, list[Edge]] = {}
+
+    def __getitem__(self, state: Any) -> list[Edge]:
+        got = self.built.get(state)
+        if got is None:
+            rows = self.ways[state]
+            got = []
+            for row in rows:
+                edge = row[5]
+                if row[1] == "end":
+                    got.append(edge)
+                    continue
+                kept, added = row[3]
+                target = (state & kept) + added
+                got.append(_make_edge(Edge, (edge.step, target, False, edge.resources, edge.ticks,
+                                             edge.ask, edge.bumps, edge.costs)))
+            self.built[state] = got
+        return got
+
+    def targets(self, state: Any) -> list[Any]:
+        """The next state of each of the state's ways (None: an ending), without its edges."""
+        return [None if row[1] == "end" else (state & row[3][0]) + row[3][1] for row in self.ways[state]]
+
+    def __contains__(self, state: object) -> bool:
+        return state in self.ways
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.ways)
+
+    def __len__(self) -> int:
+        return len(self.ways)
+
+
 @dataclass
 class Graph:
     """States (any hashable key), the resources each holds (running calls that may span ticks,
@@ -36,9 +87,14 @@ class Graph:
     task, symbolic/machine.py `_idle`)."""
 
     res: dict[Any, frozenset[int]] = field(default_factory=dict)
-    edges: dict[Any, list[Edge]] = field(default_factory=dict)
+    edges: abc.Mapping[Any, list[Edge]] = field(default_factory=dict)
     idle: dict[Any, tuple[Any, dict[int, int], dict[str, int]]] = field(default_factory=dict)
     order: list[Any] = field(default_factory=list)  # the states, each after those it leads to
+    # a graph holding no time (no call spans ticks across an edge, no state can idle): the most
+    # ticks from each state, folded by the search as one more cost (slot `ticks_slot` of
+    # `worst[state]`), so the tick bound only reads it (tick_bound.py)
+    worst: dict[Any, tuple[int, ...]] | None = None
+    ticks_slot: int = -1
 
 
 def mapping(parent: Any, child: Any) -> Mapping:

@@ -177,6 +177,8 @@ def _weights(graph: Graph, cost: str | None) -> tuple[dict[Any, Any], Weight]:
 def tick_bound(graph: Graph, root: Any, cost: str | None = None) -> TickBound:
     """The most ticks of any run from the state `root`, with a run that takes them; with `cost`,
     the most of that cost instead (see the module docstring)."""
+    if cost is None and graph.worst is not None:
+        return _timeless(graph, root)
     edges = graph.edges
     idle, weight = _weights(graph, cost)
     F: dict[Any, list[Term]] = {}
@@ -218,6 +220,32 @@ def tick_bound(graph: Graph, root: Any, cost: str | None = None) -> TickBound:
         F[key] = terms
     best = max((_value(t, {}) for t in F.get(root, [])), default=0)
     return TickBound(int(best), _witness(graph, root, F, idle, weight))
+
+
+def _timeless(graph: Graph, root: Any) -> TickBound:
+    """The bound of a graph that holds no time, which the search folded as a cost (graph.py):
+    every term is a constant, so F is that number and the witness (as _witness reads it) takes
+    at each state the first edge attaining it."""
+    worst, slot = graph.worst, graph.ticks_slot
+    assert worst is not None
+    steps: list[tuple[str, str]] = []
+    key = root
+    while True:
+        best, pick = -_INF, None
+        for e in graph.edges.get(key, ()):
+            v = e.ticks + (0 if e.end else worst[e.target][slot])
+            if v > best:
+                best, pick = v, e
+        if pick is None:
+            break
+        if pick.step is not None:  # no question is about time left here: none is forced
+            steps.append(pick.step)
+        for leaf, extra in pick.bumps:
+            steps.extend([(f"{leaf}#running", "running")] * extra)
+        if pick.end:
+            break
+        key = pick.target
+    return TickBound(int(worst[root][slot]), steps)
 
 
 def _edge_value(e: Edge, r: dict[int, int], F: dict[Any, list[Term]], weight: Weight) -> float:

@@ -185,7 +185,7 @@ class Ticker(LeavesMixin, DecoratorsMixin, ControlsMixin):
         self.st[i] = new
 
     def finish(self, i: int, new: int) -> None:
-        """composites._finish: stop unless still running, then take the status."""
+        """py_trees_controls.finish_tick: stop unless still running, then take the status."""
         if new != RUNNING:
             self.stop(i, new)
         self.st[i] = new
