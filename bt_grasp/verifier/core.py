@@ -152,7 +152,7 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     if found.incomplete:
         return result
     if found.problem is not None:
-        auto = {f"{machine.m.name[i]}#running": ENDS_NOW for i in machine.longest}
+        auto = {f"{machine.m.name[i]}#running": ENDS_NOW for i in (*machine.longest, *machine.checks)}
         counterexample(setup, found, result, auto)
         return result
     assert found.graph is not None
@@ -163,6 +163,8 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
         return result
     bounds = {k: v for k, (v, _) in found.summary.items() if k != ANY}
     bounds["ticks"] = ticks.ticks
+    idled = _idle_costs(found.graph, found.root)  # calls of checks repeated in idle ticks
+    bounds.update({k: b.ticks for k, b in idled.items()})
     for key in FIXED_KEYS:
         bounds.setdefault(key, 0)
     result.bounds = dict(sorted(bounds.items()))
@@ -181,8 +183,18 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
                 result.witnesses[key] = as_steps(ticks.steps)
                 result.unreplayed.append(key)
             continue
+        if key in idled:
+            witnesses.check(result, key, idled[key].steps)
+            continue
         witnesses.check(result, key, unroll(found.summary.get(key, (0, any_run))[1]))
     return result
+
+
+def _idle_costs(graph: Any, root: Any) -> dict[str, TickBound]:
+    """Per cost some idle tick adds (a check repeated beside a task, symbolic/machine.py), the
+    most any run spends, idle ticks included, with a run that spends it (tick_bound.py)."""
+    keys = sorted({k for _, _, costs in graph.idle.values() for k in costs})
+    return {key: tick_bound(graph, root, key) for key in keys}
 
 
 # Chunks of advances the variant likely to finish first takes for each of the other's, after it
@@ -237,7 +249,8 @@ def _cap_reached(setup: Setup, machine: ModelMachine, ticks: TickBound, result: 
 
     model = ticker_for(setup.spec, setup.registry, setup.limits, setup.initial, set())
     replay = iter(ticks.steps)
-    model.run(lambda node, alphabet: next(replay)[1], halt=False)
+    ends = {f"{machine.m.name[i]}#running" for i in machine.checks}  # the search's own answers
+    model.run(lambda node, alphabet: ENDS_NOW if node in ends else next(replay)[1], halt=False)
     running = model.running_calls()
     m = model.m
     where = ""

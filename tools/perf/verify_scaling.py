@@ -207,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-nested", type=int, default=16, help="deepest nested chain (16 at most)")
     ap.add_argument("--random-sizes", type=int, nargs="*", default=[50, 100, 200])
     ap.add_argument("--random-per-size", type=int, default=5)
+    ap.add_argument("--watch-per-size", type=int, default=1,
+                    help="watch family: random bodies per size and check (the fixed task once)")
     ap.add_argument("--max-runs", type=int, default=200_000, help="as `bt-grasp verify`")
     ap.add_argument("--families", nargs="*",
                     default=["shipped", "parallel", "chain", "nested", "random", "watch", "nav2"])
@@ -245,9 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     if "watch" in fam:
         rng = random.Random(args.seed + 1)
         for size in (0, *args.random_sizes):
-            for i, check in enumerate(CHECKS):
-                name = "task" if not size else str(size)
-                measure("watch", f"{name} #{i}", load_tree_text(watch_tree(rng, size, check), "<watch>"), args, rows)
+            for j in range(max(1, args.watch_per_size) if size else 1):
+                for i, check in enumerate(CHECKS):
+                    name = "task" if not size else str(size)
+                    case = f"{name} #{j * len(CHECKS) + i}"
+                    measure("watch", case, load_tree_text(watch_tree(rng, size, check), "<watch>"), args, rows)
     if "nav2" in fam:
         for path in sorted((ROOT / "tests" / "data" / "nav2").glob("*.xml")):
             measure("nav2", path.stem[-26:], import_spec(path), args, rows)

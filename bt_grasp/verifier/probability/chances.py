@@ -104,7 +104,7 @@ def _chances(graph: Any, root: Any, rates: Rates, spec: Any,
              classes: dict[str, dict[str, tuple[str, ...]]] | None, solve: bool) -> Chances:
     types = node_types(spec)
     classes = classes or {}
-    for steps, _ in getattr(graph, "idle", {}).values():
+    for steps, *_ in getattr(graph, "idle", {}).values():
         asked = sorted({q for q, _ in steps if not q.endswith(_TIMING)})
         if asked:
             raise TimeMatters(f"no probabilities: the tree asks {', '.join(asked)} again in every tick "

@@ -32,6 +32,7 @@ from typing import Any
 from bt_grasp.verifier.compiled.search import Found, Step, unroll
 from bt_grasp.verifier.symbolic.explore_runs import walk_runs
 from bt_grasp.verifier.symbolic.graph import Edge, Graph, asked, compose, mapping
+from bt_grasp.verifier.symbolic.tick_bound import Unidle
 from bt_grasp.verifier.transitions import ExploredMachine, Point
 
 __all__ = ["CMP", "explore", "unroll"]
@@ -109,7 +110,7 @@ def _explored(machine: ExploredMachine, chunk: int, graph: _Open,
         for point in [*machine.dive, child]:
             if point.kind == "idle":
                 boundary = next(f[3] for f in reversed(stack) if f[0].kind == "tick")
-                graph.idle[boundary] = point.idle
+                graph.idle[boundary] = _one_idle(graph.idle.get(boundary), point.idle)
                 break
             known = None
             if point.kind in ("choice", "tick"):
@@ -128,6 +129,20 @@ def _explored(machine: ExploredMachine, chunk: int, graph: _Open,
                 stack.append([point, 1, len(point.alphabet), ref])
                 parent, number, step = point, ref, (point.node_id, point.alphabet[0])
     yield graph
+
+
+def _one_idle(known: Any, found: Any) -> Any:
+    """The idle tick a boundary is noted with: (its choices, the ticks each resource loses, its
+    costs). Two ways to idle at one boundary cost alike, or one costs at least as much of every
+    key (the tick bound takes its repetitions): else no symbolic bound."""
+    if known is None or known[2] == found[2]:
+        return found if known is None else known
+    keys = set(known[2]) | set(found[2])
+    if all(found[2].get(k, 0) >= known[2].get(k, 0) for k in keys):
+        return found
+    if all(known[2].get(k, 0) >= found[2].get(k, 0) for k in keys):
+        return known
+    raise Unidle("two ways to idle at one state cost different calls")
 
 
 @dataclass

@@ -82,12 +82,13 @@ class RunEdges(abc.Mapping[Any, list[Edge]]):
 class Graph:
     """States (any hashable key), the resources each holds (running calls that may span ticks,
     running timeouts: node numbers; the tick bound reads them only at the states that could
-    idle), their edges, and the states that could idle (the choices of that idle tick, and the
-    ticks each resource loses in it)."""
+    idle), their edges, and the states that could idle (the choices of that idle tick, the
+    ticks each resource loses in it, and what it costs: the calls of a check repeated beside a
+    task, symbolic/machine.py `_idle`)."""
 
     res: dict[Any, frozenset[int]] = field(default_factory=dict)
     edges: abc.Mapping[Any, list[Edge]] = field(default_factory=dict)
-    idle: dict[Any, tuple[Any, dict[int, int]]] = field(default_factory=dict)
+    idle: dict[Any, tuple[Any, dict[int, int], dict[str, int]]] = field(default_factory=dict)
     order: list[Any] = field(default_factory=list)  # the states, each after those it leads to
     # a graph holding no time (no call spans ticks across an edge, no state can idle): the most
     # ticks from each state, folded by the search as one more cost (slot `ticks_slot` of

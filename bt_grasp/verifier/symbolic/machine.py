@@ -112,6 +112,22 @@ class ModelMachine(ReplayState):
         self.longest = {i: self.m.max_ticks[i] - 1 for i in
                         (self.m.index[name] for name, guards in unobserved_leaves(self.m.nodes).items()
                          if not guards) if not self._under_reactive(i)}
+        self.checks = self._repeated_checks(read_keys)
+
+    def _repeated_checks(self, read_keys: set[str]) -> frozenset[int]:
+        """Calls repeated forever whose length nothing sees: the search ends each at its first
+        poll. A leaf under a repeat with no `times`, neither an action nor perception, with the
+        default simulate and nothing reading what it writes (its outcome, its halt): a call of
+        it running k ticks and ending as it may has a twin run of k calls of one tick each,
+        each but the last succeeding (with any such outcome: none is read): its ancestors see the repeat
+        RUNNING alike in every tick, so the rest of the run, its ticks and its ending are the
+        same, and the twin costs as much or more (one call per tick the repeat is ticked)."""
+        m, forever = self.m, self.keys.forever
+        return frozenset(
+            i for i in range(m.n)
+            if m.kind[i] == K.LEAF and m.max_ticks[i] > 1 and m.parent[i] in forever
+            and not m.action[i] and not m.perception[i] and m.name[i] in self.outcomes
+            and f"{m.name[i]}.halted" not in read_keys)
 
     def _under_reactive(self, i: int) -> bool:
         m = self.m
@@ -241,6 +257,8 @@ class ModelMachine(ReplayState):
             self.pending = ()
             if node_id.endswith("#running"):
                 leaf = self.m.index[node_id[:-len("#running")]]
+                if leaf in self.checks:  # its twin ends at every poll (_repeated_checks)
+                    return ENDS_NOW
                 extra = self.longest.get(leaf)
                 if extra is not None and self.t.a[leaf] == 0:
                     # the twin argument (running.py): the longest call stands for every length
@@ -336,28 +354,47 @@ class ModelMachine(ReplayState):
             return self._point("problem", text=f"root ended {ended} without a decision")
         new = self.save()
         res = self.resources()
-        idle = None if self.compared_in_tick else self._idle(snap, new)
+        idle = None if self.compared_in_tick or self.bumps else self._idle(snap, new)
         if idle is not None:
-            return self._point("idle", snap=new, res=res, text="idle", idle=(tuple(self.steps), idle))
+            lost, costs = idle
+            return self._point("idle", snap=new, res=res, text="idle", idle=(tuple(self.steps), lost, costs))
         return self._point("tick", key=self._key(), snap=new, res=res)
 
-    def _idle(self, before: tuple[Any, ...], after: tuple[Any, ...]) -> dict[int, int] | None:
-        """Node -> ticks its resource lost, when the tick from `before` to `after` changed nothing
-        but the ticks left of running calls and timeouts (and the search's own retry counter);
-        None when anything else changed."""
+    def _idle(self, before: tuple[Any, ...], after: tuple[Any, ...]) -> tuple[dict[int, int], dict[str, int]] | None:
+        """(node -> ticks its resource lost, what the tick cost), when the tick from `before` to
+        `after` changed nothing but the ticks left of running calls and timeouts (and the
+        search's own retry counter), apart from calls that started and ended within it as the
+        one before it did (a check repeated beside a task: one call per tick, each counted in
+        the costs, one at most per primitive); None when anything else changed.
+
+        Such a call leaves the state as it found it (its status, its outcome; its start resets
+        the ticks it ran), so the tick can repeat as an idle one does, and the tick bound puts
+        its repetitions back with their costs (tick_bound.py, `cost`): taken as events, every
+        one would move the ticks left of everything running beside it, a state per tick."""
         if before[0] != after[0] or before[1] != after[1] or before[3] != after[3]:
             return None
-        timed = self.keys.timed
-        if any(x != y and i in timed for i, (x, y) in enumerate(zip(before[4], after[4], strict=True))):
-            return None  # a call or timeout restarted: not the one that was running
+        timed, forever, st, m = self.keys.timed, self.keys.forever, self.t.st, self.m
+        restarted = set()
+        for i, (x, y) in enumerate(zip(before[4], after[4], strict=True)):
+            if x != y and i in timed:
+                if m.kind[i] != K.LEAF or st[i] == RUNNING:
+                    return None  # a call or timeout restarted: not the one that was running
+                restarted.add(i)
         bc, ac = before[5], after[5]
-        if bc[:3] != ac[:3] or bc[4:] != ac[4:] or before[6:] != after[6:]:
+        if bc[:3] != ac[:3] or bc[4:] != ac[4:] or before[7:] != after[7:]:
             return None
+        costs: dict[str, int] = {}
+        for name, x, y in zip(self.prim_keys, before[6], after[6], strict=True):
+            if x != y:
+                if y != x + 1:
+                    return None
+                costs[name] = 1
         lost: dict[int, int] = {}
         for i, (x, y) in enumerate(zip(before[2], after[2], strict=True)):
-            if x == y:
-                continue
-            if i not in timed or self.t.st[i] != RUNNING or y != x + 1:
+            if x == y or i in restarted or i in forever:
+                continue  # (a repeat with no `times` counts its runs, and never reads the count)
+            if i not in timed or st[i] != RUNNING or y != x + 1:
                 return None
             lost[i] = 1
-        return lost or None  # a tick that changed nothing at all repeats forever: not idle
+        # a tick that changed nothing at all repeats forever: not idle
+        return (lost, costs) if lost else None

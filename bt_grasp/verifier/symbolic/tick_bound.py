@@ -15,10 +15,16 @@ edge maps is the state's minus what the edge spent (r_j - d) or a new call's con
 idle ticks turns a term's constant into c0 + D(r), which is again a minimum of c + r_j. The
 initial state holds no resources: F is a number, the bound. The witness is read forward: at each
 state the edge (and the idle ticks) whose term attains F at the run's actual resources.
+
+The same recursion bounds a cost an idle tick may add (`cost`: the calls of a check repeated
+beside a task, one per idle tick at most): an edge adds what it costs instead of its ticks, an
+idle tick 1 where it costs one, and where it costs none idling only takes time left away
+(every term grows with the resources), so F is the same as without idle ticks there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +36,7 @@ _INF = float("inf")
 # a term: (constant or None, ((resource, c), ...), ((resource, least ticks left), ...))
 Term = tuple[Any, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
 MAX_TERMS = 256
+Weight = Callable[[Edge], int]  # what an edge adds to the bound: its ticks, or a cost
 _LEAST = {"running": 2, "deadline": 1}  # ticks left the question's "go on" answer needs
 _GOES_ON = {"running": "running", "deadline": "not yet"}
 
@@ -73,9 +80,10 @@ def _forced(edge: Edge, r: dict[int, int]) -> bool:
     return r[j] < _LEAST[what]
 
 
-def _through(terms: list[Term], edge: Edge) -> list[Term]:
-    """The next state's terms in this state's resources, plus the edge's ticks and guard."""
-    mapping, delta, guard = edge.resources, edge.ticks, _guard(edge)
+def _through(terms: list[Term], edge: Edge, delta: int) -> list[Term]:
+    """The next state's terms in this state's resources, plus the edge's weight (`delta`: its
+    ticks, or its cost) and guard."""
+    mapping, guard = edge.resources, _guard(edge)
     out = []
     for c0, coefs, guards in terms:
         const = c0
@@ -155,11 +163,24 @@ def _below(a: Term, b: Term) -> bool:
 _END: list[Term] = [(0, (), ())]
 
 
-def tick_bound(graph: Graph, root: Any) -> TickBound:
-    """The most ticks of any run from the state `root`, with a run that takes them."""
-    if graph.worst is not None:
+def _weights(graph: Graph, cost: str | None) -> tuple[dict[Any, Any], Weight]:
+    """The idle states that add to the bound (each with its idle tick), and an edge's weight:
+    its ticks, or what it costs of `cost`."""
+    if cost is None:
+        return graph.idle, lambda e: e.ticks
+    idle = {key: idle for key, idle in graph.idle.items() if idle[2].get(cost, 0)}
+    if any(idle[2][cost] != 1 for idle in idle.values()):
+        raise Unidle(f"an idle tick costs more than one {cost}")
+    return idle, lambda e: (e.costs or {}).get(cost, 0)
+
+
+def tick_bound(graph: Graph, root: Any, cost: str | None = None) -> TickBound:
+    """The most ticks of any run from the state `root`, with a run that takes them; with `cost`,
+    the most of that cost instead (see the module docstring)."""
+    if cost is None and graph.worst is not None:
         return _timeless(graph, root)
-    edges, idle = graph.edges, graph.idle
+    edges = graph.edges
+    idle, weight = _weights(graph, cost)
     F: dict[Any, list[Term]] = {}
     order: list[Any] = graph.order  # each state after those it leads to, when the search kept it
     seen: set[Any] = set()
@@ -185,10 +206,10 @@ def tick_bound(graph: Graph, root: Any) -> TickBound:
                     and after[0][0] is not None and _guard(e) is None:
                 # most edges of most trees: no call or timeout holds time across them, so the
                 # bound through them is a number (what _through computes, without its tuples)
-                value = after[0][0] + e.ticks
+                value = after[0][0] + weight(e)
                 most = value if most is None or value > most else most
             else:
-                terms.extend(_through(after, e))
+                terms.extend(_through(after, e, weight(e)))
         if most is not None:
             terms.append((most, (), ()))
         terms = _prune(terms) if len(terms) > 1 else terms
@@ -198,7 +219,7 @@ def tick_bound(graph: Graph, root: Any) -> TickBound:
             terms = _prune([_idled(t, idle[key][1], graph.res.get(key, frozenset())) for t in terms])
         F[key] = terms
     best = max((_value(t, {}) for t in F.get(root, [])), default=0)
-    return TickBound(int(best), _witness(graph, root, F))
+    return TickBound(int(best), _witness(graph, root, F, idle, weight))
 
 
 def _timeless(graph: Graph, root: Any) -> TickBound:
@@ -227,41 +248,43 @@ def _timeless(graph: Graph, root: Any) -> TickBound:
     return TickBound(int(worst[root][slot]), steps)
 
 
-def _edge_value(e: Edge, r: dict[int, int], F: dict[Any, list[Term]]) -> float:
+def _edge_value(e: Edge, r: dict[int, int], F: dict[Any, list[Term]], weight: Weight) -> float:
     guard = _guard(e)
     if guard is not None and r[guard[0]] < guard[1]:
         return -_INF
     nr = {j: (r[j] - d if same else d) for j, (same, d) in e.resources.items()}
     rest = 0.0 if e.end else max((_value(t, nr) for t in F[e.target]), default=-_INF)
-    return e.ticks + rest
+    return weight(e) + rest
 
 
-def _best(graph: Graph, key: Any, r: dict[int, int], F: dict[Any, list[Term]]) -> tuple[float, Edge | None]:
+def _best(graph: Graph, key: Any, r: dict[int, int], F: dict[Any, list[Term]],
+          weight: Weight) -> tuple[float, Edge | None]:
     best, pick = -_INF, None
     for e in graph.edges.get(key, ()):
-        v = _edge_value(e, r, F)
+        v = _edge_value(e, r, F, weight)
         if v > best:
             best, pick = v, e
     return best, pick
 
 
-def _witness(graph: Graph, root: Any, F: dict[Any, list[Term]]) -> list[tuple[str, str]]:
+def _witness(graph: Graph, root: Any, F: dict[Any, list[Term]], idle: dict[Any, Any],
+             weight: Weight) -> list[tuple[str, str]]:
     """A run taking the bound: from the root, the edge (and idle ticks) attaining F."""
     steps: list[tuple[str, str]] = []
     r: dict[Any, Any]
     key, r = root, {}
     while True:
         best = max((_value(t, r) for t in F[key]), default=-_INF)
-        if key in graph.idle:
-            idle_steps, lost = graph.idle[key]
+        if key in idle:
+            idle_steps, lost = idle[key][:2]
             room = min((r[j] - 1 for j in lost), default=0)
             for delta in range(max(room, 0), -1, -1):  # the most idle ticks that keep the bound
                 shifted = {j: v - lost.get(j, 0) * delta for j, v in r.items()}
-                if delta + _best(graph, key, shifted, F)[0] >= best:
+                if delta + _best(graph, key, shifted, F, weight)[0] >= best:
                     steps.extend(list(idle_steps) * delta)
                     r, best = shifted, best - delta
                     break
-        _, e = _best(graph, key, r, F)
+        _, e = _best(graph, key, r, F, weight)
         if e is None:
             return steps
         if e.step is not None and not _forced(e, r):
