@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from bt_grasp.watchdog.semantic import centre
+
 # The same visible target: located within this of where a wrong hold's target lay (as the
 # locate leaf's track follows a renamed target within 4 cm). A push moves it farther.
 SAME_TARGET_M = 0.04
@@ -44,10 +46,10 @@ class AimedGrasp:
 
 
 def target_centre(located: Any) -> np.ndarray | None:
-    """Where a located target's points lie (median, base frame); None without points."""
+    """Where a located target's finite points lie (the semantic check's median, base frame);
+    None without points."""
     pts = np.asarray(getattr(located, "points_base", np.zeros((0, 3))), float).reshape(-1, 3)
-    pts = pts[np.isfinite(pts).all(axis=1)]
-    return np.median(pts, axis=0) if len(pts) else None
+    return centre(pts[np.isfinite(pts).all(axis=1)])
 
 
 def grasp_shape(pose: Any) -> tuple[float, str]:
