@@ -19,6 +19,10 @@ Families (every tree decides, so a verdict is a proof, a counterexample, or "inc
   written (a counterexample: FollowPath may stay RUNNING) and with a FollowPath that answers at
   once; target < 1 s each, the verdict replayed on the Runner.
 
+Each row also prints the search's size: `runs`, the partial runs (advances) both first-pass
+variants took, and `states`, the states of the run graph (0 when the search did not settle, or
+the compositional summary answered first): they tell a large search from a costly step.
+
 Times are verify_tree()'s CPU seconds (what `bt-grasp verify` spends), measured in this run: with
 `--repeat N` each case is verified N times in a row and the least time is the case's (the run
 least disturbed by other load on a shared machine; every run of a tree does the same work, its
@@ -148,10 +152,12 @@ def measure(family: str, label: str, spec: Any, args: argparse.Namespace, rows: 
                else "incomplete" if not result.complete else "NOT PROVEN")
     row = {"family": family, "case": label, "nodes": nodes, "bounds": t_bounds, "cpu": cpu,
            "verdict": verdict, "method": result.method, "ticks": result.bounds.get("ticks"),
-           "actions": result.bounds.get("actions"), "settled": result.complete}
+           "actions": result.bounds.get("actions"), "settled": result.complete,
+           "runs": result.runs_explored, "states": result.states}
     rows.append(row)
     print(f"{family:8s} {label:26s} {nodes:5d} {t_bounds:9.3f} {cpu:9.3f} {most:9.3f}  {verdict:14s} "
-          f"{result.method:9s} ticks={row['ticks']} actions={row['actions']}", flush=True)
+          f"{result.method:9s} ticks={row['ticks']} actions={row['actions']} "
+          f"runs={row['runs']} states={row['states']}", flush=True)
 
 
 def plot(rows: list[dict], path: str) -> None:
