@@ -328,6 +328,7 @@ class Grounded:
     alternatives: list[SceneObject] = field(default_factory=list)
     alternative_scores: list[float] = field(default_factory=list)
     hidden_reading: bool = False  # it fits only with its rest out of sight (score_objects)
+    words_tie: bool = False  # the words leave the tie open: no second look settles it (_words_leave_open)
 
 
 def resolve(text: str, scene: SceneGraph) -> Grounded | None:
@@ -337,7 +338,8 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     backend's catalogue names); measured names are only evidence, so they are scored like any
     other text. Candidates scoring at least AMBIGUOUS × the best are returned as alternatives,
     except between hidden readings (score_objects): those are no question worth asking, so None
-    (the tree searches and looks again).
+    (the tree searches and looks again). A near-perfect fit settles a tie (_decisive) unless the
+    words leave it open (_words_leave_open, then `words_tie`).
     """
     t = text.lower().strip()
     t_bare = re.sub(r"^(the|a|an)\s+", "", t)
@@ -367,10 +369,13 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
         alts = [a for a in alts if a not in pieces]
     if hidden and alts:  # two objects that might each be it, partly hidden: look on, do not ask
         return None
-    decisive = _decisive(q, [obj, *alts], v) if alts else None
+    tie = _words_leave_open(q, [obj, *alts], v) if alts else []
+    if tie:
+        obj, alts = tie[0], tie[1:]
+    decisive = _decisive(q, [obj, *alts], v) if alts and not tie else None
     if decisive is not None:
         return Grounded(decisive, scores[decisive.id])  # never a hidden reading: those ask no question
-    return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts], hidden)
+    return Grounded(obj, scores[obj.id], alts, [scores[a.id] for a in alts], hidden, bool(tie))
 
 
 def _named_fit(q: Query, o: SceneObject, v: Vocabulary) -> float | None:
@@ -381,6 +386,35 @@ def _named_fit(q: Query, o: SceneObject, v: Vocabulary) -> float | None:
         return None
     fits = [by[q.size] if q.size in by else max(by.values()) for n, by in ns.items() if n in _catalogue_nouns(q, v)]
     return max(fits, default=None)
+
+
+def _clearly_named(q: Query, o: SceneObject, v: Vocabulary) -> bool:
+    """The named category explains this segment best, and no other category about as well
+    (AMBIGUOUS share of its fit): a mug whose fits are "duck" 0.8 and "mug" 0.76 is no clear duck."""
+    ns = _name_fit(o)
+    if ns is None:
+        return False
+    nouns = _catalogue_nouns(q, v)
+    named = max((max(by.values()) for n, by in ns.items() if n in nouns), default=0.0)
+    other = max((max(by.values()) for n, by in ns.items() if n not in nouns), default=0.0)
+    return named > 0.0 and other < AMBIGUOUS * named
+
+
+def _words_leave_open(q: Query, candidates: list[SceneObject], v: Vocabulary) -> list[SceneObject]:
+    """The candidates the words leave tied (best first), when at least two; else [].
+
+    The text names a category and at most a colour ("the bar", "the red cube"): the candidates
+    clearly of that category (_clearly_named) are tied, the others (a cube for "the box") drop
+    out. The text names only a colour ("the purple one"): every candidate shows it. Then how well
+    each is seen (its pose, its size, how much of it shows) is all that tells them apart, which
+    the words leave open: no fit settles the tie, and no second look will. Any other word (a
+    size, a superlative, a relation, a comparative) may tell them apart, as the scores judged it."""
+    if q.size is not None or q.superlative or q.relation or q.comparative or q.unknown_noun is not None:
+        return []
+    if q.category is None:
+        return candidates if q.colour is not None else []
+    tied = [o for o in candidates if _clearly_named(q, o, v)]
+    return tied if len(tied) >= 2 else []
 
 
 def _decisive(q: Query, candidates: list[SceneObject], v: Vocabulary) -> SceneObject | None:
