@@ -247,3 +247,17 @@ def test_a_mug_is_no_candidate_for_the_duck_even_when_the_words_name_only_the_ca
     mug.attributes["name_scores"] = {"duck": {"small": 0.1, "large": 0.8}, "mug": {"medium": 0.4}}
     hit = resolve("the duck", SceneGraph([mug, duck], []))
     assert hit is not None and hit.words_tie and len(hit.alternatives) == 1
+
+
+def test_a_superlative_is_judged_by_how_far_ahead_the_leader_is_not_by_rank():
+    """Five bars across the image: the farthest (image top) leads the next by 0.09 (some 6 cm),
+    so it is the answer, however many bars stand behind it; a runner-up a hair behind (0.005)
+    is a question."""
+    bars = [_obj(i, f"bar {i}", c, "bar", "small", 0.5, v, extent=(0.1, 0.02, 0.02))
+            for i, (c, v) in enumerate([("white", 0.30), ("orange", 0.39), ("yellow", 0.56), ("green", 0.71),
+                                        ("black", 0.62)], start=1)]
+    hit = resolve("the farthest bar", SceneGraph(bars, []))
+    assert hit is not None and hit.obj.id == 1 and hit.alternatives == []
+    bars[1].point2d = (0.5, 0.305)
+    hit = resolve("the farthest bar", SceneGraph(bars, []))
+    assert hit is not None and {hit.obj.id, *(o.id for o in hit.alternatives)} == {1, 2}

@@ -34,6 +34,9 @@ ACCEPT = value("ACCEPT")  # a weaker lone candidate is more often a hidden targe
 # (score_objects), that fit counts beside the visible part's own fits (which stay the reference)
 # up to this noun score: enough to accept a lone candidate, never a perfect match.
 AMODAL_CAP = 0.75
+# A superlative's runner-up this far behind the leader (image units, some 3-4 cm of the table
+# in the overhead view, near the benchmark's superlative margin) scores its lowest share (_lead_scores).
+SUPERLATIVE_GAP = 0.06
 
 # The generic word "block" (no category of its own, see fits.catalogue_nouns): its shape classes.
 GENERIC_SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {"block": (("box", "bar"), ())}
@@ -166,6 +169,20 @@ def _rank_scores(values: list[float], prefer_low: bool) -> list[float]:
     return out
 
 
+def _lead_scores(values: list[float], prefer_low: bool, strong: list[bool]) -> list[float]:
+    """1.0 at or ahead of the leading strong candidate's position (one the words fit about as
+    well as the best), falling with the distance behind it to 0.4 at SUPERLATIVE_GAP.
+
+    By distance, not rank: with four candidates a rank puts the runner-up at 0.8 of the leader
+    however far behind it lies, so "the farthest bar" would always be a question; a runner-up
+    within a third of the gap (about a centimetre) still is one. The lead is a strong
+    candidate's, so a weak one far ahead (a box for "the leftmost mug") does not push the mugs
+    back; it keeps its own weak score."""
+    sign = -1.0 if prefer_low else 1.0
+    lead = max(sign * x for x, ok in zip(values, strong, strict=True) if ok)
+    return [1.0 - 0.6 * min(1.0, max(0.0, lead - sign * x) / SUPERLATIVE_GAP) for x in values]
+
+
 @cache
 def _category_dims(category: str, size: str | None,
                    v: Vocabulary) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
@@ -249,7 +266,8 @@ def _scores(q: Query, scene: SceneGraph, hidden: bool) -> dict[int, float]:
     live = [o for o in objs if scores[o.id] >= ACCEPT]
     if q.superlative and len(live) >= 2:
         axis, low = {"left": (0, True), "right": (0, False), "front": (1, False), "back": (1, True)}[q.superlative]
-        rel = _rank_scores([o.point2d[axis] for o in live], prefer_low=low)
+        top = max(scores[o.id] for o in live)
+        rel = _lead_scores([o.point2d[axis] for o in live], low, [scores[o.id] >= AMBIGUOUS * top for o in live])
         for o, r in zip(live, rel, strict=True):
             scores[o.id] *= r
     if q.relation and q.anchor is not None:
