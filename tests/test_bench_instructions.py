@@ -92,6 +92,9 @@ def test_a_superlative_refers_to_another_object_in_view_when_the_target_leads_no
     assert inst is None or inst.referents != ("blue mug",)
     close = [mugs[0], _obj("blue mug", 0.50, 0.01), mugs[2]]
     assert generate("superlative", "red mug", close, catalogue(), _rng()) is None
+    hidden_target = [_obj("red mug", 0.50, 0.20, visible=False), mugs[1], mugs[2]]  # it leads, but unseen
+    inst = generate("superlative", "red mug", hidden_target, catalogue(), _rng())
+    assert inst is not None and inst.referents != ("red mug",)
 
 
 def test_a_scene_without_an_instruction_of_a_form_gives_none() -> None:
