@@ -78,6 +78,25 @@ def test_each_form_refers_to_what_its_words_say(seed: int) -> None:
             assert inst.referents == () and (q.category, q.colour) not in {(p.category, p.colour) for p in SCENE}
 
 
+def test_a_superlative_refers_to_another_object_in_view_when_the_target_leads_nothing() -> None:
+    """Three mugs 1 cm apart but one 10 cm to the left: the target (in the middle) leads no
+    direction, the left mug does ("the leftmost mug", scored by that mug). A mug out of view is
+    never the referent, and without a leader there is no instruction."""
+    mugs = [_obj("red mug", 0.50, 0.00), _obj("blue mug", 0.50, 0.10), _obj("black mug", 0.50, -0.01)]
+    for seed in range(6):
+        inst = generate("superlative", "red mug", mugs, catalogue(), _rng(seed))
+        assert inst is not None and inst.referents == ("blue mug",), inst
+        assert parse(goal_object(inst.text)).superlative == "left"
+    hidden = [mugs[0], _obj("blue mug", 0.50, 0.10, visible=False), mugs[2]]
+    inst = generate("superlative", "red mug", hidden, catalogue(), _rng())
+    assert inst is None or inst.referents != ("blue mug",)
+    close = [mugs[0], _obj("blue mug", 0.50, 0.01), mugs[2]]
+    assert generate("superlative", "red mug", close, catalogue(), _rng()) is None
+    hidden_target = [_obj("red mug", 0.50, 0.20, visible=False), mugs[1], mugs[2]]  # it leads, but unseen
+    inst = generate("superlative", "red mug", hidden_target, catalogue(), _rng())
+    assert inst is not None and inst.referents != ("red mug",)
+
+
 def test_a_scene_without_an_instruction_of_a_form_gives_none() -> None:
     """One object alone has no superlative lead over others, no anchor and no twin."""
     alone = [_obj("red mug", 0.5, 0.0)]

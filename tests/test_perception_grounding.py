@@ -206,3 +206,58 @@ def test_a_near_perfect_fit_settles_what_relative_scores_leave_open():
     duck.attributes["name_scores"]["duck"]["large"] = 0.9
     hit = resolve("the large yellow duck", SceneGraph([mug, duck], []))
     assert hit is not None and len(hit.alternatives) == 1
+
+
+def test_a_tie_the_words_leave_open_is_asked_whatever_the_fits():
+    """"The bar" with a yellow bar in full view (fit 0.97) and a black one partly seen (0.78):
+    both are clearly bars, and the words name nothing that tells them apart, so the better fit
+    settles nothing: both are answers, marked as a tie the words leave open (no second look
+    helps). A colour that singles one out leaves no alternative; so does a size word, where the
+    near-perfect fit still decides."""
+    yellow = _measured_obj(1, "large yellow bar", "yellow", "yellow",
+                           {"bar": {"small": 0.3, "large": 0.97}, "box": {"medium": 0.4}}, 0.3)
+    black = _measured_obj(2, "large black bar", "black", "black",
+                          {"bar": {"small": 0.35, "large": 0.78}, "box": {"medium": 0.45}}, 0.7)
+    black.attributes["occluded"] = True
+    box = _measured_obj(3, "large white box", "white", "white", {"bar": {"large": 0.85}, "box": {"large": 0.95}}, 0.5)
+    scene = SceneGraph([yellow, black, box], [])
+    for text in ("the bar", "Grasp the bar"):  # the box, explained best as a box, is not in the tie
+        hit = resolve(text, scene)
+        assert hit is not None and hit.words_tie and {hit.obj.id, *(o.id for o in hit.alternatives)} == {1, 2}
+    hit = resolve("the black bar", scene)
+    assert hit is not None and hit.obj.id == 2 and hit.alternatives == []
+    hit = resolve("the large bar", scene)
+    assert hit is not None and hit.obj.id == 1 and hit.alternatives == [] and not hit.words_tie
+
+
+def test_a_mug_is_no_candidate_for_the_duck_even_when_the_words_name_only_the_category():
+    """A mug that a duck explains about as well as a mug (0.8 and 0.76) is no clear duck, so for
+    "the duck" the duck's near-perfect fit still decides; a mug explained best as a mug is
+    no answer either. Two clear ducks stay a question."""
+    duck = _measured_obj(1, "large yellow duck", "yellow", "yellow",
+                         {"duck": {"small": 0.37, "large": 0.975}, "mug": {"medium": 0.5}}, 0.3)
+    mug = _measured_obj(2, "large yellow duck", "yellow", "yellow",
+                        {"duck": {"small": 0.1, "large": 0.8}, "mug": {"medium": 0.76}}, 0.7)
+    for text in ("the duck", "the yellow duck"):
+        hit = resolve(text, SceneGraph([mug, duck], []))
+        assert hit is not None and hit.obj.id == 1 and hit.alternatives == [], text
+    mug.attributes["name_scores"] = {"duck": {"large": 0.8}, "mug": {"medium": 0.9}}
+    hit = resolve("the duck", SceneGraph([mug, duck], []))
+    assert hit is not None and hit.obj.id == 1 and hit.alternatives == []
+    mug.attributes["name_scores"] = {"duck": {"small": 0.1, "large": 0.8}, "mug": {"medium": 0.4}}
+    hit = resolve("the duck", SceneGraph([mug, duck], []))
+    assert hit is not None and hit.words_tie and len(hit.alternatives) == 1
+
+
+def test_a_superlative_is_judged_by_how_far_ahead_the_leader_is_not_by_rank():
+    """Five bars across the image: the farthest (image top) leads the next by 0.09 (some 6 cm),
+    so it is the answer, however many bars stand behind it; a runner-up a hair behind (0.005)
+    is a question."""
+    bars = [_obj(i, f"bar {i}", c, "bar", "small", 0.5, v, extent=(0.1, 0.02, 0.02))
+            for i, (c, v) in enumerate([("white", 0.30), ("orange", 0.39), ("yellow", 0.56), ("green", 0.71),
+                                        ("black", 0.62)], start=1)]
+    hit = resolve("the farthest bar", SceneGraph(bars, []))
+    assert hit is not None and hit.obj.id == 1 and hit.alternatives == []
+    bars[1].point2d = (0.5, 0.305)
+    hit = resolve("the farthest bar", SceneGraph(bars, []))
+    assert hit is not None and {hit.obj.id, *(o.id for o in hit.alternatives)} == {1, 2}

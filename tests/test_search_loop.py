@@ -230,6 +230,19 @@ def test_report_in_view_reports_a_tie_only_between_candidates_seen_whole():
         assert leaf.last_outcome == "found" and ctx.blackboard.get("target.name") == "red box", cover
 
 
+def test_report_in_view_reports_a_tie_the_words_leave_open_even_with_a_candidate_in_part():
+    """"The cube" with two clear cubes, one partly covered: the rest of it would show only how
+    much of a cube it is, which the words do not ask, so the tie is a question now."""
+    tie = _located(["red cube"])
+    tie.alternative_ids = [2]
+    tie.words_tie = True
+    objects = [_obj(i, "red", (0.05, 0.05, 0.03), 0.03) for i in (1, 2, 3)]
+    in_part = SceneGraph(objects, [(2, "partially_occluded_by", 3)])
+    leaf, ctx = _leaf(LocateObject, {"target": "red box", "ambiguity": "report_in_view"}, in_part, tie)
+    leaf.update()
+    assert leaf.last_outcome == "ambiguous" and ctx.blackboard.get("target") is None
+
+
 def test_an_ambiguous_locate_names_what_covers_a_candidate_but_never_a_candidate():
     # 1 and 2 tie; 3 covers 2, and 2 covers 1: the cover to take is 3, never the candidate 2
     scene = SceneGraph([_obj(i, "red", (0.05, 0.05, 0.03), 0.03) for i in (1, 2, 3)],

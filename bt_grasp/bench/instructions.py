@@ -163,17 +163,24 @@ def _lead(t: Present, group: list[Present], direction: str) -> float:
 
 
 def _superlative(t: Present, present: list[Present], rng: np.random.Generator) -> Instruction | None:
+    """An object in view by a direction it leads its group in: the target when it does, else
+    another (in name order): most scenes have some object leading its kind, far fewer the one
+    object the scene was made for, and the form measures the words, not that object. In view,
+    because a hidden referent is no superlative anyone can see: the one member of its kind in
+    view would answer "the nearest brick" truly as far as the camera tells."""
     directions = list(templates()["superlative"])
     rng.shuffle(directions)
-    for attrs in (("category",), ("colour", "category")):
-        group = [p for p in present if fits(p, t, attrs)]
-        if len(group) < 2:
-            continue
-        for d in directions:
-            if _lead(t, group, d) >= SUPERLATIVE_M:
-                text = _text("superlative", rng, superlative=_pick(rng, templates()["superlative"][d]),
-                             desc=describe(t, attrs))
-                return Instruction("superlative", text, (t.name,), f"{d} of {len(group)}")
+    others = sorted((p for p in present if p.name != t.name and p.visible), key=lambda p: p.name)
+    for o in ((t, *others) if t.visible else others):
+        for attrs in (("category",), ("colour", "category")):
+            group = [p for p in present if fits(p, o, attrs)]
+            if len(group) < 2:
+                continue
+            for d in directions:
+                if _lead(o, group, d) >= SUPERLATIVE_M:
+                    text = _text("superlative", rng, superlative=_pick(rng, templates()["superlative"][d]),
+                                 desc=describe(o, attrs))
+                    return Instruction("superlative", text, (o.name,), f"{d} of {len(group)}")
     return None
 
 

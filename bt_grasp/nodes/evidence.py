@@ -214,7 +214,7 @@ def kind_in_doubt(text: str, delivered: Any, vocabulary: Any) -> str | None:
     almost equally. Seen in the goal's colour, the colour is evidence of its own; read from the
     kind, the goal's colour rests on the same near tie, and the object is as likely the other
     kind in the colour seen (a brown teddy bear) while the goal is still elsewhere."""
-    from bt_grasp.perception.grounding import NOUN_FLOOR
+    from bt_grasp.perception.fits import NOUN_FLOOR
     from bt_grasp.perception.lexicon import default_vocabulary
     from bt_grasp.perception.query import parse
 
@@ -243,7 +243,7 @@ def explains(kind: str, located: Any) -> bool:
     Why: a dropped object lands in any pose, and one pose can mimic a smaller kind built alike
     (a jenga block on its side, a domino); a kind that fitted nothing in the object's rest pose
     at the pick is no rival."""
-    from bt_grasp.perception.grounding import NOUN_FLOOR
+    from bt_grasp.perception.fits import NOUN_FLOOR
 
     fits = located.attributes.get("name_scores") if located is not None else None
     return not fits or max((fits.get(kind) or {0: 0.0}).values()) >= NOUN_FLOOR

@@ -155,7 +155,8 @@ class LocateObject(Leaf):
     the text as well (`{result}.ambiguity` reads "ambiguous: A or B"), so nothing is guessed;
     `{result}.occluder` then names an object covering one of them (see `covering`), or None;
     with `ambiguity: report_in_view`, only a tie between candidates all in full view is reported
-    (see `in_full_view`), a tie with one partly covered takes the best.
+    (see `in_full_view`), or one the words leave open (`Located.words_tie`: "the bar" with two
+    bars clearly seen as bars); a tie with one partly covered takes the best.
     With `skip: basket`, objects inside the receptacle's region (driver.place_region) are no
     candidates: what the robot put there itself is never picked again as the goal. With
     `track: true`, a target the text no longer grounds to is followed by where it was last
@@ -171,7 +172,8 @@ class LocateObject(Leaf):
                               "outcome `ambiguous`, `{result}.ambiguity` = \"ambiguous: A or B\" and "
                               "`{result}.occluder` = an object covering one of them, if any (report); "
                               "report_in_view: report only when every candidate is in full view (none "
-                              "partly covered), else take the best"),
+                              "partly covered) or the words leave the tie open (Located.words_tie), "
+                              "else take the best"),
         "skip": Port("skip", "str", doc="receptacle (e.g. basket) whose contents are no candidates "
                      "(its region comes from driver.place_region)"),
         "track": Port("track", "bool", default=False, doc="when the text no longer grounds, follow the "
@@ -210,7 +212,9 @@ class LocateObject(Leaf):
         alternatives = [str(a) for a in getattr(located, "alternatives", None) or []]
         tied = [located.object_id, *(getattr(located, "alternative_ids", None) or [])]
         mode = self.port("ambiguity")
-        if alternatives and (mode == "report" or (mode == "report_in_view" and in_full_view(scene, tied))):
+        words_tie = bool(getattr(located, "words_tie", False))  # a plugin's Located may not say
+        if alternatives and (mode == "report" or (mode == "report_in_view"
+                                                  and (words_tie or in_full_view(scene, tied)))):
             names = " or ".join([located.name, *alternatives])
             writes.update({key: None, f"{key}.name": None, f"{key}.occluder": covering(candidates, tied),
                            f"{key}.alternatives": alternatives, f"{key}.ambiguity": f"ambiguous: {names}"})

@@ -158,4 +158,5 @@ class GroundingLocator:
             loc.alternative_scores = [round(float(x), 3) for x in hit.alternative_scores]
             loc.alternative_ids = [o.id for o in hit.alternatives]
             loc.hidden_reading = hit.hidden_reading
+            loc.words_tie = hit.words_tie
         return loc

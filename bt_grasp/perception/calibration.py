@@ -23,7 +23,7 @@ class Calibrated:
 _SEED0 = "calibration scenes (seed 0, both lightings)"
 
 TABLE: dict[str, Calibrated] = {
-    # grounding.py
+    # grounding.py, ties.py, fits.py
     "ACCEPT": Calibrated(0.6, f"{_SEED0}, every object named as a goal (2,400 queries): a lone candidate at "
                               "0.55-0.65 was right 64 % (N=44), above 0.8 99 % (N=1,661); 0.6 instead of 0.45 "
                               "cut confident wrong answers from 81 to 38 for 37 right ones"),

@@ -7,8 +7,8 @@ its score reaches ACCEPT, so "the green duck" in a scene without one returns Non
 yellow duck. With the geometric backend the category and size terms are the segment's fit to
 the catalogue entry named (vocabulary.py), not its label; comparatives ("the larger red can")
 rank the same-colour, same-noun candidates by measured volume. Candidates within AMBIGUOUS of
-the best are returned as alternatives, so the caller can ask instead of guessing. The text is
-parsed by query.py.
+the best are returned as alternatives, so the caller can ask instead of guessing (ties.py: when
+a fit settles a tie, when the words leave it open). The text is parsed by query.py.
 """
 
 from __future__ import annotations
@@ -21,35 +21,24 @@ import numpy as np
 
 from .calibration import value
 from .colour import SIMILAR
+from .fits import FIT_REF, catalogue_nouns, fit_levels, name_fit
 from .lexicon import Vocabulary, default_vocabulary
 from .query import Query, parse
 from .split_merge import joined, same_object
+from .ties import AMBIGUOUS, decisive, words_leave_open
 from .types import SceneGraph, SceneObject
 
 ACCEPT = value("ACCEPT")  # a weaker lone candidate is more often a hidden target's look-alike
-# A runner-up scoring at least this share of the best is "equally good": ask, do not guess.
-AMBIGUOUS = value("AMBIGUOUS")
-# ... unless one of the equally good candidates is explained by the named entry this well, and
-# clearly better than each other one: near-perfect evidence settles it (a mug whose best fit is
-# "duck" scores as well as the duck relative to its own fits, not in absolute terms).
-DECISIVE_FIT = value("DECISIVE_FIT")
-DECISIVE_MARGIN = value("DECISIVE_MARGIN")
-# Segments whose best catalogue fit is below this are unfamiliar (judged by shape class instead).
-NOUN_FLOOR = 0.25
-# Noun fits are taken relative to the object's best fit, or to this when the best is lower.
-FIT_REF = 0.4
-# The same two levels for a partly hidden segment (attributes["occluded"]): its hidden part
-# lowers every fit, so a weak fit is still the best evidence there is (a cut box's outline says
-# "cylinder"); docs/perception.md, "Occluded fragments".
-NOUN_FLOOR_OCCLUDED = value("NOUN_FLOOR_OCCLUDED")
-FIT_REF_OCCLUDED = value("FIT_REF_OCCLUDED")
 # A partly hidden segment may be the named entry with the rest out of sight, where nearer objects
 # leave room for it (features.measure's amodal_scores). Asked only when nothing fits as seen
 # (score_objects), that fit counts beside the visible part's own fits (which stay the reference)
 # up to this noun score: enough to accept a lone candidate, never a perfect match.
 AMODAL_CAP = 0.75
+# A superlative's runner-up this far behind the leader (image units, some 3-4 cm of the table
+# in the overhead view, near the benchmark's superlative margin) scores its lowest share (_lead_scores).
+SUPERLATIVE_GAP = 0.06
 
-# The generic word "block" (no category of its own, see _catalogue_nouns): its shape classes.
+# The generic word "block" (no category of its own, see fits.catalogue_nouns): its shape classes.
 GENERIC_SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {"block": (("box", "bar"), ())}
 
 
@@ -77,25 +66,6 @@ def _colour_score(q: Query, o: SceneObject, v: Vocabulary) -> float:
     return 0.5 if frozenset((c, want)) in SIMILAR else 0.05
 
 
-def _fit_levels(o: SceneObject) -> tuple[float, float]:
-    """(noun floor, fit reference) for this segment: the occluded levels for a partly hidden one,
-    whose hidden part lowers all of its catalogue fits alike."""
-    if o.attributes.get("occluded"):
-        return NOUN_FLOOR_OCCLUDED, FIT_REF_OCCLUDED
-    return NOUN_FLOOR, FIT_REF
-
-
-def _name_fit(o: SceneObject) -> dict[str, dict[str, float]] | None:
-    """The geometric backend's catalogue-fit scores {noun: {size: score}}, when some catalogue
-    entry explains the segment at all (its best fit reaches the noun floor, see _fit_levels);
-    None for the sim backend and for unfamiliar objects (those are judged by their perceived
-    shape class and dimensions instead)."""
-    ns = o.attributes.get("name_scores")
-    if not ns or max(max(v.values()) for v in ns.values()) < _fit_levels(o)[0]:
-        return None
-    return ns
-
-
 def _with_hidden(o: SceneObject, ns: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """The segment's fits, each raised to its fit with the rest hidden where nearer objects leave
     room for it (only partly hidden segments have those)."""
@@ -112,21 +82,14 @@ def _noun_score(q: Query, ns: dict[str, dict[str, float]], v: Vocabulary, ref: f
     Relative, because occlusion lowers every fit alike, but never relative to less than `ref`
     (FIT_REF, or FIT_REF_OCCLUDED for an occluded segment, whose weak fits are expected): a
     fragment that fits nothing well must not look like a perfect match (segments no entry
-    explains at all are not scored this way, see _name_fit). `seen`: the visible part's own fits,
+    explains at all are not scored this way, see fits.name_fit). `seen`: the visible part's own fits,
     the reference when `ns` also holds fits with a hidden rest (_with_hidden).
     """
     best = max((max(v.values()) for v in (seen or ns).values()), default=0.0)
-    s = max((max(ns[n].values()) for n in _catalogue_nouns(q, v) if n in ns), default=-1.0)
+    s = max((max(ns[n].values()) for n in catalogue_nouns(q, v) if n in ns), default=-1.0)
     if s < 0:
         return -1.0
     return min(1.0, s / max(best, ref))
-
-
-def _catalogue_nouns(q: Query, v: Vocabulary) -> tuple[str, ...]:
-    """The vocabulary nouns the text's noun may be ("block": any cuboid or block-like one)."""
-    if q.category == "block":
-        return tuple(c.name for c in v.categories if c.block or c.cuboid)
-    return (str(q.category),)
 
 
 def _is_block(category: str, v: Vocabulary) -> bool:
@@ -139,9 +102,9 @@ def _category_score(q: Query, o: SceneObject, v: Vocabulary, hidden: bool = Fals
         return 1.0 if q.unknown_noun in o.name.split() else 0.02
     if q.category is None:
         return 1.0
-    ns = _name_fit(o)
+    ns = name_fit(o)
     if ns is not None:
-        ref = _fit_levels(o)[1]
+        ref = fit_levels(o)[1]
         s = _noun_score(q, ns, v, ref)
         if hidden and o.attributes.get("amodal_scores"):
             s = max(s, min(AMODAL_CAP, _noun_score(q, _with_hidden(o, ns), v, ref, ns)))
@@ -181,7 +144,7 @@ def _volume(o: SceneObject) -> float:
 def _abs_size_score(q: Query, o: SceneObject, v: Vocabulary, hidden: bool = False) -> float:
     if q.size is None:
         return 1.0
-    ns = _name_fit(o)
+    ns = name_fit(o)
     if ns is not None and q.category in ns and len(ns[q.category]) > 1:
         by_size = (_with_hidden(o, ns) if hidden else ns)[q.category]
         if q.size not in by_size:  # "medium" bar: the catalogue has none, the nearest sizes count
@@ -204,6 +167,20 @@ def _rank_scores(values: list[float], prefer_low: bool) -> list[float]:
     for r, i in enumerate(order):
         out[i] = 1.0 - 0.6 * r / (n - 1)
     return out
+
+
+def _lead_scores(values: list[float], prefer_low: bool, strong: list[bool]) -> list[float]:
+    """1.0 at or ahead of the leading strong candidate's position (one the words fit about as
+    well as the best), falling with the distance behind it to 0.4 at SUPERLATIVE_GAP.
+
+    By distance, not rank: with four candidates a rank puts the runner-up at 0.8 of the leader
+    however far behind it lies, so "the farthest bar" would always be a question; a runner-up
+    within a third of the gap (about a centimetre) still is one. The lead is a strong
+    candidate's, so a weak one far ahead (a box for "the leftmost mug") does not push the mugs
+    back; it keeps its own weak score."""
+    sign = -1.0 if prefer_low else 1.0
+    lead = max(sign * x for x, ok in zip(values, strong, strict=True) if ok)
+    return [1.0 - 0.6 * min(1.0, max(0.0, lead - sign * x) / SUPERLATIVE_GAP) for x in values]
 
 
 @cache
@@ -264,7 +241,7 @@ def seen_scores(q: Query, scene: SceneGraph) -> dict[int, float]:
 def _scores_and_reading(q: Query, scene: SceneGraph) -> tuple[dict[int, float], bool]:
     """(scores, whether they read hidden parts): see score_objects."""
     scores = _scores(q, scene, hidden=False)
-    if max(scores.values(), default=0.0) < ACCEPT and any(o.attributes.get("amodal_scores") and _name_fit(o)
+    if max(scores.values(), default=0.0) < ACCEPT and any(o.attributes.get("amodal_scores") and name_fit(o)
                                                           for o in scene.objects):
         return _scores(q, scene, hidden=True), True
     return scores, False
@@ -274,7 +251,7 @@ def _scores(q: Query, scene: SceneGraph, hidden: bool) -> dict[int, float]:
     objs = scene.objects
     v = vocabulary_of(scene)
     base = {o.id: _colour_score(q, o, v) * _category_score(q, o, v, hidden)
-            * (1.0 if _name_fit(o) else _dims_score(q, o, v, scene)) for o in objs}
+            * (1.0 if name_fit(o) else _dims_score(q, o, v, scene)) for o in objs}
     # Relative size compares like with like: candidates whose perceived shape is typical for the word.
     cands = [o for o in objs
              if base[o.id] >= ACCEPT and (q.category is None or _category_score(q, o, v, hidden) >= 0.8)]
@@ -282,14 +259,15 @@ def _scores(q: Query, scene: SceneGraph, hidden: bool) -> dict[int, float]:
     if len(v.sizes) > 1 and q.size in (v.sizes[0], v.sizes[-1]) and len(cands) >= 2:  # smallest or largest
         rel = _rank_scores([_volume(o) for o in cands], prefer_low=q.size == v.sizes[0])
         for o, r in zip(cands, rel, strict=True):
-            if q.comparative or _name_fit(o) is None:
+            if q.comparative or name_fit(o) is None:
                 scores[o.id] = base[o.id] * max(r, 0.0) * (0.5 + 0.5 * _abs_size_score(q, o, v, hidden))
             else:  # a catalogue size word: the fit decides, the rank only breaks near-ties
                 scores[o.id] *= 0.85 + 0.15 * (r - 0.4) / 0.6
     live = [o for o in objs if scores[o.id] >= ACCEPT]
     if q.superlative and len(live) >= 2:
         axis, low = {"left": (0, True), "right": (0, False), "front": (1, False), "back": (1, True)}[q.superlative]
-        rel = _rank_scores([o.point2d[axis] for o in live], prefer_low=low)
+        top = max(scores[o.id] for o in live)
+        rel = _lead_scores([o.point2d[axis] for o in live], low, [scores[o.id] >= AMBIGUOUS * top for o in live])
         for o, r in zip(live, rel, strict=True):
             scores[o.id] *= r
     if q.relation and q.anchor is not None:
@@ -328,6 +306,7 @@ class Grounded:
     alternatives: list[SceneObject] = field(default_factory=list)
     alternative_scores: list[float] = field(default_factory=list)
     hidden_reading: bool = False  # it fits only with its rest out of sight (score_objects)
+    words_tie: bool = False  # the words leave the tie open: no second look settles it (ties.words_leave_open)
 
 
 def resolve(text: str, scene: SceneGraph) -> Grounded | None:
@@ -337,7 +316,8 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
     backend's catalogue names); measured names are only evidence, so they are scored like any
     other text. Candidates scoring at least AMBIGUOUS × the best are returned as alternatives,
     except between hidden readings (score_objects): those are no question worth asking, so None
-    (the tree searches and looks again).
+    (the tree searches and looks again). A near-perfect fit settles a tie (ties.decisive) unless the
+    words leave it open (ties.words_leave_open, then `words_tie`).
     """
     t = text.lower().strip()
     t_bare = re.sub(r"^(the|a|an)\s+", "", t)
@@ -367,32 +347,13 @@ def resolve(text: str, scene: SceneGraph) -> Grounded | None:
         alts = [a for a in alts if a not in pieces]
     if hidden and alts:  # two objects that might each be it, partly hidden: look on, do not ask
         return None
-    decisive = _decisive(q, [obj, *alts], v) if alts else None
-    if decisive is not None:
-        return Grounded(decisive, scores[decisive.id])  # never a hidden reading: those ask no question
-    return Grounded(obj, scores[best], alts, [scores[a.id] for a in alts], hidden)
-
-
-def _named_fit(q: Query, o: SceneObject, v: Vocabulary) -> float | None:
-    """How well the catalogue entry the text names explains this segment, in absolute terms (the
-    geometric backend's fit for that noun and size); None without measured fits."""
-    ns = _name_fit(o)
-    if ns is None or q.category is None:
-        return None
-    fits = [by[q.size] if q.size in by else max(by.values()) for n, by in ns.items() if n in _catalogue_nouns(q, v)]
-    return max(fits, default=None)
-
-
-def _decisive(q: Query, candidates: list[SceneObject], v: Vocabulary) -> SceneObject | None:
-    """The one candidate whose named fit reaches DECISIVE_FIT and beats every other's by
-    DECISIVE_MARGIN, or None (all must have measured fits: no comparing a fit with a guess)."""
-    named = [_named_fit(q, o, v) for o in candidates]
-    fits = [f for f in named if f is not None]
-    if len(fits) < len(candidates):
-        return None
-    order = sorted(range(len(fits)), key=lambda i: fits[i], reverse=True)
-    top, second = fits[order[0]], fits[order[1]]
-    return candidates[order[0]] if top >= DECISIVE_FIT and top - second >= DECISIVE_MARGIN else None
+    tie = words_leave_open(q, [obj, *alts], v) if alts else []
+    if tie:
+        obj, alts = tie[0], tie[1:]
+    settled = decisive(q, [obj, *alts], v) if alts and not tie else None
+    if settled is not None:
+        return Grounded(settled, scores[settled.id])  # never a hidden reading: those ask no question
+    return Grounded(obj, scores[obj.id], alts, [scores[a.id] for a in alts], hidden, bool(tie))
 
 
 def ground(text: str, scene: SceneGraph) -> tuple[SceneObject, float] | None:

@@ -73,6 +73,10 @@ class Located:
     # Grounded only as what a partly hidden segment could be with the rest out of sight: a
     # hypothesis the delivery check confirms in full view (nodes/evidence.py).
     hidden_reading: bool = False
+    # With alternatives: every candidate is clearly the kind the text names, and the text names
+    # nothing else (at most a colour) to tell them apart, so a look at the rest of a partly
+    # covered one will not either: a question, not a guess (nodes/perception.py, in_full_view).
+    words_tie: bool = False
 
 
 @runtime_checkable
