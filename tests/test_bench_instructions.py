@@ -97,6 +97,18 @@ def test_a_superlative_refers_to_another_object_in_view_when_the_target_leads_no
     assert inst is not None and inst.referents != ("red mug",)
 
 
+def test_absent_never_names_what_an_object_here_looks_like() -> None:
+    """A white cube is shown as a box at rest: beside one, "the white box" is no absent object (a
+    person would hand the cube over): beside a red box and a white cube, `absent` never names a
+    white box, whatever the seed."""
+    with_cube = [_obj("red mug", 0.50, 0.10), _obj("small red box", 0.60, 0.10), _obj("white cube", 0.55, -0.10)]
+    for seed in range(40):
+        inst = generate("absent", "red mug", with_cube, catalogue(), _rng(seed))
+        assert inst is not None
+        q = parse(goal_object(inst.text))
+        assert not (q.colour == "white" and q.category in ("box", "cube")), inst
+
+
 def test_a_scene_without_an_instruction_of_a_form_gives_none() -> None:
     """One object alone has no superlative lead over others, no anchor and no twin."""
     alone = [_obj("red mug", 0.5, 0.0)]

@@ -197,17 +197,24 @@ def _ambiguous(t: Present, present: list[Present], rng: np.random.Generator) -> 
 
 
 def _absent(present: list[Present], catalogue: list[Any], rng: np.random.Generator) -> Instruction | None:
-    """A catalogue object of a category in the scene, in a colour no object of that category here
-    has or resembles (colour.SIMILAR), else of a category not in the scene."""
+    """A catalogue object of a category in the scene, in a colour no object here that looks like
+    it has or resembles (colour.SIMILAR), else of a category not in the scene. "Looks like": the
+    same category, or one shown in the same shape class at rest (a white cube is a fair answer to
+    "the white box", so "the white box" is not absent beside one)."""
     from bt_grasp.perception.colour import SIMILAR
     from bt_grasp.perception.lexicon import default_vocabulary
 
-    looks = default_vocabulary().looks  # a textured mesh looks another colour (a blue duck: green)
+    vocabulary = default_vocabulary()
+    looks = vocabulary.looks  # a textured mesh looks another colour (a blue duck: green)
+    shapes = {c.name: set(c.shapes) for c in vocabulary.categories}
     here = {(p.category, p.colour) for p in present} | {(p.category, looks(p.category, p.colour)) for p in present}
     cats = {p.category for p in present}
 
+    def alike(category: str, other: str) -> bool:
+        return category == other or bool(shapes.get(category, set()) & shapes.get(other, set()))
+
     def unlike(spec: Any) -> bool:
-        return all(c != spec.category or (k != spec.colour and frozenset((k, spec.colour)) not in SIMILAR)
+        return all(not alike(c, spec.category) or (k != spec.colour and frozenset((k, spec.colour)) not in SIMILAR)
                    for c, k in here)
 
     names = sorted({f"{s.colour} {s.category}" for s in catalogue if unlike(s) and s.category in cats}) or \
