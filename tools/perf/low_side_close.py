@@ -7,7 +7,7 @@ grasp (S success, E empty, L slip, W weak, T stall, O timeout) and how many held
 millimetre of side between the fingertips and the object's top, then the grip; contact.py
 band_close_n_per_m) and the former full-force close.
 
-    python tools/perf/low_side_close.py [--heights 6 9.5 12 15 20 25] [--widths 38]
+    python tools/perf/low_side_close.py [--heights 6 9.5 12 15 20 25] [--widths 38] [--misalign 0 3 6 10 15 -10]
 
 The pose carries the object's true top (`object_top_z`), as the planner measures it from the
 depth image: this isolates the close from perception.
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--heights", type=float, nargs="+", default=[6.0, 9.5, 12.0, 15.0, 20.0, 25.0], help="mm")
     ap.add_argument("--widths", type=float, nargs="+", default=[38.0], help="mm, across the grasp")
+    ap.add_argument("--misalign", type=float, nargs="+", default=list(MISALIGN_DEG), help="degrees off square")
     args = ap.parse_args(argv)
     profile = load_profile("ur5e_robotiq")
     arm, classify = PyBulletArm(profile, image_size=64), make_services(profile).classify
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                     box = ObjectSpec("flat box", "box", "white", "small", "box", (0.076, w, h),
                                      (0.9, 0.9, 0.9, 1.0), round(450 * 0.076 * w * h, 4), 0.6)
                     cells, held = [], 0
-                    for mis in MISALIGN_DEG:
+                    for mis in args.misalign:
                         labels = ""
                         for off in OFFSETS_M:
                             arm.clear_faults()
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                             labels += LETTER.get(label, "?")
                             held += label == "SUCCESS"
                         cells.append(f"{mis:+.0f}°:{labels}")
-                    n = len(MISALIGN_DEG) * len(OFFSETS_M)
+                    n = len(args.misalign) * len(OFFSETS_M)
                     print(f"{name}: {h_mm:g} mm tall, {w_mm:g} mm wide: held {held}/{n}  " + "  ".join(cells),
                           flush=True)
     finally:
