@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,40 @@ def test_an_observer_sees_every_physics_step_with_the_arms_readout_until_removed
     assert hold.effort > 0.5 and hold.tcp_z > CENTRE[2]
     arm.open_gripper()
     assert len(seen) == len(steps)  # removed: no more calls
+
+
+def test_the_close_presses_a_low_side_by_its_height_and_at_most_the_asked_force():
+    """3 N per millimetre of side between the fingertips and the object's top, at least 10 N,
+    never above the asked force; without the object's top, the asked force."""
+    from bt_grasp.drivers.pybullet_arm.primitives import closing_force
+
+    assert closing_force(60.0, None, 0.003) == 60.0
+    assert closing_force(60.0, 0.0095, 0.003) == pytest.approx(19.5)
+    assert closing_force(60.0, 0.004, 0.003) == 10.0
+    assert closing_force(60.0, 0.10, 0.003) == 60.0
+    assert closing_force(5.0, 0.0095, 0.003) == 5.0
+
+
+@pytest.mark.parametrize("band_close", [3000.0, math.inf])
+def test_a_domino_lying_flat_grasped_ten_degrees_off_square_is_held_only_with_the_soft_close(arm, band_close):
+    """The pads meet 6.5 mm of a 9.5 mm tall tile's side. Closing at the full 60 N, a pad's corner
+    drives the tile into the table and it slips out (EMPTY); closing at 3 N/mm of side (20 N),
+    then gripping at 60 N, holds it (contact.py band_close_n_per_m)."""
+    from bt_grasp.drivers.pybullet_arm.contact import reset_contact, set_contact
+
+    tile = ObjectSpec("white tile", "box", "white", "small", "box", (0.076, 0.038, 0.0095),
+                      (0.9, 0.9, 0.9, 1), 0.012, 0.6)
+    arm.clear_faults()
+    arm.reset_scene([tile], [(0.5, 0.0, 0.006)], target="white tile")
+    yaw = np.deg2rad(100.0)  # 10 degrees off closing straight across the 38 mm
+    down = np.array([np.cos(yaw / 2), np.sin(yaw / 2), 0.0, 0.0])  # (x, y, z, w): approach -z, closing at yaw
+    set_contact(band_close_n_per_m=band_close)
+    try:
+        pose = GraspPose(np.array([0.5, 0.0, 0.005]), down, 0.058, metadata={"object_top_z": 0.0095})
+        arm.grasp(pose, 0.058, 60.0)
+    finally:
+        reset_contact()
+    assert (arm.held_object() == "white tile") == (band_close < math.inf)
 
 
 def test_empty_grasp_closes_to_stop_with_no_effort(arm):

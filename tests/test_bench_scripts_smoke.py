@@ -21,11 +21,12 @@ CASES = {
     "physics_settings": ["--episodes", "1", "--image-size", "128", "--settings", "pyramid"],
     "launch_trace": ["--image-size", "128", "--perception", "sim", "--body", "small white can", "--at", "2.0",
                      "--before", "0.05", "--after", "0.05"],
+    "low_side_close": ["--heights", "9.5", "--misalign", "10"],
 }
 EXPECT = {"tick_overhead": "overhead x", "watchdog": "samples/s", "episode_perf": "median",
           "ablation_watchdog": "clutter", "halt_latency": "polled / blocking wall ratio",
           "watchdog_live": "naive / incremental", "physics_settings": "physics floor",
-          "launch_trace": "v=("}
+          "launch_trace": "v=(", "low_side_close": "held"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

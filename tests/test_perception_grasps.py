@@ -55,6 +55,8 @@ def test_thin_flat_object_gets_top_down_grasps_kept_off_the_table():
     lowest = min(p.position[2] for p in grasps)
     assert lowest - g.margin >= g.table_clearance  # its inflated fingertips stay off the table
     assert lowest < 0.0095  # the fingers reach below the top face, onto the sides
+    # the object's top goes with each grasp: the driver closes on a low side more softly
+    assert all(abs(p.metadata["object_top_z"] - 0.0095) < 0.003 for p in grasps)
 
 
 def test_box_squeezed_between_neighbours_has_no_grasp_across_the_blocked_axis():

@@ -301,6 +301,8 @@ def grasp_candidates(object_points: np.ndarray, scene_points: np.ndarray, table:
                                      metadata={"approach": "top_down" if tilt == 0 else "tilted",
                                                "tilt_deg": float(np.rad2deg(tilt)), "yaw": float(yaw[k]),
                                                "depth": depth, "object_width": float(L[ii[k], jj[k]]),
+                                               # the object's top (base z): how much side the pads meet
+                                               "object_top_z": float(table_z[n] + top),
                                                "contacts": [c.points[ii[k]].tolist(),
                                                             c.points[jj[k]].tolist()]}))
             if len(out) >= max_candidates:

@@ -74,6 +74,9 @@ candidate starts from the identical scene. A candidate is data (ContactModel):
 - guarded descent: the grasp's last descent stops where the wrist load sensor feels the gripper
                    pushed up by 5 N (`guarded descent 20`, `50`, `150`: that many newtons) and
                    closes there (shipped: it descends to the grasp pose; contact.py descent_guard_n);
+- before: full-force close: the fingers close on a low object at the asked force (shipped: at 3 N
+                   per millimetre of side between the fingertips and the object's top, the grip
+                   then rising to the asked force in the settle; contact.py band_close_n_per_m);
 - and combinations of these (names joined by " + ").
 
 Printed per candidate and perception: launches per 100 episodes (episodes with any), Grasping SR
@@ -100,6 +103,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -190,6 +194,7 @@ GUARDED_DESCENT = switches(descent_guard_n=5.0)
 GUARDED_DESCENT_20 = switches(descent_guard_n=20.0)
 GUARDED_DESCENT_50 = switches(descent_guard_n=50.0)
 GUARDED_DESCENT_150 = switches(descent_guard_n=150.0)
+FULL_FORCE_CLOSE = switches(band_close_n_per_m=math.inf)
 
 CANDIDATES: dict[str, ContactModel] = {
     "shipped": SHIPPED,
@@ -227,6 +232,7 @@ CANDIDATES: dict[str, ContactModel] = {
     "guarded descent 20": GUARDED_DESCENT_20,
     "guarded descent 50": GUARDED_DESCENT_50,
     "guarded descent 150": GUARDED_DESCENT_150,
+    "before: full-force close": FULL_FORCE_CLOSE,
     "rigid objects + soft pads": RIGID + SOFT_PADS,
     "soft pads + anchor": SOFT_PADS + ANCHOR,
     "soft pads + vcap 3": SOFT_PADS + VCAP,
@@ -380,9 +386,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES),
                     help="which to run besides the shipped model (always run, first)")
     ap.add_argument("--out", type=Path, help="JSONL of every record; a rerun resumes from it")
+    ap.add_argument("--goal", default=None, help='build each scene around the object the words name ("the white domino")')
     args = ap.parse_args(argv)
     names = ["shipped", *(n for n in args.candidates if n != "shipped")]
     tasks = make_tasks([args.tree], args.seeds, args.episodes, ["easy"], args.perception, args.image_size)
+    tasks = [replace(t, goal=args.goal) for t in tasks] if args.goal else tasks
     records = run(tasks, names, args.out, log=lambda s: print(s, file=sys.stderr, flush=True))
     keys = {t.key for t in tasks}
     records = [r for r in records if r["key"] in keys and r["contact_model"] in names]

@@ -157,7 +157,8 @@ class FeasibilityMixin:
             plan["height_clamped_m"] = float(TABLE_CLEARANCE_M - tip_z)
             pos[2] += TABLE_CLEARANCE_M - tip_z
         pre = pos - approach * PREGRASP_M
-        plan.update(pos=pos, orn=orn, pre=pre, gap=float(np.clip(width, 0.01, STROKE_M)),
+        plan.update(pos=pos, orn=orn, pre=pre, tip_z=float(max(tip_z, TABLE_CLEARANCE_M)),
+                    gap=float(np.clip(width, 0.01, STROKE_M)),
                     descent=[pos - approach * PREGRASP_M * k / 4 for k in (4, 3, 2, 1, 0)],
                     target=self._nearest_object(pos))
         return plan

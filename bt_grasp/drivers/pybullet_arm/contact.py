@@ -69,6 +69,18 @@ over the settle's first `grip_ramp_s`, when both pads hold the object. The watch
 at the end of the settle, by then at the asked force. Infinity is the shipped close, at the asked
 force throughout.
 
+`band_close_n_per_m` (3000 N/m, 3 N per millimetre): the grip force while the fingers close on a
+low object, scaled by the height of side the pads can meet: from the fingertips (no lower than
+TABLE_CLEARANCE_M above the table) to the object's top as the grasp planner measured it (the
+pose's `object_top_z`; primitives.py closing_force, at least 10 N). A domino lying flat is 9.5 mm
+tall, so the pads meet 6.5 mm of its side; a pad a few degrees off square meets it with its corner
+near the top edge, and at the full grip the corner drives the object down into the table and it
+slips out between the fingers (EMPTY). Closing at 3 N/mm of side (20 N on the domino) and ramping
+to the asked force in the settle, when both pads hold it, holds it. Only objects under ~23 mm
+tall close more softly: a grasp whose fingertips are not held up by the table has at least its
+planned depth plus 15 mm of side between the pads, 69 N at 3 N/mm. Infinity is the former close
+at the asked force, as is any pose without `object_top_z`. Measured: docs/studies/aim.md.
+
 `finger_lead_m`: how far past its own position a closing finger's position target may be. Each
 finger is a position motor whose velocity target is positionGain x (target - position) / dt, its
 force capped at the grip force. The finger reference runs on to the closed stop while the fingers
@@ -150,6 +162,7 @@ class ContactOptions:
     release_z_m: float = 0.25                   # place opens at this tcp height (below 0.25: guarded)
     close_force_n: float = math.inf             # grip force while closing (then ramped to the asked one)
     grip_ramp_s: float = 0.15                   # settle time over which the grip rises to the asked force
+    band_close_n_per_m: float = 3000.0          # closing force per metre of side the pads meet (low objects)
     finger_lead_m: float = math.inf             # a closing finger's target at most this past its position
     pad_stiffness_n_m: float = math.inf         # finger links' contactStiffness (3e4: soft pads)
     pad_damping: float = 1e3                    # finger links' contactDamping (with a stiffness)

@@ -44,6 +44,20 @@ GRASP_HOLD_S = 0.3
 RELEASE_WAIT_S = 0.6  # place: from the open command until what was released has fallen clear
 
 
+# The least a low object's close presses with (contact.py band_close_n_per_m): the Watchdog's
+# contact threshold (6 % of a 100 N gripper's effort) with a margin.
+BAND_CLOSE_MIN_N = 10.0
+
+
+def closing_force(force: float, object_top_z: float | None, tip_z: float) -> float:
+    """The grip force while closing: `force`, or less on a low object whose side the pads meet
+    over only a few millimetres above the fingertips at `tip_z` (contact.py band_close_n_per_m)."""
+    if object_top_z is None or not math.isfinite(CONTACT.band_close_n_per_m):
+        return force
+    band = max(float(object_top_z) - tip_z, 0.0)
+    return min(force, max(BAND_CLOSE_MIN_N, CONTACT.band_close_n_per_m * band))
+
+
 class PrimitivesMixin:
     """Primitive bodies built from ControlMixin moves, refused up front by FeasibilityMixin checks."""
 
@@ -87,6 +101,9 @@ class PrimitivesMixin:
         if "height_clamped_m" in plan:
             info["height_clamped_m"] = plan["height_clamped_m"]
         force = float(np.clip(force, CONTACT.force_min_n, min(CONTACT.force_max_n, self.max_force)))
+        close_n = closing_force(force, pose.metadata.get("object_top_z"), plan["tip_z"])
+        if close_n < force:
+            info["close_force_n"] = round(close_n, 1)
         info.update(position=pos.tolist(), orientation=orn.tolist(), pregrasp=pre.tolist())
         info["object"] = self._body_name(target_body) if target_body is not None else None
         ok, why = self._grasp_checks(plan)
@@ -114,7 +131,7 @@ class PrimitivesMixin:
                 yield from self._guarded_line(pos, orn, 0.15, Phase.APPROACH, guard_n=CONTACT.descent_guard_n)
             else:
                 yield from self._move_line(pos, orn, 0.15, Phase.APPROACH)
-            yield from self._close(force, kinds, target_body, info)
+            yield from self._close(force, close_n, kinds, target_body, info)
             self._phase = Phase.SETTLE
             yield from self._settle(force, 0.3)
             yield from self._lift_phase(0.015, orn, kinds.get("block_lift"), Phase.MICRO_LIFT, speed=0.05)
@@ -124,8 +141,10 @@ class PrimitivesMixin:
 
         return Planned(Phase.APPROACH, body, info)
 
-    def _close(self, force: float, kinds: dict[str, Fault], target: int | None, info: dict[str, Any]) -> Steps:
-        """CLOSE phase: drive the fingers shut with `force` until they stop (object, stop, or limit)."""
+    def _close(self, force: float, close_n: float, kinds: dict[str, Fault], target: int | None,
+               info: dict[str, Any]) -> Steps:
+        """CLOSE phase: drive the fingers shut at `close_n` (at most `force`) until they stop
+        (object, stop, or limit); the settle then ramps the grip to `force`."""
         self._phase = Phase.CLOSE
         if "never_finish" in kinds:
             self.gap_cmd = 0.0
@@ -135,7 +154,7 @@ class PrimitivesMixin:
             info["blocked_at_m"] = at
             self._gap_floor = at  # jammed part-way: the fingers stop there and stop pushing (no grip)
         self.gap_cmd = 0.0
-        self._command_fingers(0.0, min(force, CONTACT.close_force_n))  # contact.py: close_force_n
+        self._command_fingers(0.0, min(close_n, CONTACT.close_force_n))  # contact.py: close_force_n
         removed = False
         still = 0
         n = 0
