@@ -139,7 +139,9 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
         if proof is None:
             return math.inf
         proofs.append(proof)
-        return None if not proof.unreached else UPPER_WORK
+        # exact bounds answer now; upper bounds or a run that does not decide (not the longest
+        # one) give the search a little more work to answer exactly first
+        return None if proof.proven and not proof.unreached else UPPER_WORK
 
     slow_after = 0 if summary_first(spec) else QUICK_WORK
     found = explore(machines, max_runs, time_limit, endings, slow_after, slow, _shares(machine),

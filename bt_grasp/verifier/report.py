@@ -167,6 +167,10 @@ def render(res: VerifyResult, name: str, witness: str | None = None) -> list[str
     elif res.method == "summary":
         out = [f"{name}: bounds from the tree's structure; the structure proves every run decides "
                f"within the tick cap, and each bound's witness, replayed, reaches it"]
+    elif res.method == "witness":
+        out = [f"{name}: the search did not settle the tree within its time ({res.runs_explored} "
+               "partial runs: stretches of a run from one choice to the next); a witness run of the "
+               "tree's structure does not decide within the tick cap"]
     else:
         how = {"symbolic": ", time left symbolic",
                "reference": f", the compiled tree itself ({res.why_reference})"}.get(res.method, "")

@@ -8,6 +8,10 @@ structure proves that every run decides within the tick cap. Otherwise the searc
 does not settle the tree soon either, a structure that proves every run decides is still a proof
 of that, and its bounds are reported as upper bounds, those no witness reached marked so
 (`VerifyResult.unreached`).
+
+The other way round, a witness run that does not decide within the tick cap is a counterexample
+once it replays so on the Runner (`undecided`): a tree whose search would take long is then
+settled by that run, though not by its longest one (which only the search finds).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from bt_grasp.verifier.replay import Setup, as_steps
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.summary.witness import run_costs
 
-__all__ = ["QUICK_WORK", "UPPER_WORK", "from_summary", "summary_first"]
+__all__ = ["QUICK_WORK", "UPPER_WORK", "from_summary", "summary_first", "undecided"]
 
 # Work of the search (ModelMachine.work: advances plus the choices of their ticks, 5-20 CPU us
 # each) before the summary is consulted, one to two CPU seconds: the summary costs 0.1-0.4 s (its
@@ -52,6 +56,8 @@ def from_summary(setup: Setup) -> VerifyResult | None:
         summary = summarise(spec, registry)
     except Exception:  # a node type the summary rules do not know: the search handles it
         return None
+    if summary.decides is False:
+        return undecided(setup, summary.witnesses.get("decides"))
     if summary.decides is not True or any(v is None for v in summary.bounds.values()):
         return None
     bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
@@ -75,3 +81,20 @@ def from_summary(setup: Setup) -> VerifyResult | None:
     return setup.result(proven=True, bounds=dict(sorted(bounds.items())), runs_explored=len(witnesses),
                         witnesses=witnesses, states=0, endings=endings, method="summary",
                         unreached=unreached)
+
+
+def undecided(setup: Setup, steps: list[tuple[str, str]] | None) -> VerifyResult | None:
+    """A counterexample from a witness run that ended on the tick cap or without a decision, if
+    it replays so on the Runner with this setup's clock (else None: the search answers)."""
+    if not steps:
+        return None
+    oracle = ScriptedOracle(scripts_of(steps))
+    res = setup.replay(oracle)
+    if not res.reason.startswith(("no decision", "tick cap")):
+        return None
+    result = setup.result(proven=False, runs_explored=0, states=0, endings={}, method="witness",
+                          problem=(f"{res.reason} reached by a run of the structure's witness "
+                                   f"search ({res.ticks} ticks, replayed on the Runner); the longest "
+                                   "run was not searched for (`verify --exact` searches on)"))
+    result.counterexample = as_steps(oracle.choices)
+    return result
