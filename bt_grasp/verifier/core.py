@@ -26,7 +26,7 @@ from bt_grasp.verifier.compiled.search import ANY, unroll
 from bt_grasp.verifier.replay import FIXED_KEYS, Setup, Witnesses, as_steps, counterexample
 from bt_grasp.verifier.report import VerifyResult
 from bt_grasp.verifier.static import keys_read
-from bt_grasp.verifier.summary.proof import QUICK_WORK, UPPER_WORK, from_summary, summary_first
+from bt_grasp.verifier.summary.proof import QUICK_WORK, UPPER_WORK, from_summary, summary_first, undecided
 from bt_grasp.verifier.summary.witness import run_costs
 from bt_grasp.verifier.symbolic.explore import explore
 from bt_grasp.verifier.symbolic.machine import ModelMachine
@@ -147,8 +147,12 @@ def _verify_model(setup: Setup, max_runs: int, time_limit: float | None,
     found = explore(machines, max_runs, time_limit, endings, slow_after, slow, _shares(machine),
                     HEAD_START)
     if proofs and found.incomplete and (upper or not proofs[0].unreached):
-        proofs[0].runs_explored += found.advances
-        return proofs[0]
+        answer: VerifyResult | None = proofs[0]
+        if proofs[0].method == "witness":  # a run past the cap, if it replays so
+            answer = undecided(setup, [(s["node"], s["outcome"]) for s in proofs[0].counterexample or ()])
+        if answer is not None:
+            answer.runs_explored += found.advances
+            return answer
     result = setup.result(proven=False, runs_explored=found.advances, endings=dict(found.endings),
                           states=found.states, complete=not found.incomplete, method="symbolic")
     if found.incomplete:

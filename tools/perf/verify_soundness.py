@@ -12,7 +12,9 @@ retries until a budget runs out). It counts every run that costs
 more than `summarise()` allows for some key, or that ends on the tick cap / without a Decision on
 a tree it proves to decide. The bounds come from `summary_bounds()`: summarise()'s bounds without
 its witness search, which does not change them and would dominate the time. With `--verify`, the same runs are checked against
-`verify_tree()` on the trees it proves. Exits 1 when any run outlasts a bound (0: none did).
+`verify_tree()` on the trees it proves, and each counterexample it gives is replayed on the Runner
+(a real run: it must not decide). Exits 1 when any run outlasts a bound or a counterexample
+decides (0: none did).
 
     python tools/perf/verify_soundness.py --trees 10000 --runs 1000 --verify
 """
@@ -28,10 +30,11 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 
 from bt_grasp.default_registry import default_registry
-from bt_grasp.oracles import RandomOracle
+from bt_grasp.oracles import RandomOracle, ScriptedOracle, scripts_of
 from bt_grasp.testing.grammar import diff_tree_texts, load_text
 from bt_grasp.testing.running import RunningOracle, adversarial_oracle, random_lengths
 from bt_grasp.tick_budget import structural_ticks, tick_cap
+from bt_grasp.verifier.replay import Setup
 from bt_grasp.verifier.summary.bounds import summary_bounds
 from bt_grasp.verifier.summary.witness import BiasedOracle, play, run_costs, success_outcomes
 
@@ -88,6 +91,19 @@ def check_cap(spec, runs: int, tally: Counter, examples: list[str], text: str,
                 examples.append(f"[structural cap] seed {seed}: ticks={res.ticks} > {bound:.0f}\n{text}")
 
 
+def replay_counterexample(spec, result, tally: Counter, examples: list[str], text: str) -> None:
+    """A counterexample of verify_tree() replayed on the Runner: it must not decide."""
+    registry = getattr(spec, "registry", None) or default_registry()
+    steps = [(s["node"], s["outcome"]) for s in result.counterexample]
+    res = Setup(spec, registry, None).replay(ScriptedOracle(scripts_of(steps)))
+    tally["counterexamples"] += 1
+    tally[f"counterexamples by {result.method}"] += 1
+    if not any(w in res.reason for w in UNDECIDED):
+        tally["counterexample violations"] += 1
+        if len(examples) < 3:
+            examples.append(f"[counterexample, {result.method}] replays to '{res.reason}'\n{text}")
+
+
 def _hold(res, costs, bounds: dict, must_decide: bool, tally: Counter, tag: str,
           examples: list[str], text: str, seed: int) -> None:
     """One run against one set of bounds: counted, and kept as an example if it exceeds them."""
@@ -142,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             tally[f"verify proven={result.proven}"] += 1
             if result.proven:
                 checks.append(("verify_tree", result.bounds, True))
+            elif result.counterexample is not None:
+                replay_counterexample(spec, result, tally, examples, text)
         check(spec, checks, args.runs, tally, examples, text, args.adversarial)
         check_cap(spec, args.runs, tally, examples, text, args.adversarial)
 
@@ -160,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.verify:
         print(f"verify_tree: proven {tally['verify proven=True']} / {tally['trees']} trees, "
               f"runs checked {tally['verify_tree runs']}, violations {tally['verify_tree violations']}")
+        print(f"verify_tree counterexamples {tally['counterexamples']} (by the witness search "
+              f"{tally['counterexamples by witness']}), replayed deciding {tally['counterexample violations']}")
     for ex in examples:
         print("---\n" + ex)
     # A run longer than a bound is a soundness bug: exit 1 so scripts and CI see it, not only a count.

@@ -10,8 +10,9 @@ of that, and its bounds are reported as upper bounds, those no witness reached m
 (`VerifyResult.unreached`).
 
 The other way round, a witness run that does not decide within the tick cap is a counterexample
-once it replays so on the Runner (`undecided`): a tree whose search would take long is then
-settled by that run, though not by its longest one (which only the search finds).
+once it replays so on the Runner (`from_summary` hands it on unreplayed, method "witness";
+`undecided` replays it): a tree whose search would take long is then settled by that run, though
+not by its longest one (which only the search finds).
 """
 
 from __future__ import annotations
@@ -56,8 +57,11 @@ def from_summary(setup: Setup) -> VerifyResult | None:
         summary = summarise(spec, registry)
     except Exception:  # a node type the summary rules do not know: the search handles it
         return None
-    if summary.decides is False:
-        return undecided(setup, summary.witnesses.get("decides"))
+    if summary.decides is False and summary.witnesses.get("decides"):
+        # replayed only if it is the answer (undecided): a run up to a large cap costs seconds
+        found = setup.result(proven=False, runs_explored=0, states=0, endings={}, method="witness")
+        found.counterexample = as_steps(list(summary.witnesses["decides"]))
+        return found
     if summary.decides is not True or any(v is None for v in summary.bounds.values()):
         return None
     bounds = {k: int(v) for k, v in summary.bounds.items() if v is not None}
