@@ -11,6 +11,9 @@ Specification pinned here:
   (`verify --exact`) searches on and answers with the longest run, counted by hand: each push
   runs 400 ticks and fails, the grasp starts in the same tick and is halted by the next push,
   two actions per 400 ticks, so 20 actions last 4000 ticks and the 21st ends the run at 4001;
+- on the logical clock (`verify`'s default), such a run that also replays past the cap with the
+  Runner's logical clock deciding each deadline is the answer there too, without the reference
+  search the logical clock otherwise takes;
 - a tree the search settles within that work keeps the search's exact answer;
 - a witness that decides when replayed is never taken for a counterexample.
 """
@@ -69,9 +72,9 @@ root:
 """
 
 
-def _replayed(spec, steps):
+def _replayed(spec, steps, clock: str = "wall"):
     oracle = ScriptedOracle(scripts_of([(s["node"], s["outcome"]) for s in steps]))
-    return Setup(spec, default_registry(), None).replay(oracle)
+    return Setup(spec, default_registry(), None, clock=clock).replay(oracle)
 
 
 def test_a_witness_run_past_the_cap_settles_a_search_that_would_take_long():
@@ -82,6 +85,15 @@ def test_a_witness_run_past_the_cap_settles_a_search_that_would_take_long():
     assert result.problem.startswith("tick cap (1000 ticks) reached by a run")
     res = _replayed(spec, result.counterexample)
     assert res.reason.startswith("tick cap") and res.ticks == 1000
+
+
+def test_on_the_logical_clock_a_run_past_the_cap_on_that_clock_is_the_answer():
+    spec = tree(PUSH_BESIDE_GRASP.replace("- {grasp: {id: grasp}}",
+                                          "- {timeout: {seconds: 8.0, child: {grasp: {id: grasp}}}}"))
+    result = verify_tree(spec, clock="logical")
+    assert result.complete and result.method == "witness" and result.clock == "logical"
+    res = _replayed(spec, result.counterexample, clock="logical")
+    assert res.reason.startswith("tick cap")
 
 
 def test_verify_exact_searches_on_to_the_longest_run():

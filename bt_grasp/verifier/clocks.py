@@ -17,7 +17,9 @@ them, not their simulated time); a bound no such replay reaches is reported as a
 (`unreached`, printed `<=`), never as reached.
 
 Every logical-clock run is a wall-clock run, so the wall bounds are never below the logical
-ones: both are reported where they differ.
+ones: both are reported where they differ. A wall-clock counterexample from a witness run past
+the tick cap (method "witness") that replays past the cap on the logical clock too is the answer
+on that clock without its search.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from bt_grasp.runner import Runner
 from bt_grasp.verifier.compiled.reference import verify_reference
 from bt_grasp.verifier.replay import Setup
 from bt_grasp.verifier.report import VerifyResult
+from bt_grasp.verifier.summary.proof import undecided
 from bt_grasp.verifier.summary.witness import run_costs
 from bt_grasp.verifier.symbolic.properties import PropertyResult
 
@@ -96,6 +99,13 @@ def on_logical_clock(setup: Setup, wall: VerifyResult, max_runs: int,
     """The tree verified on the logical clock, with the wall clock's bounds beside (`wall`: the
     result of the wall-clock search, already made). A logical search that does not finish within
     its limits leaves the wall result in force, saying so: its bounds still hold on any clock."""
+    if wall.method == "witness" and wall.counterexample:
+        # a run past the cap that replays so on the logical clock too settles it without a search
+        steps = [(step["node"], step["outcome"]) for step in wall.counterexample]
+        again = undecided(setup, steps)
+        if again is not None:
+            again.runs_explored, again.clock = wall.runs_explored, "logical"
+            return again
     logical = verify_reference(setup, max_runs, time_limit)
     if not logical.complete:
         wall.clock_note = (f"the logical-clock search did not finish ({logical.runs_explored} partial "

@@ -44,7 +44,8 @@ class VerifyResult:
     # (steps before the loop, steps in the loop) when the counterexample repeats a loop
     loop: tuple[int, int] | None = None
     # "symbolic": the model's search; "reference": the compiled tree's own search (a node class
-    # without a model: `why_reference`); "summary": compositional bounds, each reached by its witness
+    # without a model: `why_reference`); "summary": compositional bounds, each reached by its witness;
+    # "witness": a witness run of the summary past the tick cap, replayed, as the counterexample
     method: str = "search"
     why_reference: str = ""
     # the tick cap in force ({"value", "source": given | structure | default}) and, in words
