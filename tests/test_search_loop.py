@@ -61,6 +61,14 @@ def test_nothing_left_to_move_ends_the_search_with_its_reason():
     assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "not found: red mug (nothing left to search under)")
 
 
+def test_no_action_left_ends_the_search_with_not_found_not_a_refused_move():
+    oracle = ScriptedOracle({"locate": ["not_found"] * 3, "search/pick_hider": ["found", "spent"]},
+                            fallback="done")
+    res = run_oracle(_clutter(), oracle)
+    assert (res.decision.value, res.reason) == ("WAIT_CLARIFY", "not found: red mug (action budget spent searching)")
+    assert _called(oracle).count("search/grasp_hider") == 1
+
+
 def test_an_ungraspable_hider_is_pushed_aside_instead():
     oracle = ScriptedOracle({"locate": ["not_found", "found"], "search/grasp_hider": ["infeasible"],
                              **FOUND_AND_HELD}, fallback="done")
@@ -193,6 +201,17 @@ def test_pick_hider_reports_not_found_when_nothing_can_be_grasped():
                     plans=False)
     leaf.update()
     assert leaf.last_outcome == "not_found"
+
+
+def test_pick_hider_answers_spent_without_looking_once_the_action_budget_is_spent():
+    table = _obj(2, "blue", (0.1, 0.1, 0.03), 0.03)
+    leaf, ctx = _leaf(PickHider, {"target": "red box"}, SceneGraph([table], []))
+    ctx.ledger.actions = ctx.limits.actions - 1
+    leaf.update()
+    assert leaf.last_outcome == "found"  # one action left: something can still be moved
+    ctx.ledger.actions = ctx.limits.actions
+    leaf.update()
+    assert leaf.last_outcome == "spent" and ctx.blackboard.get("hider") is None
 
 
 def _located(alternatives):

@@ -89,12 +89,12 @@ def leaf_type(name: str, kind: Any, ports: dict[str, Port] | None = None, *,
 
 
 def finding_type(name: str, ports: dict[str, Port], result: tuple[str, str], doc: str,
-                 keys: tuple[KeyUse, ...]) -> NodeType:
+                 keys: tuple[KeyUse, ...], outcomes: tuple[str, ...] = PERCEPTION_OUT) -> NodeType:
     """A perception leaf that looks for something: `ports`, then the `result` key port (default
-    key, doc) and its outcome `<key>.outcome`, found | not_found."""
+    key, doc) and its outcome `<key>.outcome`, found | not_found (or `outcomes`)."""
     key, result_doc = result
     return leaf_type(name, "perception", {
         **ports,
         "result": key_port("result", key, result_doc),
-        "outcome": key_port("outcome", f"{key}.outcome", "found | not_found"),
-    }, outcomes=PERCEPTION_OUT, perception=True, outcome_port="outcome", doc=doc, keys=keys)
+        "outcome": key_port("outcome", f"{key}.outcome", " | ".join(o for o in outcomes if o != "fault")),
+    }, outcomes=outcomes, perception=True, outcome_port="outcome", doc=doc, keys=keys)

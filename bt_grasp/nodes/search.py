@@ -45,7 +45,9 @@ def hide_score(obj: SceneObject, scene: SceneGraph, colour: str | None) -> float
 
 class PickHider(Leaf):
     """found: an object to take away (written like a located target); not_found: nothing visible
-    outside the receptacle could be moved."""
+    outside the receptacle could be moved; spent: the episode's action budget is spent, so
+    nothing could be moved any more (the tree can end the search with "not found" instead of
+    having its next move refused)."""
 
     NODE_TYPE = finding_type("pick_hider", {
         "target": Port("target", "str", required=True, doc='the text of the object searched for, e.g. "{goal.object}"'),
@@ -54,7 +56,7 @@ class PickHider(Leaf):
                             doc="best-ranked objects whose grasps are planned; the first graspable one is chosen"),
     }, ("hider", "where the chosen object is written (like locate_object)"),
         doc="Search: the graspable object most likely to hide the target (large, piled, of its colour).",
-        keys=(*sub_entries("result", *LOCATED), REASON))
+        keys=(*sub_entries("result", *LOCATED), REASON), outcomes=("found", "not_found", "spent", "fault"))
     SUCCESS_OUTCOMES = frozenset({"found"})
 
     def execute(self) -> LeafResult:
@@ -63,6 +65,11 @@ class PickHider(Leaf):
 
         ctx = self.ctx
         key = self.out_key("result")
+        if ctx.ledger.actions >= ctx.limits.actions:  # a move now would be refused and end the episode
+            return self.result("spent", {key: None, f"{key}.name": None, f"{key}.occluder": None,
+                                         f"{key}.query": None,
+                                         f"{self.node_id}.reason": "the action budget is spent: nothing "
+                                                                   "more can be moved"}, 0.0)
         text = str(self.port("target") or "")
         colour = parse(text).colour if text else None
         region = ctx.driver.place_region(str(self.port("place"))) if isinstance(ctx.driver, Receptacles) else None
