@@ -397,3 +397,20 @@ def test_the_stretch_region_surrounds_its_named_place():
     p = np.asarray(drv.opts.places["basket"])
     assert np.all(lo < p) and np.all(p < hi) and np.isclose(hi[0] - lo[0], 2 * PLACE_HALF_M)
     assert drv.place_region("nowhere") is None
+
+
+def test_a_delivery_for_place_or_rank_words_of_an_object_they_did_not_choose_is_unknown():
+    """"The farthest red box": the words chose one box, the scene changed as the robot worked,
+    and the box delivered stood elsewhere when they chose (the locate marked it `other`). Its
+    kind and colour fit, but it is not confirmed; words without a place or rank, or the box they
+    chose, are."""
+    other = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [[0.0, 0.0, 0.03]], "verdict": "other"}
+    for query, choice, want in [("the farthest red box", other, "unknown"),
+                                ("the red box left of the mug", other, "unknown"),
+                                ("red box", other, "delivered"),
+                                ("the farthest red box", {**other, "verdict": "chosen"}, "delivered")]:
+        ctx = ctx_with(Driver(DELIVERED), PICK, query=query)
+        ctx.blackboard.set("target.choice", choice)
+        leaf = VerifyDelivery("check", {}, ctx)
+        leaf.update()
+        assert leaf.last_outcome == want, (query, ctx.blackboard.get("check.reason"))

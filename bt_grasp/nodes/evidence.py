@@ -23,6 +23,7 @@ from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
+from bt_grasp.nodes.referent import not_the_choice
 from bt_grasp.perception.calibration import value
 from bt_grasp.registry import Port
 
@@ -59,12 +60,14 @@ class VerifyDelivery(Leaf):
     another kind or size than the goal names shows the goal's there (seen_as_goal_in), and the
     object delivered, when not seen in the goal's colour (read from its kind), fits no other kind
     built alike that looks like what was seen about as well, one that also explained it where it
-    was located (kind_in_doubt, explains); not_delivered: the
+    was located (kind_in_doubt, explains), and, for words that name a place or a rank, the object
+    delivered is the one they chose when first grounded (nodes/referent.py); not_delivered: the
     target's surface has not moved (it still lies where it was), the goal still grounds to an
     object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
     perhaps still hidden: look on), or, delivered in full view, does not look like the goal or
     its kind or size, or is as likely another kind in the colour seen;
-    unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
+    unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle, an
+    object delivered for place or rank words that is not the one they chose)."""
 
     NODE_TYPE = leaf_type("verify_delivery", "perception", {
         "before": Port("before", "str", default="target",
@@ -132,6 +135,10 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was taken for the goal though it looked like "
                                                  f"another {what}, and in the {place} nothing looks like the goal's "
                                                  f"{what}: the goal may still be hidden")
+        if not_the_choice(query, scene.vocabulary, ctx.blackboard.get(f"{before_key}.choice")):
+            return self._answer("unknown", f"the words name a place or a rank, and the {before.name} delivered "
+                                           "stood elsewhere when they were first grounded: the scene has "
+                                           "changed since, so it may not be the object they meant")
         doubt = kind_in_doubt(query, covering(scene, new_px & inside), scene.vocabulary)
         if doubt and explains(doubt, covering(ctx.survey(frame), np.asarray(before.mask, bool))):
             return self._answer("not_delivered", f"the {before.name} was not seen in the goal's colour (that "
