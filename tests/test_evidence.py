@@ -414,3 +414,17 @@ def test_a_delivery_for_place_or_rank_words_of_an_object_they_did_not_choose_is_
         leaf = VerifyDelivery("check", {}, ctx)
         leaf.update()
         assert leaf.last_outcome == want, (query, ctx.blackboard.get("check.reason"))
+
+
+def test_a_target_taken_for_another_kind_shows_the_goals_kind_only_when_it_is_clear():
+    """A small white box taken for "the white can": in the basket it is named a can by a hair
+    (can 0.8, box 0.78), which shows nothing; a can there whose fits say can clearly does."""
+    by_a_hair = seen(2, "white can", "white", "can", IN_BASKET)
+    by_a_hair.attributes["name_scores"] = {"can": {"small": 0.8}, "box": {"small": 0.78}}
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=[by_a_hair], name="small white box",
+                           query="the white can")
+    assert outcome == "not_delivered" and "another kind" in ctx.blackboard.get("check.reason")
+    by_a_hair.attributes["name_scores"] = {"can": {"small": 0.9}, "box": {"small": 0.4}}
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=[by_a_hair], name="small white box",
+                           query="the white can")
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")

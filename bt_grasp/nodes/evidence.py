@@ -271,14 +271,25 @@ def taken_as_other(text: str, name: str, vocabulary: Any) -> tuple[str, ...]:
 def seen_as_goal_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
                     attributes: tuple[str, ...]) -> bool:
     """Does an object inside the region look like the goal in its colour and in `attributes`
-    (the goal's kind, size)?
+    (the goal's kind, size), and, asked about its kind, is that kind clear for it (its catalogue
+    fits, when measured, name no other kind about as well: ties.clearly_named, or only its cover
+    or pose holds it back: ties.seen_otherwise)?
 
     Why: delivered, an object lies in another pose and in full view; a misnamed goal then often
-    shows what it is, a look-alike does not."""
+    shows what it is, a look-alike does not. A look-alike's best fit may still be the goal's
+    kind by a hair (a small box lying so that it also fits "can"): that shows nothing."""
+    from bt_grasp.perception.lexicon import default_vocabulary
     from bt_grasp.perception.query import parse
+    from bt_grasp.perception.ties import clearly_named, seen_otherwise
 
-    q = parse(text, scene.vocabulary)
-    return any(all(o.attributes.get(a) == getattr(q, a) for a in attributes)
+    v = scene.vocabulary or default_vocabulary()
+    q = parse(text, v)
+
+    def kind_clear(o: Any) -> bool:
+        return ("category" not in attributes or not o.attributes.get("name_scores")
+                or clearly_named(q, o, v) or seen_otherwise(q, o, v))
+
+    return any(all(o.attributes.get(a) == getattr(q, a) for a in attributes) and kind_clear(o)
                and q.colour in (None, o.attributes.get("colour"))
                and not o.attributes.get("fixture") and in_region(o.attributes.get("centroid_base"), region)
                for o in scene.objects)
