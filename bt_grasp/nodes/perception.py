@@ -232,7 +232,7 @@ class LocateObject(Leaf):
             at = np.median(np.asarray(located.points_base), axis=0)[:3].round(4).tolist()
             colour = obj.attributes.get("colour") if obj is not None else None
             writes[f"{key}.track"] = {"at": at, "colour": colour}
-            writes[f"{key}.choice"] = update_choice(self.ctx.blackboard.get(f"{key}.choice"), at, colour,
+            writes[f"{key}.choice"] = update_choice(self.ctx.blackboard.get(f"{key}.choice"), text,
                                                     located.object_id, candidates)
         return self.result("occluded" if occluder else "found", writes, PERCEPTION_SECONDS)
 

@@ -26,21 +26,37 @@ def _xy(p: Any) -> np.ndarray:
     return np.asarray(p, dtype=float)[:2]
 
 
-def places(scene: SceneGraph, but: int | None = None) -> list[list[float]]:
-    """Base-frame centroids of the scene's objects (no fixtures), all but object `but`."""
+def alike(text: str, scene: SceneGraph, but: int) -> list[list[float]]:
+    """Base-frame centroids of the objects the words describe as well, place and rank aside (the
+    same kind, colour and size fit: grounding's ACCEPT), all but object `but`, its pieces
+    (split_merge.same_object) and what lies at its own place: what the words could have chosen instead.
+
+    Why only those: a cover of another kind that lay on the chosen object stood where the chosen
+    one shows once the cover is gone; it was never a rival."""
+    from dataclasses import replace
+
+    from bt_grasp.perception.grounding import ACCEPT, score_objects
+    from bt_grasp.perception.query import parse
+    from bt_grasp.perception.split_merge import same_object
+
+    chosen = scene.by_id(but)
+    home = None if chosen is None else chosen.attributes.get("centroid_base")
+    q = replace(parse(text, scene.vocabulary), superlative=None, relation=None, anchor=None)
+    scores = score_objects(q, scene)
     return [[round(float(x), 4) for x in o.attributes["centroid_base"][:3]] for o in scene.objects
-            if o.id != but and not o.attributes.get("fixture") and o.attributes.get("centroid_base") is not None]
+            if o.id != but and scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
+            and (chosen is None or not same_object(chosen, o))
+            and o.attributes.get("centroid_base") is not None
+            and (home is None or float(np.linalg.norm(_xy(o.attributes["centroid_base"]) - _xy(home))) > PLACE_RADIUS_M)]
 
 
 def nearest_place(at: Any, chosen: Any, others: list[Any]) -> str | None:
-    """"chosen" or "other": which remembered place `at` lies nearest (within PLACE_RADIUS_M); None
-    when none is that near (an object that moved since, or one not seen then)."""
-    best: tuple[float, str] | None = None
-    for p, kind in [(chosen, "chosen"), *((o, "other") for o in others)]:
-        d = float(np.linalg.norm(_xy(at) - _xy(p)))
-        if d <= PLACE_RADIUS_M and (best is None or d < best[0]):
-            best = (d, kind)
-    return None if best is None else best[1]
+    """"chosen" when `at` lies within PLACE_RADIUS_M of the chosen object's place, else "other"
+    when it lies that near another remembered place; None when none is that near (an object
+    that moved since, or one not seen then)."""
+    if float(np.linalg.norm(_xy(at) - _xy(chosen))) <= PLACE_RADIUS_M:
+        return "chosen"
+    return "other" if any(float(np.linalg.norm(_xy(at) - _xy(o))) <= PLACE_RADIUS_M for o in others) else None
 
 
 def still_there(choice: dict[str, Any], scene: SceneGraph, but: int | None) -> bool:
@@ -51,20 +67,24 @@ def still_there(choice: dict[str, Any], scene: SceneGraph, but: int | None) -> b
                for o in scene.objects)
 
 
-def update_choice(choice: dict[str, Any] | None, at: list[float], colour: Any, obj_id: int,
-                  scene: SceneGraph) -> dict[str, Any]:
-    """The choice after the words grounded object `obj_id` (at `at`, of `colour`) in `scene`.
+def update_choice(choice: dict[str, Any] | None, text: str, obj_id: int, scene: SceneGraph) -> dict[str, Any]:
+    """The choice after `text` grounded object `obj_id` in `scene` (its place: its centroid).
 
     - first grounding, or the chosen object again (nearest its remembered place): it is the
-      choice, with its neighbours' places as now;
-    - an object that stood elsewhere when the choice was made (nearest another remembered
-      place): the words now fit one they did not choose, because the scene changed around them;
+      choice, with the places of the objects the words describe as well (`alike`) as now;
+    - an object at the place of one of those when the choice was made: the words now fit one
+      they did not choose, because the scene changed around them;
       the choice stays, marked `other` (the delivery check does not confirm it);
     - an object at a place nothing stood at then: when the chosen one still lies at its place,
       one seen only now (a cover taken away) fits better, and it becomes the choice; when the
       chosen one left its place, it is the chosen one moved (rolled, pushed): still the choice."""
-    fresh = {"at": at, "colour": colour, "others": places(scene, obj_id), "verdict": "chosen"}
-    if choice is None:
+    obj = scene.by_id(obj_id)
+    if obj is None or obj.attributes.get("centroid_base") is None:
+        return choice or {}
+    at = [round(float(x), 4) for x in obj.attributes["centroid_base"][:3]]
+    fresh = {"at": at, "colour": obj.attributes.get("colour"), "others": alike(text, scene, obj_id),
+             "verdict": "chosen"}
+    if not choice:
         return fresh
     where = nearest_place(at, choice["at"], choice["others"])
     if where == "other":
