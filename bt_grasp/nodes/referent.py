@@ -107,3 +107,18 @@ def not_the_choice(text: str, vocabulary: Any, choice: dict[str, Any] | None) ->
     """The words choose by place or rank, and the object located last is not the one they chose
     (update_choice marked it `other`). No choice remembered: nothing to say against it."""
     return choice is not None and choice.get("verdict") == "other" and names_place_or_rank(text, vocabulary)
+
+
+def passed_over(text: str, vocabulary: Any, choice: dict[str, Any] | None) -> list[Any]:
+    """The places of the objects the words described as well when they chose, for words of
+    place or rank ([] otherwise): once the chosen one is gone the words fit the next in line
+    ("the rightmost bar" is now the bar beside it), which they did not mean."""
+    if not choice or not names_place_or_rank(text, vocabulary):
+        return []
+    return list(choice.get("others") or [])
+
+
+def at_place(point: Any, places_: list[Any]) -> bool:
+    """Does a base-frame point lie within PLACE_RADIUS_M (in the table plane) of one of the places?"""
+    return point is not None and any(float(np.linalg.norm(_xy(point) - _xy(p))) <= PLACE_RADIUS_M
+                                     for p in places_)
