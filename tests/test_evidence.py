@@ -433,12 +433,13 @@ def test_a_target_taken_for_another_kind_shows_the_goals_kind_only_when_it_is_cl
 def test_for_place_or_rank_words_the_next_in_line_on_the_table_is_no_rival():
     """"The rightmost red box" delivered: the words now fit the red box that stood beside it when
     they chose (remembered in the choice), which they passed over then: no rival. The same box
-    for words without a place or rank, or one not seen when they chose, is."""
+    for words without a place or rank, or one they did not clearly pass over (a near call), is."""
     beside = [seen(1, "red box", "red", "box", ON_TABLE)]
-    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [list(ON_TABLE)], "verdict": "chosen"}
+    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [list(ON_TABLE)], "passed": [list(ON_TABLE)],
+              "verdict": "chosen"}
     for query, remembered, want in [("the rightmost red box", choice, "delivered"),
                                     ("red box", choice, "not_delivered"),
-                                    ("the rightmost red box", {**choice, "others": []}, "not_delivered")]:
+                                    ("the rightmost red box", {**choice, "passed": []}, "not_delivered")]:
         ctx = ctx_with(Driver(DELIVERED), PICK, score=0.9, objects=beside, query=query)
         ctx.blackboard.set("target.choice", remembered)
         leaf = VerifyDelivery("check", {}, ctx)

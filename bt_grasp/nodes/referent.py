@@ -26,10 +26,12 @@ def _xy(p: Any) -> np.ndarray:
     return np.asarray(p, dtype=float)[:2]
 
 
-def alike(text: str, scene: SceneGraph, but: int) -> list[list[float]]:
-    """Base-frame centroids of the objects the words describe as well, place and rank aside (the
-    same kind, colour and size fit: grounding's ACCEPT), all but object `but`, its pieces
-    (split_merge.same_object) and what lies at its own place: what the words could have chosen instead.
+def alike(text: str, scene: SceneGraph, but: int) -> tuple[list[list[float]], list[list[float]]]:
+    """(others, passed): base-frame centroids of the objects the words describe as well, place
+    and rank aside (the same kind, colour and size fit: grounding's ACCEPT), all but object `but`,
+    its pieces (split_merge.same_object) and what lies at its own place: what the words could
+    have chosen instead; and of those, the ones the whole words passed over clearly (their score
+    below AMBIGUOUS of the chosen one's: no near call that a fit settled).
 
     Why only those: a cover of another kind that lay on the chosen object stood where the chosen
     one shows once the cover is gone; it was never a rival."""
@@ -38,16 +40,25 @@ def alike(text: str, scene: SceneGraph, but: int) -> list[list[float]]:
     from bt_grasp.perception.grounding import ACCEPT, score_objects
     from bt_grasp.perception.query import parse
     from bt_grasp.perception.split_merge import same_object
+    from bt_grasp.perception.ties import AMBIGUOUS
 
     chosen = scene.by_id(but)
     home = None if chosen is None else chosen.attributes.get("centroid_base")
-    q = replace(parse(text, scene.vocabulary), superlative=None, relation=None, anchor=None)
-    scores = score_objects(q, scene)
-    return [[round(float(x), 4) for x in o.attributes["centroid_base"][:3]] for o in scene.objects
-            if o.id != but and scores.get(o.id, 0.0) >= ACCEPT and not o.attributes.get("fixture")
-            and (chosen is None or not same_object(chosen, o))
-            and o.attributes.get("centroid_base") is not None
-            and (home is None or float(np.linalg.norm(_xy(o.attributes["centroid_base"]) - _xy(home))) > PLACE_RADIUS_M)]
+    words = parse(text, scene.vocabulary)
+    described = score_objects(replace(words, superlative=None, relation=None, anchor=None), scene)
+    whole = score_objects(words, scene)
+    others, passed = [], []
+    for o in scene.objects:
+        at = o.attributes.get("centroid_base")
+        if o.id == but or described.get(o.id, 0.0) < ACCEPT or o.attributes.get("fixture") or at is None \
+                or (chosen is not None and same_object(chosen, o)) \
+                or (home is not None and float(np.linalg.norm(_xy(at) - _xy(home))) <= PLACE_RADIUS_M):
+            continue
+        place = [round(float(x), 4) for x in at[:3]]
+        others.append(place)
+        if whole.get(o.id, 0.0) < AMBIGUOUS * whole.get(but, 0.0):
+            passed.append(place)
+    return others, passed
 
 
 def nearest_place(at: Any, chosen: Any, others: list[Any]) -> str | None:
@@ -82,7 +93,8 @@ def update_choice(choice: dict[str, Any] | None, text: str, obj_id: int, scene: 
     if obj is None or obj.attributes.get("centroid_base") is None:
         return choice or {}
     at = [round(float(x), 4) for x in obj.attributes["centroid_base"][:3]]
-    fresh = {"at": at, "colour": obj.attributes.get("colour"), "others": alike(text, scene, obj_id),
+    others, passed = alike(text, scene, obj_id)
+    fresh = {"at": at, "colour": obj.attributes.get("colour"), "others": others, "passed": passed,
              "verdict": "chosen"}
     if not choice:
         return fresh
@@ -110,12 +122,13 @@ def not_the_choice(text: str, vocabulary: Any, choice: dict[str, Any] | None) ->
 
 
 def passed_over(text: str, vocabulary: Any, choice: dict[str, Any] | None) -> list[Any]:
-    """The places of the objects the words described as well when they chose, for words of
-    place or rank ([] otherwise): once the chosen one is gone the words fit the next in line
-    ("the rightmost bar" is now the bar beside it), which they did not mean."""
+    """The places of the objects the words described as well but clearly passed over when they
+    chose (`alike`), for words of place or rank ([] otherwise): once the chosen one is gone the
+    words fit the next in line ("the rightmost bar" is now the bar beside it), which they did
+    not mean. A near call stays a rival: the fit that settled it may have been wrong."""
     if not choice or not names_place_or_rank(text, vocabulary):
         return []
-    return list(choice.get("others") or [])
+    return list(choice.get("passed") or [])
 
 
 def at_place(point: Any, places_: list[Any]) -> bool:
