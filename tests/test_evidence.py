@@ -445,3 +445,15 @@ def test_for_place_or_rank_words_the_next_in_line_on_the_table_is_no_rival():
         leaf = VerifyDelivery("check", {}, ctx)
         leaf.update()
         assert leaf.last_outcome == want, (query, ctx.blackboard.get("check.reason"))
+
+
+def test_an_object_delivered_but_not_the_goal_voids_the_choice_of_the_words():
+    """The object the words chose was delivered and found not to be the goal (another object
+    fits it on the table): the choice is forgotten, so the next look chooses anew; a confirmed
+    delivery keeps it."""
+    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [], "passed": [], "verdict": "chosen"}
+    for objects, want in [([seen(1, "red box", "red", "box", ON_TABLE)], None), ((), choice)]:
+        ctx = ctx_with(Driver(DELIVERED), PICK, score=0.9, objects=objects, query="the rightmost red box")
+        ctx.blackboard.set("target.choice", choice)
+        VerifyDelivery("check", {}, ctx).update()
+        assert ctx.blackboard.get("target.choice") == want, ctx.blackboard.get("check.reason")

@@ -150,7 +150,10 @@ class VerifyDelivery(Leaf):
                                          f"arrived in the {place}")
 
     def _answer(self, outcome: str, reason: str) -> LeafResult:
-        return self.result(outcome, {f"{self.node_id}.reason": reason}, PERCEPTION_SECONDS)
+        writes: dict[str, Any] = {f"{self.node_id}.reason": reason}
+        if outcome == "not_delivered":  # the object the words chose was not the goal: the next look chooses anew
+            writes[f"{self.out_key('before')}.choice"] = None
+        return self.result(outcome, writes, PERCEPTION_SECONDS)
 
 
 # Below this grounding score (at the pick) the delivered object was only the least bad fit for
