@@ -430,28 +430,11 @@ def test_a_target_taken_for_another_kind_shows_the_goals_kind_only_when_it_is_cl
     assert outcome == "delivered", ctx.blackboard.get("check.reason")
 
 
-def test_for_place_or_rank_words_the_next_in_line_on_the_table_is_no_rival():
-    """"The rightmost red box" delivered: the words now fit the red box that stood beside it when
-    they chose (remembered in the choice), which they passed over then: no rival. The same box
-    for words without a place or rank, or one they did not clearly pass over (a near call), is."""
-    beside = [seen(1, "red box", "red", "box", ON_TABLE)]
-    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [list(ON_TABLE)], "passed": [list(ON_TABLE)],
-              "verdict": "chosen"}
-    for query, remembered, want in [("the rightmost red box", choice, "delivered"),
-                                    ("red box", choice, "not_delivered"),
-                                    ("the rightmost red box", {**choice, "passed": []}, "not_delivered")]:
-        ctx = ctx_with(Driver(DELIVERED), PICK, score=0.9, objects=beside, query=query)
-        ctx.blackboard.set("target.choice", remembered)
-        leaf = VerifyDelivery("check", {}, ctx)
-        leaf.update()
-        assert leaf.last_outcome == want, (query, ctx.blackboard.get("check.reason"))
-
-
 def test_an_object_delivered_but_not_the_goal_voids_the_choice_of_the_words():
     """The object the words chose was delivered and found not to be the goal (another object
     fits it on the table): the choice is forgotten, so the next look chooses anew; a confirmed
     delivery keeps it."""
-    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [], "passed": [], "verdict": "chosen"}
+    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [], "verdict": "chosen"}
     for objects, want in [([seen(1, "red box", "red", "box", ON_TABLE)], None), ((), choice)]:
         ctx = ctx_with(Driver(DELIVERED), PICK, score=0.9, objects=objects, query="the rightmost red box")
         ctx.blackboard.set("target.choice", choice)

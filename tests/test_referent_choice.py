@@ -60,15 +60,3 @@ def test_the_chosen_object_again_stays_the_choice_even_after_an_other():
     choice = update_choice(first_choice(), TEXT, 2, SceneGraph([obj(2, "red", *B)], []))
     again = update_choice(choice, TEXT, 1, SceneGraph([obj(1, "red", 0.51, 0.0)], []))
     assert choice["verdict"] == "other" and again["verdict"] == "chosen"
-
-
-def test_only_what_the_whole_words_clearly_passed_over_is_remembered_as_passed():
-    """"The leftmost ball": the ball far to the right was clearly passed over; one a hair
-    behind the chosen one (a near call) is remembered as described alike, not as passed."""
-    def ball(oid: int, u: float, x: float) -> SceneObject:
-        o = obj(oid, "red", x, 0.0)
-        o.point2d = (u, 0.5)
-        return o
-    scene = SceneGraph([ball(1, 0.20, 0.50), ball(2, 0.80, 0.30), ball(3, 0.202, 0.40)], [])
-    choice = update_choice(None, "the leftmost ball", 1, scene)
-    assert sorted(p[0] for p in choice["others"]) == [0.3, 0.4] and [p[0] for p in choice["passed"]] == [0.3]

@@ -23,7 +23,7 @@ from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
-from bt_grasp.nodes.referent import at_place, not_the_choice, passed_over
+from bt_grasp.nodes.referent import not_the_choice
 from bt_grasp.perception.calibration import value
 from bt_grasp.registry import Port
 
@@ -55,8 +55,7 @@ class VerifyDelivery(Leaf):
     new matter of at least ARRIVED_SHARE of the target's area and of its colour has appeared
     (with at most RIM_SHARE as much of its colour within RIM_BAND_M outside: else it lies across the rim),
     the target was grounded confidently (score >= CONFIDENT_SCORE) and nothing left on the table
-    fits the goal about as well (table_rivals; for words of place or rank, none the words passed
-    over when they chose), a target located only as what it could be with
+    fits the goal about as well (table_rivals), a target located only as what it could be with
     its rest hidden looks like the goal in the receptacle (goal_seen_in), and one perceived as
     another kind or size than the goal names shows the goal's there (seen_as_goal_in), and the
     object delivered, when not seen in the goal's colour (read from its kind), fits no other kind
@@ -122,7 +121,7 @@ class VerifyDelivery(Leaf):
                                                  "the goal may still be hidden")
         query = str(ctx.blackboard.get(f"{before_key}.query") or "")
         choice = ctx.blackboard.get(f"{before_key}.choice")
-        rivals = table_rivals(query, scene, region, score, passed_over(query, scene.vocabulary, choice))
+        rivals = table_rivals(query, scene, region, score)
         if rivals:
             return self._answer("not_delivered", f"the goal still grounds to the {rivals[0][0]} on the table "
                                                  f"(score {rivals[0][1]:.2f} vs {score:.2f} "
@@ -166,11 +165,9 @@ RIVAL_SHARE = value("RIVAL_SHARE")  # a table object grounding this close to the
 
 
 def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
-                 delivered_score: float, passed: list[Any] | None = None) -> list[tuple[str, float]]:
+                 delivered_score: float) -> list[tuple[str, float]]:
     """Objects left on the table (outside the receptacle's region, no fixtures) that the goal
-    text grounds to at least RIVAL_SHARE of the delivered object's grounding score, best first;
-    none lying at a `passed` place (referent.passed_over: words of place or rank fit the next
-    one in line once the chosen one is gone).
+    text grounds to at least RIVAL_SHARE of the delivered object's grounding score, best first.
 
     Why: the place and arrival checks confirm that the *located* object was delivered, not that
     it was the goal; when the goal was hidden and a same-coloured neighbour was taken for it,
@@ -184,8 +181,7 @@ def table_rivals(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | 
     floor = max(ACCEPT, RIVAL_SHARE * delivered_score)
     out = [(o.name, scores[o.id]) for o in scene.objects
            if scores.get(o.id, 0.0) >= floor and not o.attributes.get("fixture")
-           and not in_region(o.attributes.get("centroid_base"), region)
-           and not at_place(o.attributes.get("centroid_base"), passed or [])]
+           and not in_region(o.attributes.get("centroid_base"), region)]
     return sorted(out, key=lambda t: -t[1])
 
 

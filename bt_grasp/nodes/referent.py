@@ -26,12 +26,11 @@ def _xy(p: Any) -> np.ndarray:
     return np.asarray(p, dtype=float)[:2]
 
 
-def alike(text: str, scene: SceneGraph, but: int) -> tuple[list[list[float]], list[list[float]]]:
-    """(others, passed): base-frame centroids of the objects the words describe as well, place
-    and rank aside (the same kind, colour and size fit: grounding's ACCEPT), all but object `but`,
-    its pieces (split_merge.same_object) and what lies at its own place: what the words could
-    have chosen instead; and of those, the ones the whole words passed over clearly (their score
-    below AMBIGUOUS of the chosen one's: no near call that a fit settled).
+def alike(text: str, scene: SceneGraph, but: int) -> list[list[float]]:
+    """Base-frame centroids of the objects the words describe as well, place and rank aside (the
+    same kind, colour and size fit: grounding's ACCEPT), all but object `but`, its pieces
+    (split_merge.same_object) and what lies at its own place: what the words could have chosen
+    instead.
 
     Why only those: a cover of another kind that lay on the chosen object stood where the chosen
     one shows once the cover is gone; it was never a rival."""
@@ -40,25 +39,20 @@ def alike(text: str, scene: SceneGraph, but: int) -> tuple[list[list[float]], li
     from bt_grasp.perception.grounding import ACCEPT, score_objects
     from bt_grasp.perception.query import parse
     from bt_grasp.perception.split_merge import same_object
-    from bt_grasp.perception.ties import AMBIGUOUS
 
     chosen = scene.by_id(but)
     home = None if chosen is None else chosen.attributes.get("centroid_base")
-    words = parse(text, scene.vocabulary)
-    described = score_objects(replace(words, superlative=None, relation=None, anchor=None), scene)
-    whole = score_objects(words, scene)
-    others, passed = [], []
+    described = score_objects(replace(parse(text, scene.vocabulary), superlative=None, relation=None, anchor=None),
+                              scene)
+    others = []
     for o in scene.objects:
         at = o.attributes.get("centroid_base")
         if o.id == but or described.get(o.id, 0.0) < ACCEPT or o.attributes.get("fixture") or at is None \
                 or (chosen is not None and same_object(chosen, o)) \
                 or (home is not None and float(np.linalg.norm(_xy(at) - _xy(home))) <= PLACE_RADIUS_M):
             continue
-        place = [round(float(x), 4) for x in at[:3]]
-        others.append(place)
-        if whole.get(o.id, 0.0) < AMBIGUOUS * whole.get(but, 0.0):
-            passed.append(place)
-    return others, passed
+        others.append([round(float(x), 4) for x in at[:3]])
+    return others
 
 
 def nearest_place(at: Any, chosen: Any, others: list[Any]) -> str | None:
@@ -93,8 +87,7 @@ def update_choice(choice: dict[str, Any] | None, text: str, obj_id: int, scene: 
     if obj is None or obj.attributes.get("centroid_base") is None:
         return choice or {}
     at = [round(float(x), 4) for x in obj.attributes["centroid_base"][:3]]
-    others, passed = alike(text, scene, obj_id)
-    fresh = {"at": at, "colour": obj.attributes.get("colour"), "others": others, "passed": passed,
+    fresh = {"at": at, "colour": obj.attributes.get("colour"), "others": alike(text, scene, obj_id),
              "verdict": "chosen"}
     if not choice:
         return fresh
@@ -119,19 +112,3 @@ def not_the_choice(text: str, vocabulary: Any, choice: dict[str, Any] | None) ->
     """The words choose by place or rank, and the object located last is not the one they chose
     (update_choice marked it `other`). No choice remembered: nothing to say against it."""
     return choice is not None and choice.get("verdict") == "other" and names_place_or_rank(text, vocabulary)
-
-
-def passed_over(text: str, vocabulary: Any, choice: dict[str, Any] | None) -> list[Any]:
-    """The places of the objects the words described as well but clearly passed over when they
-    chose (`alike`), for words of place or rank ([] otherwise): once the chosen one is gone the
-    words fit the next in line ("the rightmost bar" is now the bar beside it), which they did
-    not mean. A near call stays a rival: the fit that settled it may have been wrong."""
-    if not choice or not names_place_or_rank(text, vocabulary):
-        return []
-    return list(choice.get("passed") or [])
-
-
-def at_place(point: Any, places_: list[Any]) -> bool:
-    """Does a base-frame point lie within PLACE_RADIUS_M (in the table plane) of one of the places?"""
-    return point is not None and any(float(np.linalg.norm(_xy(point) - _xy(p))) <= PLACE_RADIUS_M
-                                     for p in places_)
