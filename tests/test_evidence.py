@@ -433,10 +433,12 @@ def test_a_target_taken_for_another_kind_shows_the_goals_kind_only_when_it_is_cl
 def test_an_object_delivered_but_not_the_goal_voids_the_choice_of_the_words():
     """The object the words chose was delivered and found not to be the goal (another object
     fits it on the table): the choice is forgotten, so the next look chooses anew; a confirmed
-    delivery keeps it."""
+    delivery keeps it, and so does a delivery of an object the words did not choose."""
     choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [], "verdict": "chosen"}
-    for objects, want in [([seen(1, "red box", "red", "box", ON_TABLE)], None), ((), choice)]:
+    rival = [seen(1, "red box", "red", "box", ON_TABLE)]
+    other = {**choice, "verdict": "other"}
+    for objects, remembered, want in [(rival, choice, None), ((), choice, choice), (rival, other, other)]:
         ctx = ctx_with(Driver(DELIVERED), PICK, score=0.9, objects=objects, query="the rightmost red box")
-        ctx.blackboard.set("target.choice", choice)
+        ctx.blackboard.set("target.choice", remembered)
         VerifyDelivery("check", {}, ctx).update()
         assert ctx.blackboard.get("target.choice") == want, ctx.blackboard.get("check.reason")

@@ -150,8 +150,10 @@ class VerifyDelivery(Leaf):
 
     def _answer(self, outcome: str, reason: str) -> LeafResult:
         writes: dict[str, Any] = {f"{self.node_id}.reason": reason}
-        if outcome == "not_delivered":  # the object the words chose was not the goal: the next look chooses anew
-            writes[f"{self.out_key('before')}.choice"] = None
+        key = f"{self.out_key('before')}.choice"
+        choice = self.ctx.blackboard.get(key)
+        if outcome == "not_delivered" and choice and choice.get("verdict") == "chosen":
+            writes[key] = None  # the object the words chose was not the goal: the next look chooses anew
         return self.result(outcome, writes, PERCEPTION_SECONDS)
 
 
