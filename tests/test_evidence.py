@@ -397,3 +397,48 @@ def test_the_stretch_region_surrounds_its_named_place():
     p = np.asarray(drv.opts.places["basket"])
     assert np.all(lo < p) and np.all(p < hi) and np.isclose(hi[0] - lo[0], 2 * PLACE_HALF_M)
     assert drv.place_region("nowhere") is None
+
+
+def test_a_delivery_for_place_or_rank_words_of_an_object_they_did_not_choose_is_unknown():
+    """"The farthest red box": the words chose one box, the scene changed as the robot worked,
+    and the box delivered stood elsewhere when they chose (the locate marked it `other`). Its
+    kind and colour fit, but it is not confirmed; words without a place or rank, or the box they
+    chose, are."""
+    other = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [[0.0, 0.0, 0.03]], "verdict": "other"}
+    for query, choice, want in [("the farthest red box", other, "unknown"),
+                                ("the red box left of the mug", other, "unknown"),
+                                ("red box", other, "delivered"),
+                                ("the farthest red box", {**other, "verdict": "chosen"}, "delivered")]:
+        ctx = ctx_with(Driver(DELIVERED), PICK, query=query)
+        ctx.blackboard.set("target.choice", choice)
+        leaf = VerifyDelivery("check", {}, ctx)
+        leaf.update()
+        assert leaf.last_outcome == want, (query, ctx.blackboard.get("check.reason"))
+
+
+def test_a_target_taken_for_another_kind_shows_the_goals_kind_only_when_it_is_clear():
+    """A small white box taken for "the white can": in the basket it is named a can by a hair
+    (can 0.8, box 0.78), which shows nothing; a can there whose fits say can clearly does."""
+    by_a_hair = seen(2, "white can", "white", "can", IN_BASKET)
+    by_a_hair.attributes["name_scores"] = {"can": {"small": 0.8}, "box": {"small": 0.78}}
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=[by_a_hair], name="small white box",
+                           query="the white can")
+    assert outcome == "not_delivered" and "another kind" in ctx.blackboard.get("check.reason")
+    by_a_hair.attributes["name_scores"] = {"can": {"small": 0.9}, "box": {"small": 0.4}}
+    outcome, _, ctx = _run(VerifyDelivery, Driver(DELIVERED), objects=[by_a_hair], name="small white box",
+                           query="the white can")
+    assert outcome == "delivered", ctx.blackboard.get("check.reason")
+
+
+def test_an_object_delivered_but_not_the_goal_voids_the_choice_of_the_words():
+    """The object the words chose was delivered and found not to be the goal (another object
+    fits it on the table): the choice is forgotten, so the next look chooses anew; a confirmed
+    delivery keeps it, and so does a delivery of an object the words did not choose."""
+    choice = {"at": [0.1, 0.1, 0.03], "colour": "red", "others": [], "verdict": "chosen"}
+    rival = [seen(1, "red box", "red", "box", ON_TABLE)]
+    other = {**choice, "verdict": "other"}
+    for objects, remembered, want in [(rival, choice, None), ((), choice, choice), (rival, other, other)]:
+        ctx = ctx_with(Driver(DELIVERED), PICK, score=0.9, objects=objects, query="the rightmost red box")
+        ctx.blackboard.set("target.choice", remembered)
+        VerifyDelivery("check", {}, ctx).update()
+        assert ctx.blackboard.get("target.choice") == want, ctx.blackboard.get("check.reason")

@@ -249,6 +249,31 @@ def test_a_mug_is_no_candidate_for_the_duck_even_when_the_words_name_only_the_ca
     assert hit is not None and hit.words_tie and len(hit.alternatives) == 1
 
 
+def test_a_pose_or_cover_that_lowers_a_fit_leaves_the_tie_to_the_words():
+    """"The can" with an upright can (fit 0.95) and one lying on its side (can 0.75, bar 0.8): the
+    lying can is a can as far as its pose lets it be seen, so the upright one's better fit settles
+    nothing: a tie the words leave open. So is "the cube" with one cube partly covered (cube 0.86,
+    box 0.76). Seen plainly, a segment fitting another kind best stays out: the same lying fits
+    on an upright segment, or the covered cube for "the box"."""
+    upright = _measured_obj(1, "medium red can", "red", "red", {"can": {"medium": 0.95}, "bar": {"small": 0.3}}, 0.3)
+    lying = _measured_obj(2, "small red bar", "red", "red", {"can": {"medium": 0.75}, "bar": {"small": 0.8}}, 0.7)
+    lying.attributes["lying_cylinder"] = 0.9
+    hit = resolve("the can", SceneGraph([upright, lying], []))
+    assert hit is not None and hit.words_tie and {hit.obj.id, *(o.id for o in hit.alternatives)} == {1, 2}
+    lying.attributes["lying_cylinder"] = 0.1
+    hit = resolve("the can", SceneGraph([upright, lying], []))
+    assert hit is not None and hit.obj.id == 1 and not hit.words_tie and hit.alternatives == []
+    plain = _measured_obj(1, "small orange cube", "orange", "orange", {"cube": {"small": 0.97}, "box": {"small": 0.5}}, 0.3)
+    covered = _measured_obj(2, "small orange cube", "orange", "orange", {"cube": {"small": 0.86}, "box": {"small": 0.76}},
+                            0.7)
+    covered.attributes["occluded"] = True
+    hit = resolve("the cube", SceneGraph([plain, covered], []))
+    assert hit is not None and hit.words_tie and len(hit.alternatives) == 1
+    box = _measured_obj(3, "small orange box", "orange", "orange", {"box": {"small": 0.97}, "cube": {"small": 0.5}}, 0.5)
+    hit = resolve("the box", SceneGraph([box, covered], []))
+    assert hit is not None and hit.obj.id == 3 and not hit.words_tie
+
+
 def test_a_superlative_is_judged_by_how_far_ahead_the_leader_is_not_by_rank():
     """Five bars across the image: the farthest (image top) leads the next by 0.09 (some 6 cm),
     so it is the answer, however many bars stand behind it; a runner-up a hair behind (0.005)

@@ -23,6 +23,7 @@ from bt_grasp.drivers.capabilities import Receptacles
 from bt_grasp.nodes.base import Leaf, LeafResult
 from bt_grasp.nodes.declare import DELIVERY_OUT, HELD_OUT, REASON, before_entries, key_port, leaf_type
 from bt_grasp.nodes.perception import PERCEPTION_SECONDS, in_region, observe_and_survey
+from bt_grasp.nodes.referent import not_the_choice
 from bt_grasp.perception.calibration import value
 from bt_grasp.registry import Port
 
@@ -59,12 +60,14 @@ class VerifyDelivery(Leaf):
     another kind or size than the goal names shows the goal's there (seen_as_goal_in), and the
     object delivered, when not seen in the goal's colour (read from its kind), fits no other kind
     built alike that looks like what was seen about as well, one that also explained it where it
-    was located (kind_in_doubt, explains); not_delivered: the
+    was located (kind_in_doubt, explains), and, for words that name a place or a rank, the object
+    delivered is the one they chose when first grounded (nodes/referent.py); not_delivered: the
     target's surface has not moved (it still lies where it was), the goal still grounds to an
     object on the table, the object delivered fitted the goal only weakly (a look-alike of a goal
     perhaps still hidden: look on), or, delivered in full view, does not look like the goal or
     its kind or size, or is as likely another kind in the colour seen;
-    unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle)."""
+    unknown: anything else (no region, no earlier frame, nothing new seen in the receptacle, an
+    object delivered for place or rank words that is not the one they chose)."""
 
     NODE_TYPE = leaf_type("verify_delivery", "perception", {
         "before": Port("before", "str", default="target",
@@ -117,6 +120,7 @@ class VerifyDelivery(Leaf):
                                                  f"weakly (grounding score {score:.2f} < {CONFIDENT_SCORE}): "
                                                  "the goal may still be hidden")
         query = str(ctx.blackboard.get(f"{before_key}.query") or "")
+        choice = ctx.blackboard.get(f"{before_key}.choice")
         rivals = table_rivals(query, scene, region, score)
         if rivals:
             return self._answer("not_delivered", f"the goal still grounds to the {rivals[0][0]} on the table "
@@ -132,6 +136,10 @@ class VerifyDelivery(Leaf):
             return self._answer("not_delivered", f"the {before.name} was taken for the goal though it looked like "
                                                  f"another {what}, and in the {place} nothing looks like the goal's "
                                                  f"{what}: the goal may still be hidden")
+        if not_the_choice(query, scene.vocabulary, choice):
+            return self._answer("unknown", f"the words name a place or a rank, and the {before.name} delivered "
+                                           "stood elsewhere when they were first grounded: the scene has "
+                                           "changed since, so it may not be the object they meant")
         doubt = kind_in_doubt(query, covering(scene, new_px & inside), scene.vocabulary)
         if doubt and explains(doubt, covering(ctx.survey(frame), np.asarray(before.mask, bool))):
             return self._answer("not_delivered", f"the {before.name} was not seen in the goal's colour (that "
@@ -141,7 +149,12 @@ class VerifyDelivery(Leaf):
                                          f"arrived in the {place}")
 
     def _answer(self, outcome: str, reason: str) -> LeafResult:
-        return self.result(outcome, {f"{self.node_id}.reason": reason}, PERCEPTION_SECONDS)
+        writes: dict[str, Any] = {f"{self.node_id}.reason": reason}
+        key = f"{self.out_key('before')}.choice"
+        choice = self.ctx.blackboard.get(key)
+        if outcome == "not_delivered" and choice and choice.get("verdict") == "chosen":
+            writes[key] = None  # the object the words chose was not the goal: the next look chooses anew
+        return self.result(outcome, writes, PERCEPTION_SECONDS)
 
 
 # Below this grounding score (at the pick) the delivered object was only the least bad fit for
@@ -264,14 +277,25 @@ def taken_as_other(text: str, name: str, vocabulary: Any) -> tuple[str, ...]:
 def seen_as_goal_in(text: str, scene: Any, region: tuple[np.ndarray, np.ndarray] | None,
                     attributes: tuple[str, ...]) -> bool:
     """Does an object inside the region look like the goal in its colour and in `attributes`
-    (the goal's kind, size)?
+    (the goal's kind, size), and, asked about its kind, is that kind clear for it (its catalogue
+    fits, when measured, name no other kind about as well: ties.clearly_named, or only its cover
+    or pose holds it back: ties.seen_otherwise)?
 
     Why: delivered, an object lies in another pose and in full view; a misnamed goal then often
-    shows what it is, a look-alike does not."""
+    shows what it is, a look-alike does not. A look-alike's best fit may still be the goal's
+    kind by a hair (a small box lying so that it also fits "can"): that shows nothing."""
+    from bt_grasp.perception.lexicon import default_vocabulary
     from bt_grasp.perception.query import parse
+    from bt_grasp.perception.ties import clearly_named, seen_otherwise
 
-    q = parse(text, scene.vocabulary)
-    return any(all(o.attributes.get(a) == getattr(q, a) for a in attributes)
+    v = scene.vocabulary or default_vocabulary()
+    q = parse(text, v)
+
+    def kind_clear(o: Any) -> bool:
+        return ("category" not in attributes or not o.attributes.get("name_scores")
+                or clearly_named(q, o, v) or seen_otherwise(q, o, v))
+
+    return any(all(o.attributes.get(a) == getattr(q, a) for a in attributes) and kind_clear(o)
                and q.colour in (None, o.attributes.get("colour"))
                and not o.attributes.get("fixture") and in_region(o.attributes.get("centroid_base"), region)
                for o in scene.objects)

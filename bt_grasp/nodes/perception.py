@@ -19,6 +19,7 @@ from bt_grasp.nodes.declare import (
     locate_outcomes,
     sub_entries,
 )
+from bt_grasp.nodes.referent import update_choice
 from bt_grasp.perception.types import SceneGraph
 from bt_grasp.registry import KeyUse, Port
 
@@ -161,7 +162,9 @@ class LocateObject(Leaf):
     candidates: what the robot put there itself is never picked again as the goal. With
     `track: true`, a target the text no longer grounds to is followed by where it was last
     located (see `tracked`). With `match: name`, a text that no longer grounds but is the name
-    of a perceived object (an occluder the scene graph named) takes that object (see `named`)."""
+    of a perceived object (an occluder the scene graph named) takes that object (see `named`).
+    With `track: true` it also remembers the object the words chose by place (`{result}.choice`,
+    nodes/referent.py), so the delivery check can tell it from another that fits them later."""
 
     NODE_TYPE = leaf_type("locate_object", "perception", {
         "target": Port("target", "str", required=True, doc='referring text, e.g. "{goal.object}"'),
@@ -226,8 +229,11 @@ class LocateObject(Leaf):
                        f"{key}.bbox": list(located.bbox)})
         if self.port("track") and not followed:  # anchored where the text last grounded: no drift
             obj = scene.by_id(located.object_id)
-            writes[f"{key}.track"] = {"at": np.median(np.asarray(located.points_base), axis=0)[:3].round(4).tolist(),
-                                      "colour": obj.attributes.get("colour") if obj is not None else None}
+            at = np.median(np.asarray(located.points_base), axis=0)[:3].round(4).tolist()
+            colour = obj.attributes.get("colour") if obj is not None else None
+            writes[f"{key}.track"] = {"at": at, "colour": colour}
+            writes[f"{key}.choice"] = update_choice(self.ctx.blackboard.get(f"{key}.choice"), text,
+                                                    located.object_id, candidates)
         return self.result("occluded" if occluder else "found", writes, PERCEPTION_SECONDS)
 
     def simulate(self, outcome: str) -> LeafResult:

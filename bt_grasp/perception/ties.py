@@ -44,12 +44,40 @@ def clearly_named(q: Query, o: SceneObject, v: Vocabulary) -> bool:
     return named > 0.0 and other < AMBIGUOUS * named
 
 
+# A segment believed this surely a cylinder on its side (features.measure's lying_cylinder).
+LYING = 0.5
+
+
+def seen_otherwise(q: Query, o: SceneObject, v: Vocabulary) -> bool:
+    """The named category explains this segment about as well as any (AMBIGUOUS share of its best
+    fit), and what keeps it from a clear fit is how it is seen, which the perceiver itself tells:
+    partly covered, with the named category still its best fit (a cube cut by its cover also fits
+    "box"), or a cylinder of the named kind on its side (a can lying down also fits "bar").
+
+    Why: two objects of the named kind, one seen in a plain pose and one in another, differ in
+    fit by their pose alone, which the words leave open; a segment best explained by another
+    kind in a plain view (a mug that fits "duck" about as well as "mug") stays no candidate."""
+    ns = name_fit(o)
+    if ns is None:
+        return False
+    nouns = catalogue_nouns(q, v)
+    named = max((max(by.values()) for n, by in ns.items() if n in nouns), default=0.0)
+    best = max(max(by.values()) for by in ns.values())
+    if named <= 0.0 or named < AMBIGUOUS * best:
+        return False
+    if o.attributes.get("occluded"):
+        return named >= best
+    lying = float(o.attributes.get("lying_cylinder") or 0.0) >= LYING
+    return lying and any(v.by_name[n].body == "cylinder" for n in nouns if n in v.by_name)
+
+
 def words_leave_open(q: Query, candidates: list[SceneObject], v: Vocabulary) -> list[SceneObject]:
     """The candidates the words leave tied (best first), when at least two; else [].
 
     The text names a category and at most a colour ("the bar", "the red cube"): the candidates
-    clearly of that category (clearly_named) are tied, the others (a cube for "the box") drop
-    out. The text names only a colour ("the purple one"): every candidate shows it. Then how well
+    clearly of that category (clearly_named), or of it as far as their pose or cover lets them
+    be seen (seen_otherwise), are tied when one at least is clear; the others (a cube for "the
+    box") drop out. The text names only a colour ("the purple one"): every candidate shows it. Then how well
     each is seen (its pose, its size, how much of it shows) is all that tells them apart, which
     the words leave open: no fit settles the tie, and no second look will. Any other word (a
     size, a superlative, a relation, a comparative) may tell them apart, as the scores judged it."""
@@ -57,8 +85,8 @@ def words_leave_open(q: Query, candidates: list[SceneObject], v: Vocabulary) -> 
         return []
     if q.category is None:
         return candidates if q.colour is not None else []
-    tied = [o for o in candidates if clearly_named(q, o, v)]
-    return tied if len(tied) >= 2 else []
+    tied = [o for o in candidates if clearly_named(q, o, v) or seen_otherwise(q, o, v)]
+    return tied if len(tied) >= 2 and any(clearly_named(q, o, v) for o in tied) else []
 
 
 def decisive(q: Query, candidates: list[SceneObject], v: Vocabulary) -> SceneObject | None:
