@@ -22,8 +22,9 @@ from bt_grasp.perception.types import SceneGraph
 PLACE_RADIUS_M = 0.04
 
 
-def _xy(p: Any) -> np.ndarray:
-    return np.asarray(p, dtype=float)[:2]
+def _near(a: Any, b: Any) -> bool:
+    """Do two base-frame points lie within PLACE_RADIUS_M of each other in the table plane?"""
+    return float(np.linalg.norm(np.asarray(a, dtype=float)[:2] - np.asarray(b, dtype=float)[:2])) <= PLACE_RADIUS_M
 
 
 def alike(text: str, scene: SceneGraph, but: int) -> list[list[float]]:
@@ -49,7 +50,7 @@ def alike(text: str, scene: SceneGraph, but: int) -> list[list[float]]:
         at = o.attributes.get("centroid_base")
         if o.id == but or described.get(o.id, 0.0) < ACCEPT or o.attributes.get("fixture") or at is None \
                 or (chosen is not None and same_object(chosen, o)) \
-                or (home is not None and float(np.linalg.norm(_xy(at) - _xy(home))) <= PLACE_RADIUS_M):
+                or (home is not None and _near(at, home)):
             continue
         others.append([round(float(x), 4) for x in at[:3]])
     return others
@@ -59,16 +60,15 @@ def nearest_place(at: Any, chosen: Any, others: list[Any]) -> str | None:
     """"chosen" when `at` lies within PLACE_RADIUS_M of the chosen object's place, else "other"
     when it lies that near another remembered place; None when none is that near (an object
     that moved since, or one not seen then)."""
-    if float(np.linalg.norm(_xy(at) - _xy(chosen))) <= PLACE_RADIUS_M:
+    if _near(at, chosen):
         return "chosen"
-    return "other" if any(float(np.linalg.norm(_xy(at) - _xy(o))) <= PLACE_RADIUS_M for o in others) else None
+    return "other" if any(_near(at, o) for o in others) else None
 
 
 def still_there(choice: dict[str, Any], scene: SceneGraph, but: int | None) -> bool:
     """Does an object of the chosen one's colour (other than `but`) still lie at its place?"""
     return any(o.id != but and not o.attributes.get("fixture") and o.attributes.get("colour") == choice["colour"]
-               and o.attributes.get("centroid_base") is not None
-               and float(np.linalg.norm(_xy(o.attributes["centroid_base"]) - _xy(choice["at"]))) <= PLACE_RADIUS_M
+               and o.attributes.get("centroid_base") is not None and _near(o.attributes["centroid_base"], choice["at"])
                for o in scene.objects)
 
 

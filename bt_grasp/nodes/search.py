@@ -66,10 +66,7 @@ class PickHider(Leaf):
         ctx = self.ctx
         key = self.out_key("result")
         if ctx.ledger.actions >= ctx.limits.actions:  # a move now would be refused and end the episode
-            return self.result("spent", {key: None, f"{key}.name": None, f"{key}.occluder": None,
-                                         f"{key}.query": None,
-                                         f"{self.node_id}.reason": "the action budget is spent: nothing "
-                                                                   "more can be moved"}, 0.0)
+            return self._no_hider("spent", key, "the action budget is spent: nothing more can be moved", 0.0)
         text = str(self.port("target") or "")
         colour = parse(text).colour if text else None
         region = ctx.driver.place_region(str(self.port("place"))) if isinstance(ctx.driver, Receptacles) else None
@@ -87,7 +84,10 @@ class PickHider(Leaf):
             writes.update({key: loc, f"{key}.name": loc.name, f"{key}.bbox": list(loc.bbox),
                            f"{self.node_id}.reason": f"{loc.name!r} could hide the target (score {score:.4f})"})
             return self.result("found", writes, PERCEPTION_SECONDS)
-        writes.update({key: None, f"{key}.name": None,
-                       f"{self.node_id}.reason": "no movable object left outside the receptacle"})
-        return self.result("not_found", writes, PERCEPTION_SECONDS)
+        return self._no_hider("not_found", key, "no movable object left outside the receptacle", PERCEPTION_SECONDS)
+
+    def _no_hider(self, outcome: str, key: str, reason: str, seconds: float) -> LeafResult:
+        """No hider chosen: the result's entries cleared, so no earlier round's hider is acted on."""
+        return self.result(outcome, {key: None, f"{key}.name": None, f"{key}.occluder": None, f"{key}.query": None,
+                                     f"{self.node_id}.reason": reason}, seconds)
 
